@@ -1,0 +1,18 @@
+from django.contrib import admin
+from django.urls import path
+
+from lessons import views as lesson_views
+from quiz import views as quiz_views
+
+admin.site.site_header = "felab administration"
+admin.site.site_title = "felab admin"
+
+card_path = "learn/<slug:course_slug>/<slug:lesson_slug>/step-<int:step>/"
+
+urlpatterns = [
+    path("", lesson_views.home, name="home"),
+    path("learn/<slug:course_slug>/<slug:lesson_slug>/", lesson_views.lesson_detail, name="lesson"),
+    path(card_path, lesson_views.card_detail, name="card"),
+    path(f"{card_path}rate/", quiz_views.rate_card, name="rate_card"),
+    path("admin/", admin.site.urls),
+]

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class FelabSimConfig(AppConfig):
+    name = "felab_sim"
+    verbose_name = "Simulator"

@@ -1,0 +1,200 @@
+"""Lesson content as YAML files, so instructors can keep lessons in git.
+
+Layout under a content directory:
+
+    glossary.yaml                     every word to know: term, definition, example
+    <course-slug>/course.yaml         the course: slug, title, description, order
+    <course-slug>/lesson-NN-<slug>.yaml  one lesson and its cards, in step order
+
+Cards name their glossary terms in the order the card lists them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from django.db import transaction
+
+from .models import Card, CardTerm, Course, GlossaryTerm, Lesson
+
+CONTENT_DIR = Path(__file__).resolve().parent / "content"
+
+COURSE_FIELDS = ("title", "description", "order")
+LESSON_FIELDS = ("number", "title", "order")
+TERM_FIELDS = ("definition", "example")
+CARD_FIELDS = ("title", *Card.TEXT_FIELDS)
+
+
+class ContentError(ValueError):
+    """A content file that cannot be imported, with the file and the reason."""
+
+
+@dataclass
+class ImportReport:
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: int = 0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.created or self.updated)
+
+    def summary(self) -> str:
+        return f"{len(self.created)} created, {len(self.updated)} updated, {self.unchanged} unchanged"
+
+
+class _BlockDumper(yaml.SafeDumper):
+    """Writes multi-line text as YAML block scalars, so diffs read like the lesson."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_BlockDumper.add_representer(str, _represent_str)
+
+
+def _dump(data: Any, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = yaml.dump(data, Dumper=_BlockDumper, allow_unicode=True, sort_keys=False, width=10_000)
+    path.write_text(text, encoding="utf-8")
+
+
+def _load(path: Path) -> Any:
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        raise ContentError(f"{path}: not valid YAML ({error})") from error
+
+
+def _require(data: Any, key: str, path: Path) -> Any:
+    if not isinstance(data, dict) or key not in data:
+        raise ContentError(f"{path}: missing '{key}'")
+    return data[key]
+
+
+def _sync(model_obj: Any, values: dict[str, Any], created: bool) -> bool:
+    """Save only what changed, so a second import writes nothing. True when saved."""
+    changed = [name for name, value in values.items() if getattr(model_obj, name) != value]
+    for name in changed:
+        setattr(model_obj, name, values[name])
+    if created or changed:
+        model_obj.save()
+    return created or bool(changed)
+
+
+def _record(report: ImportReport, label: str, created: bool, changed: bool) -> None:
+    if created:
+        report.created.append(label)
+    elif changed:
+        report.updated.append(label)
+    else:
+        report.unchanged += 1
+
+
+def _text(data: dict[str, Any], name: str) -> str:
+    value = data.get(name, "")
+    return "" if value is None else str(value).rstrip("\n")
+
+
+@transaction.atomic
+def import_content(directory: Path = CONTENT_DIR) -> ImportReport:
+    """Create or update courses, lessons, cards and terms by natural key."""
+    report = ImportReport()
+    if not directory.is_dir():
+        raise ContentError(f"{directory}: no such content directory")
+
+    glossary_path = directory / "glossary.yaml"
+    terms: dict[str, GlossaryTerm] = {}
+    if glossary_path.exists():
+        for entry in _load(glossary_path) or []:
+            name = str(_require(entry, "term", glossary_path))
+            term, created = GlossaryTerm.objects.get_or_create(
+                term=name, defaults={name_: _text(entry, name_) for name_ in TERM_FIELDS}
+            )
+            changed = _sync(term, {f: _text(entry, f) for f in TERM_FIELDS}, created)
+            _record(report, f"term {name}", created, changed)
+            terms[name] = term
+
+    for course_path in sorted(directory.glob("*/course.yaml")):
+        course_data = _load(course_path)
+        slug = str(_require(course_data, "slug", course_path))
+        course, created = Course.objects.get_or_create(
+            slug=slug, defaults={"title": _require(course_data, "title", course_path)}
+        )
+        values = {"title": str(course_data["title"]), "description": _text(course_data, "description"),
+                  "order": int(course_data.get("order", 0))}  # fmt: skip
+        _record(report, f"course {slug}", created, _sync(course, values, created))
+        for lesson_path in sorted(course_path.parent.glob("lesson-*.yaml")):
+            _import_lesson(course, lesson_path, terms, report)
+    return report
+
+
+def _import_lesson(course: Course, path: Path, terms: dict[str, GlossaryTerm], report: ImportReport) -> None:
+    data = _load(path)
+    slug = str(_require(data, "slug", path))
+    number = int(_require(data, "number", path))
+    lesson, created = Lesson.objects.get_or_create(
+        course=course, slug=slug, defaults={"number": number, "title": _require(data, "title", path)}
+    )
+    values = {"number": number, "title": str(data["title"]), "order": int(data.get("order", number))}
+    _record(report, f"lesson {course.slug}/{slug}", created, _sync(lesson, values, created))
+
+    for card_data in _require(data, "cards", path) or []:
+        step = int(_require(card_data, "step", path))
+        label = f"card {course.slug}/{slug}/{step}"
+        card, created = Card.objects.get_or_create(
+            lesson=lesson, step=step, defaults={"title": _require(card_data, "title", path)}
+        )
+        values = {name: _text(card_data, name) for name in CARD_FIELDS}
+        changed = _sync(card, values, created)
+        terms_changed = _sync_card_terms(card, card_data.get("terms") or [], terms, path)
+        _record(report, label, created, changed or terms_changed)
+
+
+def _sync_card_terms(card: Card, names: list[str], terms: dict[str, GlossaryTerm], path: Path) -> bool:
+    wanted = []
+    for name in names:
+        if name not in terms:
+            raise ContentError(f"{path}: card step {card.step} names unknown glossary term '{name}'")
+        wanted.append(terms[name].pk)
+    current = list(card.card_terms.order_by("order").values_list("term_id", flat=True))
+    if current == wanted:
+        return False
+    card.card_terms.all().delete()
+    CardTerm.objects.bulk_create(
+        CardTerm(card=card, term_id=term_id, order=index) for index, term_id in enumerate(wanted, start=1)
+    )
+    return True
+
+
+def export_content(directory: Path = CONTENT_DIR) -> list[Path]:
+    """Write every course, lesson, card and term to YAML files; returns the files written."""
+    written: list[Path] = []
+    glossary = [
+        {"term": t.term, "definition": t.definition, "example": t.example}
+        for t in GlossaryTerm.objects.order_by("term")
+    ]
+    _dump(glossary, directory / "glossary.yaml")
+    written.append(directory / "glossary.yaml")
+    for course in Course.objects.prefetch_related("lessons__cards__card_terms__term"):
+        course_dir = directory / course.slug
+        _dump({"slug": course.slug, "title": course.title, "description": course.description,
+               "order": course.order}, course_dir / "course.yaml")  # fmt: skip
+        written.append(course_dir / "course.yaml")
+        for lesson in course.lessons.all():
+            cards = []
+            for card in sorted(lesson.cards.all(), key=lambda c: c.step):
+                entry: dict[str, Any] = {"step": card.step}
+                entry.update({name: getattr(card, name) for name in CARD_FIELDS})
+                entry["terms"] = [ct.term.term for ct in sorted(card.card_terms.all(), key=lambda ct: ct.order)]
+                cards.append(entry)
+            path = course_dir / f"lesson-{lesson.number:02d}-{lesson.slug}.yaml"
+            _dump({"number": lesson.number, "slug": lesson.slug, "title": lesson.title,
+                   "order": lesson.order, "cards": cards}, path)  # fmt: skip
+            written.append(path)
+    return written

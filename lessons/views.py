@@ -1,0 +1,53 @@
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.utils.cache import patch_vary_headers
+
+from quiz.models import Rating
+
+from .models import Card, Course, Lesson
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    courses = Course.objects.with_lessons_and_steps()
+    return render(request, "lessons/home.html", {"courses": courses})
+
+
+def lesson_detail(request: HttpRequest, course_slug: str, lesson_slug: str) -> HttpResponse:
+    lesson = get_object_or_404(
+        Lesson.objects.select_related("course").prefetch_related("cards"),
+        course__slug=course_slug,
+        slug=lesson_slug,
+    )
+    return render(request, "lessons/lesson.html", {"lesson": lesson, "course": lesson.course})
+
+
+def card_detail(request: HttpRequest, course_slug: str, lesson_slug: str, step: int) -> HttpResponse:
+    card = get_object_or_404(
+        Card.objects.for_page(), lesson__course__slug=course_slug, lesson__slug=lesson_slug, step=step
+    )
+    answer_shown = request.GET.get("answer") == "shown"
+    context = {
+        "card": card,
+        "card_url": card.get_absolute_url(),
+        "answer_shown": answer_shown,
+        "ratings": Rating.choices,
+        **_neighbours(card),
+    }
+    # htmx asks for the answer region alone when the toggle is pressed.
+    template = "lessons/card.html#answer" if request.htmx else "lessons/card.html"
+    response = render(request, template, context)
+    patch_vary_headers(response, ["HX-Request"])
+    return response
+
+
+def _neighbours(card: Card) -> dict[str, Card | None]:
+    steps = list(Card.objects.filter(lesson_id=card.lesson_id).order_by("step").values_list("step", flat=True))
+    index = steps.index(card.step)
+    lesson = card.lesson
+
+    def at(position: int) -> Card | None:
+        if 0 <= position < len(steps):
+            return Card(lesson=lesson, step=steps[position])
+        return None
+
+    return {"previous_card": at(index - 1), "next_card": at(index + 1)}

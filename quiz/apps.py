@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class QuizConfig(AppConfig):
+    name = "quiz"
+    verbose_name = "Self-assessment and progress"
