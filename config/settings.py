@@ -31,7 +31,9 @@ DEBUG = env_flag("DJANGO_DEBUG")
 if PRODUCTION:
     SECRET_KEY = os.environ.get("SECRET_KEY", "")
     ALLOWED_HOSTS = env_list("ALLOWED_HOSTS")
-    missing = [name for name, value in [("SECRET_KEY", SECRET_KEY), ("ALLOWED_HOSTS", ALLOWED_HOSTS)] if not value]
+    missing = [
+        name for name, value in [("SECRET_KEY", SECRET_KEY), ("ALLOWED_HOSTS", ALLOWED_HOSTS)] if not value
+    ]
     if missing:
         raise ImproperlyConfigured(
             f"DJANGO_ENV=production needs {' and '.join(missing)} in the environment; refusing to start."

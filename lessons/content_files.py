@@ -191,7 +191,9 @@ def export_content(directory: Path = CONTENT_DIR) -> list[Path]:
             for card in sorted(lesson.cards.all(), key=lambda c: c.step):
                 entry: dict[str, Any] = {"step": card.step}
                 entry.update({name: getattr(card, name) for name in CARD_FIELDS})
-                entry["terms"] = [ct.term.term for ct in sorted(card.card_terms.all(), key=lambda ct: ct.order)]
+                entry["terms"] = [
+                    ct.term.term for ct in sorted(card.card_terms.all(), key=lambda ct: ct.order)
+                ]
                 cards.append(entry)
             path = course_dir / f"lesson-{lesson.number:02d}-{lesson.slug}.yaml"
             _dump({"number": lesson.number, "slug": lesson.slug, "title": lesson.title,

@@ -49,7 +49,9 @@ class Lesson(models.Model):
     number = models.PositiveSmallIntegerField(help_text="The lesson's number in the course, e.g. 3.")
     title = models.CharField(max_length=200)
     slug = models.SlugField()
-    order = models.PositiveSmallIntegerField(default=0, help_text="Lessons are listed by this, then by number.")
+    order = models.PositiveSmallIntegerField(
+        default=0, help_text="Lessons are listed by this, then by number."
+    )
 
     class Meta:
         ordering = ["course", "order", "number"]
@@ -61,11 +63,11 @@ class Lesson(models.Model):
     def __str__(self) -> str:
         return f"Lesson {self.number:02d} · {self.title}"
 
-    def natural_key(self) -> tuple[str, str]:
-        return (self.course.slug, self.slug)
-
     def get_absolute_url(self) -> str:
         return reverse("lesson", args=[self.course.slug, self.slug])
+
+    def natural_key(self) -> tuple[str, str]:
+        return (self.course.slug, self.slug)
 
 
 class GlossaryTerm(models.Model):
@@ -82,19 +84,20 @@ class GlossaryTerm(models.Model):
     def __str__(self) -> str:
         return self.term
 
-    def natural_key(self) -> tuple[str]:
-        return (self.term,)
-
-    @property
-    def html(self) -> dict[str, SafeString]:
-        return {name: mark_safe(self.rendered.get(name, "")) for name in ("definition", "example")}
-
     def save(self, *args, **kwargs) -> None:
         self.rendered = {
             "definition": render_markdown(self.definition),
             "example": render_markdown(self.example),
         }
         super().save(*args, **kwargs)
+
+    def natural_key(self) -> tuple[str]:
+        return (self.term,)
+
+    @property
+    def html(self) -> dict[str, SafeString]:
+        # Sanitized by nh3 when saved, so it is safe to mark as such.
+        return {name: mark_safe(self.rendered.get(name, "")) for name in ("definition", "example")}
 
 
 class CardQuerySet(models.QuerySet["Card"]):
@@ -125,7 +128,9 @@ class Card(models.Model):
     title = models.CharField(max_length=200, help_text="Shown as 'Step N · title'.")
     question = models.TextField(help_text=MARKDOWN_HELP)
     plain_words = models.TextField("In plain words", help_text=MARKDOWN_HELP)
-    picture_it = models.TextField("Picture it", blank=True, help_text="An analogy, and where it stops working. " + MARKDOWN_HELP)
+    picture_it = models.TextField(
+        "Picture it", blank=True, help_text="An analogy, and where it stops working. " + MARKDOWN_HELP
+    )
     real_numbers_source = models.CharField(
         "With real numbers: source note",
         max_length=300,
@@ -149,6 +154,14 @@ class Card(models.Model):
     def __str__(self) -> str:
         return f"{self.lesson.title} · {self.label}"
 
+    def save(self, *args, **kwargs) -> None:
+        # Render once on save, so pages only ever read sanitized HTML.
+        self.rendered = {name: render_markdown(getattr(self, name)) for name in self.TEXT_FIELDS}
+        super().save(*args, **kwargs)
+
+    def get_absolute_url(self) -> str:
+        return reverse("card", args=[self.lesson.course.slug, self.lesson.slug, self.step])
+
     @property
     def label(self) -> str:
         return f"Step {self.step} · {self.title}"
@@ -156,17 +169,9 @@ class Card(models.Model):
     def natural_key(self) -> tuple[str, str, int]:
         return (*self.lesson.natural_key(), self.step)
 
-    def get_absolute_url(self) -> str:
-        return reverse("card", args=[self.lesson.course.slug, self.lesson.slug, self.step])
-
-    def save(self, *args, **kwargs) -> None:
-        # Render once on save, so pages only ever read sanitized HTML.
-        self.rendered = {name: render_markdown(getattr(self, name)) for name in self.TEXT_FIELDS}
-        super().save(*args, **kwargs)
-
     @property
     def html(self) -> dict[str, SafeString]:
-        """Each section's sanitized HTML, ready for a template."""
+        """Each section's HTML, sanitized by nh3 when saved, ready for a template."""
         return {name: mark_safe(self.rendered.get(name, "")) for name in self.TEXT_FIELDS}
 
     def ordered_terms(self) -> list[GlossaryTerm]:

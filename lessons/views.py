@@ -41,7 +41,9 @@ def card_detail(request: HttpRequest, course_slug: str, lesson_slug: str, step: 
 
 
 def _neighbours(card: Card) -> dict[str, Card | None]:
-    steps = list(Card.objects.filter(lesson_id=card.lesson_id).order_by("step").values_list("step", flat=True))
+    steps = list(
+        Card.objects.filter(lesson_id=card.lesson_id).order_by("step").values_list("step", flat=True)
+    )
     index = steps.index(card.step)
     lesson = card.lesson
 

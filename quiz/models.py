@@ -53,7 +53,9 @@ class Review(models.Model):
                 condition=models.Q(user__isnull=False) | ~models.Q(session_key=""),
                 name="review_has_a_learner",
             ),
-            models.CheckConstraint(condition=models.Q(rating__gte=1, rating__lte=4), name="review_rating_1_to_4"),
+            models.CheckConstraint(
+                condition=models.Q(rating__gte=1, rating__lte=4), name="review_rating_1_to_4"
+            ),
         ]
 
     def __str__(self) -> str:

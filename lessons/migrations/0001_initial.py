@@ -5,112 +5,246 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Card',
+            name="Card",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('step', models.PositiveSmallIntegerField(help_text='The step number within the lesson, from 1.')),
-                ('title', models.CharField(help_text="Shown as 'Step N · title'.", max_length=200)),
-                ('question', models.TextField(help_text="Markdown: a blank line starts a new paragraph, a line starting with '- ' is a bullet, **bold**, *italic*, `code`, [link text](https://example.org). HTML such as <script> or <iframe> is removed when the card is shown.")),
-                ('plain_words', models.TextField(help_text="Markdown: a blank line starts a new paragraph, a line starting with '- ' is a bullet, **bold**, *italic*, `code`, [link text](https://example.org). HTML such as <script> or <iframe> is removed when the card is shown.", verbose_name='In plain words')),
-                ('picture_it', models.TextField(blank=True, help_text="An analogy, and where it stops working. Markdown: a blank line starts a new paragraph, a line starting with '- ' is a bullet, **bold**, *italic*, `code`, [link text](https://example.org). HTML such as <script> or <iframe> is removed when the card is shown.", verbose_name='Picture it')),
-                ('real_numbers_source', models.CharField(blank=True, help_text="Where the numbers come from, shown first in 'With real numbers'.", max_length=300, verbose_name='With real numbers: source note')),
-                ('real_numbers', models.TextField(blank=True, help_text="Markdown: a blank line starts a new paragraph, a line starting with '- ' is a bullet, **bold**, *italic*, `code`, [link text](https://example.org). HTML such as <script> or <iframe> is removed when the card is shown.", verbose_name='With real numbers')),
-                ('kit_question', models.TextField(blank=True, help_text="Markdown: a blank line starts a new paragraph, a line starting with '- ' is a bullet, **bold**, *italic*, `code`, [link text](https://example.org). HTML such as <script> or <iframe> is removed when the card is shown.", verbose_name="The kit's question")),
-                ('kit_answer', models.TextField(blank=True, help_text="Markdown: a blank line starts a new paragraph, a line starting with '- ' is a bullet, **bold**, *italic*, `code`, [link text](https://example.org). HTML such as <script> or <iframe> is removed when the card is shown.", verbose_name="The kit's answer")),
-                ('more_detail', models.TextField(blank=True, help_text="Markdown: a blank line starts a new paragraph, a line starting with '- ' is a bullet, **bold**, *italic*, `code`, [link text](https://example.org). HTML such as <script> or <iframe> is removed when the card is shown.", verbose_name='More detail')),
-                ('rendered', models.JSONField(default=dict, editable=False)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "step",
+                    models.PositiveSmallIntegerField(help_text="The step number within the lesson, from 1."),
+                ),
+                ("title", models.CharField(help_text="Shown as 'Step N · title'.", max_length=200)),
+                (
+                    "question",
+                    models.TextField(
+                        help_text="Markdown: a blank line starts a new paragraph, a line starting with '- ' is a bullet, **bold**, *italic*, `code`, [link text](https://example.org). HTML such as <script> or <iframe> is removed when the card is shown."
+                    ),
+                ),
+                (
+                    "plain_words",
+                    models.TextField(
+                        help_text="Markdown: a blank line starts a new paragraph, a line starting with '- ' is a bullet, **bold**, *italic*, `code`, [link text](https://example.org). HTML such as <script> or <iframe> is removed when the card is shown.",
+                        verbose_name="In plain words",
+                    ),
+                ),
+                (
+                    "picture_it",
+                    models.TextField(
+                        blank=True,
+                        help_text="An analogy, and where it stops working. Markdown: a blank line starts a new paragraph, a line starting with '- ' is a bullet, **bold**, *italic*, `code`, [link text](https://example.org). HTML such as <script> or <iframe> is removed when the card is shown.",
+                        verbose_name="Picture it",
+                    ),
+                ),
+                (
+                    "real_numbers_source",
+                    models.CharField(
+                        blank=True,
+                        help_text="Where the numbers come from, shown first in 'With real numbers'.",
+                        max_length=300,
+                        verbose_name="With real numbers: source note",
+                    ),
+                ),
+                (
+                    "real_numbers",
+                    models.TextField(
+                        blank=True,
+                        help_text="Markdown: a blank line starts a new paragraph, a line starting with '- ' is a bullet, **bold**, *italic*, `code`, [link text](https://example.org). HTML such as <script> or <iframe> is removed when the card is shown.",
+                        verbose_name="With real numbers",
+                    ),
+                ),
+                (
+                    "kit_question",
+                    models.TextField(
+                        blank=True,
+                        help_text="Markdown: a blank line starts a new paragraph, a line starting with '- ' is a bullet, **bold**, *italic*, `code`, [link text](https://example.org). HTML such as <script> or <iframe> is removed when the card is shown.",
+                        verbose_name="The kit's question",
+                    ),
+                ),
+                (
+                    "kit_answer",
+                    models.TextField(
+                        blank=True,
+                        help_text="Markdown: a blank line starts a new paragraph, a line starting with '- ' is a bullet, **bold**, *italic*, `code`, [link text](https://example.org). HTML such as <script> or <iframe> is removed when the card is shown.",
+                        verbose_name="The kit's answer",
+                    ),
+                ),
+                (
+                    "more_detail",
+                    models.TextField(
+                        blank=True,
+                        help_text="Markdown: a blank line starts a new paragraph, a line starting with '- ' is a bullet, **bold**, *italic*, `code`, [link text](https://example.org). HTML such as <script> or <iframe> is removed when the card is shown.",
+                        verbose_name="More detail",
+                    ),
+                ),
+                ("rendered", models.JSONField(default=dict, editable=False)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'ordering': ['lesson', 'step'],
+                "ordering": ["lesson", "step"],
             },
         ),
         migrations.CreateModel(
-            name='Course',
+            name="Course",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(unique=True)),
-                ('title', models.CharField(max_length=200)),
-                ('description', models.TextField(blank=True, help_text="Markdown: a blank line starts a new paragraph, a line starting with '- ' is a bullet, **bold**, *italic*, `code`, [link text](https://example.org). HTML such as <script> or <iframe> is removed when the card is shown.")),
-                ('order', models.PositiveSmallIntegerField(default=0)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("slug", models.SlugField(unique=True)),
+                ("title", models.CharField(max_length=200)),
+                (
+                    "description",
+                    models.TextField(
+                        blank=True,
+                        help_text="Markdown: a blank line starts a new paragraph, a line starting with '- ' is a bullet, **bold**, *italic*, `code`, [link text](https://example.org). HTML such as <script> or <iframe> is removed when the card is shown.",
+                    ),
+                ),
+                ("order", models.PositiveSmallIntegerField(default=0)),
             ],
             options={
-                'ordering': ['order', 'title'],
+                "ordering": ["order", "title"],
             },
         ),
         migrations.CreateModel(
-            name='GlossaryTerm',
+            name="GlossaryTerm",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('term', models.CharField(max_length=120, unique=True)),
-                ('definition', models.TextField(help_text="Markdown: a blank line starts a new paragraph, a line starting with '- ' is a bullet, **bold**, *italic*, `code`, [link text](https://example.org). HTML such as <script> or <iframe> is removed when the card is shown.")),
-                ('example', models.TextField(blank=True, help_text="Markdown: a blank line starts a new paragraph, a line starting with '- ' is a bullet, **bold**, *italic*, `code`, [link text](https://example.org). HTML such as <script> or <iframe> is removed when the card is shown.")),
-                ('rendered', models.JSONField(default=dict, editable=False)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("term", models.CharField(max_length=120, unique=True)),
+                (
+                    "definition",
+                    models.TextField(
+                        help_text="Markdown: a blank line starts a new paragraph, a line starting with '- ' is a bullet, **bold**, *italic*, `code`, [link text](https://example.org). HTML such as <script> or <iframe> is removed when the card is shown."
+                    ),
+                ),
+                (
+                    "example",
+                    models.TextField(
+                        blank=True,
+                        help_text="Markdown: a blank line starts a new paragraph, a line starting with '- ' is a bullet, **bold**, *italic*, `code`, [link text](https://example.org). HTML such as <script> or <iframe> is removed when the card is shown.",
+                    ),
+                ),
+                ("rendered", models.JSONField(default=dict, editable=False)),
             ],
             options={
-                'ordering': ['term'],
+                "ordering": ["term"],
             },
         ),
         migrations.CreateModel(
-            name='CardTerm',
+            name="CardTerm",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('order', models.PositiveSmallIntegerField(default=0)),
-                ('card', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='card_terms', to='lessons.card')),
-                ('term', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='card_terms', to='lessons.glossaryterm')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("order", models.PositiveSmallIntegerField(default=0)),
+                (
+                    "card",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="card_terms",
+                        to="lessons.card",
+                    ),
+                ),
+                (
+                    "term",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="card_terms",
+                        to="lessons.glossaryterm",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'word to know',
-                'verbose_name_plural': 'words to know',
-                'ordering': ['card', 'order'],
+                "verbose_name": "word to know",
+                "verbose_name_plural": "words to know",
+                "ordering": ["card", "order"],
             },
         ),
         migrations.AddField(
-            model_name='card',
-            name='terms',
-            field=models.ManyToManyField(blank=True, related_name='cards', through='lessons.CardTerm', to='lessons.glossaryterm'),
+            model_name="card",
+            name="terms",
+            field=models.ManyToManyField(
+                blank=True, related_name="cards", through="lessons.CardTerm", to="lessons.glossaryterm"
+            ),
         ),
         migrations.CreateModel(
-            name='Lesson',
+            name="Lesson",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveSmallIntegerField(help_text="The lesson's number in the course, e.g. 3.")),
-                ('title', models.CharField(max_length=200)),
-                ('slug', models.SlugField()),
-                ('order', models.PositiveSmallIntegerField(default=0, help_text='Lessons are listed by this, then by number.')),
-                ('course', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='lessons', to='lessons.course')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "number",
+                    models.PositiveSmallIntegerField(help_text="The lesson's number in the course, e.g. 3."),
+                ),
+                ("title", models.CharField(max_length=200)),
+                ("slug", models.SlugField()),
+                (
+                    "order",
+                    models.PositiveSmallIntegerField(
+                        default=0, help_text="Lessons are listed by this, then by number."
+                    ),
+                ),
+                (
+                    "course",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="lessons",
+                        to="lessons.course",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['course', 'order', 'number'],
+                "ordering": ["course", "order", "number"],
             },
         ),
         migrations.AddField(
-            model_name='card',
-            name='lesson',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='cards', to='lessons.lesson'),
+            model_name="card",
+            name="lesson",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="cards", to="lessons.lesson"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='cardterm',
-            constraint=models.UniqueConstraint(fields=('card', 'term'), name='term_once_per_card'),
+            model_name="cardterm",
+            constraint=models.UniqueConstraint(fields=("card", "term"), name="term_once_per_card"),
         ),
         migrations.AddConstraint(
-            model_name='lesson',
-            constraint=models.UniqueConstraint(fields=('course', 'slug'), name='lesson_slug_unique_in_course'),
+            model_name="lesson",
+            constraint=models.UniqueConstraint(
+                fields=("course", "slug"), name="lesson_slug_unique_in_course"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='lesson',
-            constraint=models.UniqueConstraint(fields=('course', 'number'), name='lesson_number_unique_in_course'),
+            model_name="lesson",
+            constraint=models.UniqueConstraint(
+                fields=("course", "number"), name="lesson_number_unique_in_course"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='card',
-            constraint=models.UniqueConstraint(fields=('lesson', 'step'), name='card_step_unique_in_lesson'),
+            model_name="card",
+            constraint=models.UniqueConstraint(fields=("lesson", "step"), name="card_step_unique_in_lesson"),
         ),
     ]

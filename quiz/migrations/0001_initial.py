@@ -7,28 +7,64 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('lessons', '0001_initial'),
+        ("lessons", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Review',
+            name="Review",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('session_key', models.CharField(blank=True, db_index=True, max_length=40)),
-                ('rating', models.PositiveSmallIntegerField(choices=[(1, 'Missed it'), (2, 'Hard'), (3, 'Got it'), (4, 'Easy')])),
-                ('reviewed_at', models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
-                ('card', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='reviews', to='lessons.card')),
-                ('user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='reviews', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("session_key", models.CharField(blank=True, db_index=True, max_length=40)),
+                (
+                    "rating",
+                    models.PositiveSmallIntegerField(
+                        choices=[(1, "Missed it"), (2, "Hard"), (3, "Got it"), (4, "Easy")]
+                    ),
+                ),
+                ("reviewed_at", models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
+                (
+                    "card",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="reviews", to="lessons.card"
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="reviews",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-reviewed_at'],
-                'constraints': [models.CheckConstraint(condition=models.Q(('user__isnull', False), models.Q(('session_key', ''), _negated=True), _connector='OR'), name='review_has_a_learner'), models.CheckConstraint(condition=models.Q(('rating__gte', 1), ('rating__lte', 4)), name='review_rating_1_to_4')],
+                "ordering": ["-reviewed_at"],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            ("user__isnull", False),
+                            models.Q(("session_key", ""), _negated=True),
+                            _connector="OR",
+                        ),
+                        name="review_has_a_learner",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("rating__gte", 1), ("rating__lte", 4)),
+                        name="review_rating_1_to_4",
+                    ),
+                ],
             },
         ),
     ]

@@ -1,0 +1,61 @@
+# felab: every set-up step of a fresh machine lives here; see README.md.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+HOST ?= 127.0.0.1
+PORT ?= 8000
+# A throwaway database on the local PostgreSQL for the second test run.
+PG_ADMIN_URL ?= postgresql://postgres@127.0.0.1:5432/test
+PG_TEST_DB ?= felab_ci
+PG_TEST_URL ?= postgresql://postgres@127.0.0.1:5432/$(PG_TEST_DB)
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: run setup test test-sqlite test-postgres lint chromium bench clean
+
+$(VENV)/.runtime: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.dev: requirements.txt requirements-dev.txt $(VENV)/.runtime
+	$(PIP) install --quiet -r requirements-dev.txt
+	touch $@
+
+setup: $(VENV)/.runtime
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py import_lessons
+	$(PY) manage.py collectstatic --noinput --verbosity 0
+
+run: setup
+	@echo "felab on http://$(HOST):$(PORT)/"
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
+chromium:
+	@if [ ! -x /usr/bin/chromium ]; then \
+		echo "Installing Debian's chromium for the browser tests"; \
+		$(SUDO) apt-get update && $(SUDO) apt-get install -y chromium; \
+	fi
+
+lint: $(VENV)/.dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(PY) manage.py makemigrations --check --dry-run
+	DJANGO_ENV=production SECRET_KEY=check-deploy-$$(date +%s)-a-long-enough-random-looking-secret-key-value \
+		ALLOWED_HOSTS=felab.example.org $(PY) manage.py check --deploy --fail-level WARNING
+
+test-sqlite: $(VENV)/.dev chromium
+	$(VENV)/bin/pytest
+
+test: lint test-sqlite
+
+test-postgres: $(VENV)/.dev chromium
+	$(PY) -c "import psycopg; \
+		conn = psycopg.connect('$(PG_ADMIN_URL)', autocommit=True); \
+		conn.execute('DROP DATABASE IF EXISTS $(PG_TEST_DB) WITH (FORCE)'); \
+		conn.execute('CREATE DATABASE $(PG_TEST_DB)')"
+	DATABASE_URL=$(PG_TEST_URL) $(VENV)/bin/pytest
+
+clean:
+	rm -rf $(VENV) staticfiles .pytest_cache .hypothesis

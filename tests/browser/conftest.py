@@ -1,0 +1,68 @@
+"""Playwright driving Debian's Chromium against pytest-django's live server."""
+
+import io
+import os
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+
+CHROMIUM = os.environ.get("FELAB_CHROMIUM", "/usr/bin/chromium")
+# Playwright's sync API runs an event loop in this thread; Django's ORM calls made by
+# fixtures in the same thread are still synchronous and safe.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/browser/" in str(item.fspath):
+            item.add_marker(pytest.mark.browser)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    if not os.path.exists(CHROMIUM):
+        pytest.fail(f"{CHROMIUM} is missing: `make chromium` installs Debian's chromium.")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+def _new_context(browser: Browser, **options) -> BrowserContext:
+    context = browser.new_context(viewport={"width": 1000, "height": 900}, **options)
+    context.set_default_timeout(10_000)
+    return context
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = _new_context(browser)
+    yield context.new_page()
+    context.close()
+
+
+@pytest.fixture
+def page_without_js(browser: Browser) -> Iterator[Page]:
+    context = _new_context(browser, java_script_enabled=False)
+    yield context.new_page()
+    context.close()
+
+
+@pytest.fixture
+def live_lessons(live_server, transactional_db) -> str:
+    """The live server's address, with the bundled lessons imported."""
+    from django.core.management import call_command
+
+    call_command("import_lessons", verbosity=0, stdout=io.StringIO())
+    return live_server.url

@@ -1,0 +1,91 @@
+"""The shared cast: a student, another student, an instructor, and anonymous visitors."""
+
+import io
+
+import pytest
+from django.contrib.auth.models import Group, Permission, User
+from django.core.management import call_command
+from django.test import Client
+
+from lessons.instructors import ACTIONS, INSTRUCTORS_GROUP
+from lessons.models import Card
+
+PASSWORD = "correct-horse-battery-staple"
+SEED_CARD_URL = "/learn/llm-inference-performance/concurrency-sweep/step-1/"
+
+
+@pytest.fixture(autouse=True)
+def _plain_static_storage(settings):
+    # The manifest exists only after collectstatic; tests read static files from source.
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+
+
+@pytest.fixture
+def lessons(db) -> None:
+    """The bundled lesson content, imported as `make run` does."""
+    call_command("import_lessons", verbosity=0, stdout=io.StringIO())
+
+
+@pytest.fixture
+def seed_card(lessons) -> Card:
+    return Card.objects.get(lesson__slug="concurrency-sweep", step=1)
+
+
+@pytest.fixture
+def instructors_group(db) -> Group:
+    # The data migration makes this group; a transactional test's flush removes it,
+    # so tests that need it make sure it is there with the same permissions.
+    group, _ = Group.objects.get_or_create(name=INSTRUCTORS_GROUP)
+    codenames = [
+        f"{a}_{m}" for m in ("course", "lesson", "card", "cardterm", "glossaryterm") for a in ACTIONS
+    ]
+    group.permissions.add(
+        *Permission.objects.filter(content_type__app_label="lessons", codename__in=codenames)
+    )
+    return group
+
+
+@pytest.fixture
+def student(db) -> User:
+    return User.objects.create_user("sam", "sam@example.org", PASSWORD)
+
+
+@pytest.fixture
+def other_student(db) -> User:
+    return User.objects.create_user("alex", "alex@example.org", PASSWORD)
+
+
+@pytest.fixture
+def instructor(db, instructors_group) -> User:
+    user = User.objects.create_user("ines", "ines@example.org", PASSWORD, is_staff=True)
+    user.groups.add(instructors_group)
+    return user
+
+
+@pytest.fixture
+def anonymous_client() -> Client:
+    return Client()
+
+
+@pytest.fixture
+def student_client(student) -> Client:
+    client = Client()
+    client.force_login(student)
+    return client
+
+
+@pytest.fixture
+def other_student_client(other_student) -> Client:
+    client = Client()
+    client.force_login(other_student)
+    return client
+
+
+@pytest.fixture
+def instructor_client(instructor) -> Client:
+    client = Client()
+    client.force_login(instructor)
+    return client
