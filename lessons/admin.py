@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import Card, CardTerm, Course, GlossaryTerm, Lesson
+from .models import Card, CardFigure, CardTerm, Course, GlossaryTerm, Lesson
 
 
 class LessonInline(admin.TabularInline):
@@ -46,17 +46,25 @@ class CardTermInline(admin.TabularInline):
     extra = 1
 
 
+class CardFigureInline(admin.TabularInline):
+    model = CardFigure
+    fields = ("order", "label", "figure", "stated")
+    extra = 0
+    verbose_name_plural = "Computed live panel: figures the card states, beside the model's"
+
+
 @admin.register(Card)
 class CardAdmin(admin.ModelAdmin):
-    list_display = ("label", "lesson", "updated_at")
-    list_filter = ("lesson__course", "lesson")
+    list_display = ("label", "lesson", "scenario", "updated_at")
+    list_filter = ("lesson__course", "lesson", "scenario")
     search_fields = ("title", "question", "plain_words", "picture_it", "real_numbers", "more_detail")
-    list_select_related = ("lesson__course",)
-    inlines = [CardTermInline]
+    list_select_related = ("lesson__course", "scenario")
+    inlines = [CardTermInline, CardFigureInline]
     fieldsets = (
         (None, {"fields": ("lesson", "step", "title", "question")}),
         ("The answer", {"fields": ("plain_words", "picture_it", "real_numbers_source", "real_numbers")}),
         ("Go deeper: the engineer version", {"fields": ("kit_question", "kit_answer", "more_detail")}),
+        ("Computed live", {"fields": ("scenario",)}),
     )
     # view_on_site uses Card.get_absolute_url: the "View on site" link.
 

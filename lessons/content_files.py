@@ -3,10 +3,12 @@
 Layout under a content directory:
 
     glossary.yaml                     every word to know: term, definition, example
+    scenarios.yaml                    simulator scenarios that cards cite by slug
     <course-slug>/course.yaml         the course: slug, title, description, order
     <course-slug>/lesson-NN-<slug>.yaml  one lesson and its cards, in step order
 
-Cards name their glossary terms in the order the card lists them.
+Cards name their glossary terms in the order the card lists them, their scenario by
+slug, and the figures of their "Computed live" panel.
 """
 
 from __future__ import annotations
@@ -18,13 +20,19 @@ from typing import Any
 import yaml
 from django.db import transaction
 
-from .models import Card, CardTerm, Course, GlossaryTerm, Lesson
+from felab_sim import figures
+from felab_sim.model import ParamError, SweepParams
+from felab_sim.models import Scenario
+
+from .models import Card, CardFigure, CardTerm, Course, GlossaryTerm, Lesson
 
 CONTENT_DIR = Path(__file__).resolve().parent / "content"
 
 COURSE_FIELDS = ("title", "description", "order")
 LESSON_FIELDS = ("number", "title", "order")
 TERM_FIELDS = ("definition", "example")
+SCENARIO_FIELDS = ("name", "description", *SweepParams.FLAT_KEYS)
+FIGURE_FIELDS = ("label", "figure", "stated")
 CARD_FIELDS = ("title", *Card.TEXT_FIELDS)
 
 
@@ -120,6 +128,8 @@ def import_content(directory: Path = CONTENT_DIR) -> ImportReport:
             _record(report, f"term {name}", created, changed)
             terms[name] = term
 
+    scenarios = _import_scenarios(directory / "scenarios.yaml", report)
+
     for course_path in sorted(directory.glob("*/course.yaml")):
         course_data = _load(course_path)
         slug = str(_require(course_data, "slug", course_path))
@@ -130,11 +140,38 @@ def import_content(directory: Path = CONTENT_DIR) -> ImportReport:
                   "order": int(course_data.get("order", 0))}  # fmt: skip
         _record(report, f"course {slug}", created, _sync(course, values, created))
         for lesson_path in sorted(course_path.parent.glob("lesson-*.yaml")):
-            _import_lesson(course, lesson_path, terms, report)
+            _import_lesson(course, lesson_path, terms, scenarios, report)
     return report
 
 
-def _import_lesson(course: Course, path: Path, terms: dict[str, GlossaryTerm], report: ImportReport) -> None:
+def _import_scenarios(path: Path, report: ImportReport) -> dict[str, Scenario]:
+    scenarios: dict[str, Scenario] = {}
+    if not path.exists():
+        return scenarios
+    for entry in _load(path) or []:
+        slug = str(_require(entry, "slug", path))
+        values = {name: entry[name] for name in SCENARIO_FIELDS if name in entry}
+        if isinstance(values.get("levels"), list):
+            values["levels"] = ",".join(str(level) for level in values["levels"])
+        try:
+            SweepParams.from_flat({k: v for k, v in values.items() if k in SweepParams.FLAT_KEYS})
+        except ParamError as error:
+            raise ContentError(f"{path}: scenario {slug}: {error}") from error
+        scenario, created = Scenario.objects.get_or_create(
+            slug=slug, defaults={"name": values.get("name", slug)}
+        )
+        _record(report, f"scenario {slug}", created, _sync(scenario, values, created))
+        scenarios[slug] = scenario
+    return scenarios
+
+
+def _import_lesson(
+    course: Course,
+    path: Path,
+    terms: dict[str, GlossaryTerm],
+    scenarios: dict[str, Scenario],
+    report: ImportReport,
+) -> None:
     data = _load(path)
     slug = str(_require(data, "slug", path))
     number = int(_require(data, "number", path))
@@ -150,10 +187,44 @@ def _import_lesson(course: Course, path: Path, terms: dict[str, GlossaryTerm], r
         card, created = Card.objects.get_or_create(
             lesson=lesson, step=step, defaults={"title": _require(card_data, "title", path)}
         )
-        values = {name: _text(card_data, name) for name in CARD_FIELDS}
+        values: dict[str, Any] = {name: _text(card_data, name) for name in CARD_FIELDS}
+        values["scenario"] = _scenario_for(card_data.get("scenario"), scenarios, path, step)
+        _check_figures(values, card_data.get("figures") or [], path, step)
         changed = _sync(card, values, created)
         terms_changed = _sync_card_terms(card, card_data.get("terms") or [], terms, path)
-        _record(report, label, created, changed or terms_changed)
+        figures_changed = _sync_card_figures(card, card_data.get("figures") or [])
+        _record(report, label, created, changed or terms_changed or figures_changed)
+
+
+def _scenario_for(slug: Any, scenarios: dict[str, Scenario], path: Path, step: int) -> Scenario | None:
+    if not slug:
+        return None
+    if slug not in scenarios:
+        raise ContentError(f"{path}: card step {step} names unknown scenario '{slug}'")
+    return scenarios[slug]
+
+
+def _check_figures(values: dict[str, Any], figure_rows: list[dict[str, Any]], path: Path, step: int) -> None:
+    """Refuse a card whose text or panel cites a live figure its scenario cannot give."""
+    scenario = values["scenario"]
+    params = scenario.sweep_params() if scenario else None
+    texts = [values[name] for name in Card.TEXT_FIELDS]
+    texts += [figures.placeholder(str(row.get("figure", ""))) for row in figure_rows]
+    if problems := figures.problems(texts, params):
+        raise ContentError(f"{path}: card step {step}: {'; '.join(problems)}")
+
+
+def _sync_card_figures(card: Card, rows: list[dict[str, Any]]) -> bool:
+    wanted = [tuple(str(row.get(name, "")) for name in FIGURE_FIELDS) for row in rows]
+    current = list(card.figures.order_by("order").values_list(*FIGURE_FIELDS))
+    if current == wanted:
+        return False
+    card.figures.all().delete()
+    CardFigure.objects.bulk_create(
+        CardFigure(card=card, order=index, **dict(zip(FIGURE_FIELDS, row, strict=True)))
+        for index, row in enumerate(wanted, start=1)
+    )
+    return True
 
 
 def _sync_card_terms(card: Card, names: list[str], terms: dict[str, GlossaryTerm], path: Path) -> bool:
@@ -181,7 +252,15 @@ def export_content(directory: Path = CONTENT_DIR) -> list[Path]:
     ]
     _dump(glossary, directory / "glossary.yaml")
     written.append(directory / "glossary.yaml")
-    for course in Course.objects.prefetch_related("lessons__cards__card_terms__term"):
+    scenarios = [
+        {"slug": scenario.slug, **{name: getattr(scenario, name) for name in SCENARIO_FIELDS}}
+        for scenario in Scenario.objects.order_by("slug")
+    ]
+    if scenarios:
+        _dump(scenarios, directory / "scenarios.yaml")
+        written.append(directory / "scenarios.yaml")
+    courses = Course.objects.prefetch_related("lessons__cards__card_terms__term", "lessons__cards__figures")
+    for course in courses.prefetch_related("lessons__cards__scenario"):
         course_dir = directory / course.slug
         _dump({"slug": course.slug, "title": course.title, "description": course.description,
                "order": course.order}, course_dir / "course.yaml")  # fmt: skip
@@ -191,6 +270,12 @@ def export_content(directory: Path = CONTENT_DIR) -> list[Path]:
             for card in sorted(lesson.cards.all(), key=lambda c: c.step):
                 entry: dict[str, Any] = {"step": card.step}
                 entry.update({name: getattr(card, name) for name in CARD_FIELDS})
+                if card.scenario:
+                    entry["scenario"] = card.scenario.slug
+                if figure_rows := sorted(card.figures.all(), key=lambda f: f.order):
+                    entry["figures"] = [
+                        {name: getattr(f, name) for name in FIGURE_FIELDS} for f in figure_rows
+                    ]
                 entry["terms"] = [
                     ct.term.term for ct in sorted(card.card_terms.all(), key=lambda ct: ct.order)
                 ]

@@ -1,16 +1,29 @@
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.urls import reverse
+from django.utils.functional import cached_property
+from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
+
+from felab_sim import figures, live
+from felab_sim.model import ParamError, SweepResult
+from felab_sim.models import Scenario
 
 from .markdown import render_markdown
 
 MARKDOWN_HELP = (
     "Markdown: a blank line starts a new paragraph, a line starting with '- ' is a bullet, "
     "**bold**, *italic*, `code`, [link text](https://example.org). "
-    "HTML such as <script> or <iframe> is removed when the card is shown."
+    "HTML such as <script> or <iframe> is removed when the card is shown. "
+    "{{sim.c8.agg_tok_s}} cites a figure computed live from the card's scenario "
+    "(the names are listed in felab_sim/figures.py)."
 )
+
+
+def _live_span(name: str, value: str) -> str:
+    return f'<span class="live-figure" title="Computed live: sim.{escape(name)}">{escape(value)}</span>'
 
 
 class CourseQuerySet(models.QuerySet["Course"]):
@@ -103,8 +116,9 @@ class GlossaryTerm(models.Model):
 class CardQuerySet(models.QuerySet["Card"]):
     def for_page(self) -> CardQuerySet:
         """A card with what its page shows: lesson, course and ordered glossary."""
-        return self.select_related("lesson__course").prefetch_related(
-            models.Prefetch("card_terms", queryset=CardTerm.objects.select_related("term").order_by("order"))
+        return self.select_related("lesson__course", "scenario").prefetch_related(
+            models.Prefetch("card_terms", queryset=CardTerm.objects.select_related("term").order_by("order")),
+            models.Prefetch("figures", queryset=CardFigure.objects.order_by("order")),
         )
 
 
@@ -142,6 +156,14 @@ class Card(models.Model):
     kit_answer = models.TextField("The kit's answer", blank=True, help_text=MARKDOWN_HELP)
     more_detail = models.TextField("More detail", blank=True, help_text=MARKDOWN_HELP)
     terms = models.ManyToManyField(GlossaryTerm, through="CardTerm", related_name="cards", blank=True)
+    scenario = models.ForeignKey(
+        Scenario,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="cards",
+        help_text="The simulator scenario behind this card's live figures and chart.",
+    )
     rendered = models.JSONField(default=dict, editable=False)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -162,6 +184,15 @@ class Card(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("card", args=[self.lesson.course.slug, self.lesson.slug, self.step])
 
+    def clean(self) -> None:
+        params = self._scenario_params()
+        errors: dict[str, list[str]] = {}
+        for name in self.TEXT_FIELDS:
+            if problems := figures.problems([getattr(self, name)], params):
+                errors.setdefault(name, []).extend(problems)
+        if errors:
+            raise ValidationError(errors)
+
     @property
     def label(self) -> str:
         return f"Step {self.step} · {self.title}"
@@ -169,10 +200,47 @@ class Card(models.Model):
     def natural_key(self) -> tuple[str, str, int]:
         return (*self.lesson.natural_key(), self.step)
 
-    @property
+    def _scenario_params(self):
+        if self.scenario_id is None:
+            return None
+        try:
+            return self.scenario.sweep_params()
+        except ParamError:
+            return None
+
+    @cached_property
+    def live_result(self) -> SweepResult | None:
+        """The scenario's simulated sweep (cached by parameters), or None without one."""
+        params = self._scenario_params()
+        return None if params is None else self.scenario.result()
+
+    @cached_property
     def html(self) -> dict[str, SafeString]:
-        """Each section's HTML, sanitized by nh3 when saved, ready for a template."""
-        return {name: mark_safe(self.rendered.get(name, "")) for name in self.TEXT_FIELDS}
+        """Each section's HTML, ready for a template, with live figures filled in.
+
+        The HTML was sanitized by nh3 when saved; figures are numbers, escaped again.
+        """
+        result = self.live_result
+        return {
+            name: mark_safe(figures.fill(self.rendered.get(name, ""), result, _live_span))
+            for name in self.TEXT_FIELDS
+        }
+
+    def live_chart(self) -> dict | None:
+        params = self._scenario_params()
+        return None if params is None else live.cached_card_figure(params)
+
+    def sim_url(self) -> str:
+        params = self._scenario_params()
+        return reverse("sim") + ("?" + live.sim_query(params) if params else "")
+
+    def live_rows(self) -> list[dict[str, str]]:
+        """The "Computed live" panel: each figure the card states, beside the model's value."""
+        result = self.live_result
+        return [
+            {"label": figure.label, "stated": figure.stated, "live": figures.text_of(figure.figure, result)}
+            for figure in self.figures.all()
+        ]
 
     def ordered_terms(self) -> list[GlossaryTerm]:
         return [card_term.term for card_term in self.card_terms.all()]
@@ -193,3 +261,29 @@ class CardTerm(models.Model):
 
     def __str__(self) -> str:
         return f"{self.term} on {self.card.label}"
+
+
+class CardFigure(models.Model):
+    """A number the card states, shown beside the simulator's live value for it."""
+
+    card = models.ForeignKey(Card, on_delete=models.CASCADE, related_name="figures")
+    order = models.PositiveSmallIntegerField(default=0)
+    label = models.CharField(max_length=120, help_text="e.g. 'Total, 8 people (tok/s)'.")
+    figure = models.CharField(
+        max_length=60,
+        help_text="A live figure's name without 'sim.', e.g. c8.agg_tok_s (see felab_sim/figures.py).",
+    )
+    stated = models.CharField("the card says", max_length=60, blank=True)
+
+    class Meta:
+        ordering = ["card", "order"]
+        verbose_name = "live figure"
+
+    def __str__(self) -> str:
+        return f"{self.label} (sim.{self.figure})"
+
+    def clean(self) -> None:
+        card = getattr(self, "card", None)  # unset on a blank inline row
+        params = card._scenario_params() if card is not None else None
+        if problems := figures.problems([figures.placeholder(self.figure)], params):
+            raise ValidationError({"figure": problems})

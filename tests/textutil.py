@@ -12,37 +12,45 @@ class _TextOf(HTMLParser):
 
     VOID = {"br", "img", "input", "meta", "link", "hr", "source", "wbr"}
 
-    def __init__(self, css_class: str) -> None:
+    def __init__(self, css_class: str, skip_classes: frozenset[str]) -> None:
         super().__init__()
         self.css_class = css_class
+        self.skip_classes = skip_classes
         self.depth = 0
         self.parts: list[str] = []
-        self.skip = 0
+        self.skip_from: int | None = None  # depth of the element whose text is left out
 
     def handle_starttag(self, tag, attrs):
         if tag in self.VOID:
             return
+        classes = set((dict(attrs).get("class") or "").split())
         if self.depth:
             self.depth += 1
-        elif self.css_class in (dict(attrs).get("class") or "").split():
+        elif self.css_class in classes:
             self.depth = 1
-        if self.depth and tag in {"script", "style", "template"}:
-            self.skip += 1
+        skipped = tag in {"script", "style", "template"} or classes & self.skip_classes
+        if self.depth and self.skip_from is None and skipped:
+            self.skip_from = self.depth
 
     def handle_endtag(self, tag):
         if tag in self.VOID or not self.depth:
             return
-        if tag in {"script", "style", "template"} and self.skip:
-            self.skip -= 1
+        if self.skip_from == self.depth:
+            self.skip_from = None
         self.depth -= 1
 
     def handle_data(self, data):
-        if self.depth and not self.skip:
+        if self.depth and self.skip_from is None:
             self.parts.append(data)
 
 
-def text_of(html: str, css_class: str) -> str:
-    parser = _TextOf(css_class)
+# What the app adds to a card beyond its stored text: the simulator's live panel.
+ADDED_BY_THE_APP = frozenset({"layer-live"})
+
+
+def text_of(html: str, css_class: str, skip_classes: frozenset[str] = ADDED_BY_THE_APP) -> str:
+    """The text inside the first element with css_class, minus elements with skip_classes."""
+    parser = _TextOf(css_class, skip_classes)
     parser.feed(html)
     return "".join(parser.parts)
 

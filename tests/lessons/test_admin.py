@@ -13,16 +13,27 @@ def change_url(card: Card) -> str:
 
 
 def card_form_data(card: Card, **changes) -> dict:
+    """The card's change form as the admin would post it, with its two inlines unchanged."""
     data = {
         "lesson": card.lesson_id,
         "step": card.step,
         "title": card.title,
+        "scenario": card.scenario_id or "",
         **{name: getattr(card, name) for name in Card.TEXT_FIELDS},
-        "card_terms-TOTAL_FORMS": "0",
-        "card_terms-INITIAL_FORMS": "0",
-        "card_terms-MIN_NUM_FORMS": "0",
-        "card_terms-MAX_NUM_FORMS": "1000",
     }
+    for prefix, rows, fields in (
+        ("card_terms", card.card_terms.order_by("order"), ("term", "order")),
+        ("figures", card.figures.order_by("order"), ("order", "label", "figure", "stated")),
+    ):
+        rows = list(rows)
+        data.update({f"{prefix}-TOTAL_FORMS": len(rows), f"{prefix}-INITIAL_FORMS": len(rows),
+                     f"{prefix}-MIN_NUM_FORMS": 0, f"{prefix}-MAX_NUM_FORMS": 1000})  # fmt: skip
+        for index, row in enumerate(rows):
+            data[f"{prefix}-{index}-id"] = row.pk
+            data[f"{prefix}-{index}-card"] = card.pk
+            for field in fields:
+                value = getattr(row, f"{field}_id" if field == "term" else field)
+                data[f"{prefix}-{index}-{field}"] = value
     data.update(changes)
     return data
 
@@ -30,7 +41,9 @@ def card_form_data(card: Card, **changes) -> dict:
 def test_migration_creates_instructors_group_with_lesson_content_permissions_only():
     group = Group.objects.get(name=INSTRUCTORS_GROUP)
     apps = set(group.permissions.values_list("content_type__app_label", flat=True))
-    assert apps <= {"lessons", "felab_sim"}
+    assert apps <= {"lessons", "felab_sim", "quiz"}
+    quiz = group.permissions.filter(content_type__app_label="quiz").values_list("codename", flat=True)
+    assert all(codename.startswith("view_") for codename in quiz)  # students' records: read-only
     codenames = set(group.permissions.values_list("codename", flat=True))
     assert {"add_card", "change_card", "delete_card", "change_glossaryterm", "change_lesson"} <= codenames
     assert not Permission.objects.filter(group=group, content_type__app_label="auth").exists()
@@ -42,22 +55,7 @@ def test_instructor_edits_the_seed_card_and_the_page_changes_at_once(instructor_
     assert "View on site" in page.content.decode()
     assert "Markdown" in page.content.decode()  # help text on the text fields
 
-    # The glossary inline's management form carries the existing rows.
-    terms = list(seed_card.card_terms.order_by("order"))
-    inline = {
-        "card_terms-TOTAL_FORMS": str(len(terms)),
-        "card_terms-INITIAL_FORMS": str(len(terms)),
-    }
-    for index, card_term in enumerate(terms):
-        inline.update(
-            {
-                f"card_terms-{index}-id": card_term.pk,
-                f"card_terms-{index}-card": seed_card.pk,
-                f"card_terms-{index}-term": card_term.term_id,
-                f"card_terms-{index}-order": card_term.order,
-            }
-        )
-    data = card_form_data(seed_card, plain_words="Edited by **Ines** in the admin.", **inline)
+    data = card_form_data(seed_card, plain_words="Edited by **Ines** in the admin.")
     response = instructor_client.post(change_url(seed_card), data)
     assert response.status_code == 302, response.content.decode()[:2000]
     body = client.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
@@ -83,3 +81,42 @@ def test_admin_lists_search_and_filter(instructor_client, seed_card):
     assert instructor_client.get("/admin/lessons/card/", {"q": "sharing"}).status_code == 200
     lesson = instructor_client.get(f"/admin/lessons/lesson/{seed_card.lesson_id}/change/")
     assert "Concurrency sweep" in lesson.content.decode()  # cards inline
+
+
+def test_unknown_live_figure_is_refused_on_save_with_a_message(instructor_client, seed_card):
+    before = seed_card.plain_words
+    data = card_form_data(seed_card, plain_words="Total: {{sim.c9.agg_tok_s}} tok/s.")
+    response = instructor_client.post(change_url(seed_card), data)
+    assert response.status_code == 200  # the form again, with the error
+    assert "sim.c9.agg_tok_s: level 9 is not in the scenario&#x27;s levels" in response.content.decode()
+    seed_card.refresh_from_db()
+    assert seed_card.plain_words == before
+
+
+def test_unknown_figure_in_the_live_panel_is_refused(instructor_client, seed_card):
+    data = card_form_data(seed_card, **{"figures-0-figure": "c8.speed"})
+    response = instructor_client.post(change_url(seed_card), data)
+    assert response.status_code == 200
+    assert "is not a sweep metric" in response.content.decode()
+
+
+def test_live_figures_need_a_scenario(instructor_client, seed_card):
+    data = card_form_data(seed_card, scenario="", **{"figures-TOTAL_FORMS": 0, "figures-INITIAL_FORMS": 0})
+    data["plain_words"] = "Capacity {{sim.capacity}}."
+    response = instructor_client.post(change_url(seed_card), data)
+    assert "needs a scenario" in response.content.decode()
+
+
+def test_instructor_edits_a_scenario_and_the_card_follows(instructor_client, client, seed_card):
+    scenario = seed_card.scenario
+    url = f"/admin/felab_sim/scenario/{scenario.pk}/change/"
+    assert instructor_client.get(url).status_code == 200
+    data = {name: getattr(scenario, name) for name in
+            ("name", "slug", "description", "levels", "slots", "step_ms", "growth", "prefill_tok_s",
+             "max_tokens", "slo_ms", "request_overhead_ms", "token_overhead_ms")}  # fmt: skip
+    response = instructor_client.post(url, {**data, "growth": "2"})
+    assert "growth must be a number at least 0 and at most 1" in response.content.decode()
+    response = instructor_client.post(url, {**data, "slots": "16"})
+    assert response.status_code == 302
+    body = client.get(SEED_CARD_URL.replace("step-1", "step-2"), {"answer": "shown"}).content.decode()
+    assert 'title="Computed live: sim.capacity">16</span>' in body

@@ -1,0 +1,212 @@
+"""Live figures: names that card text can cite, resolved from a simulated sweep.
+
+Card text writes ``{{sim.NAME}}``; the page shows the model's value for the card's
+scenario. Pure Python, like the model, so it is tested without a database.
+
+The names (N is a concurrency level, U a number of users):
+
+| name | value |
+| --- | --- |
+| ``cN.agg_tok_s`` | total tokens per second at C = N (N must be one of the scenario's levels) |
+| ``cN.user_tok_s`` | per-user tokens per second at C = N (median once text flows) |
+| ``cN.ttft_p50_ms``, ``cN.ttft_p95_ms`` | time to first token at C = N, median and 95th percentile |
+| ``cN.goodput_rps`` | requests per second within the SLO at C = N |
+| ``cN.requests`` | requests sent at C = N |
+| ``capacity`` | the highest level whose TTFT p95 is within the SLO |
+| ``slo_ms``, ``slots``, ``step_ms``, ``max_tokens``, ``growth_pct`` | the scenario's settings |
+| ``step_ms.cN`` | one decode step with N requests active, in ms |
+| ``ideal_user_tok_s.cN`` | 1000 ÷ ``step_ms.cN``: per-user speed of the ideal server |
+| ``speedup.cN`` | ``cN.agg_tok_s`` ÷ ``c1.agg_tok_s`` (needs level 1) |
+| ``keeps_pct.cN``, ``slower_pct.cN`` | ``cN.user_tok_s`` as a percentage of ``c1.user_tok_s``, and 100 minus it |
+| ``replicas.uU`` | servers needed for U concurrent users: U ÷ capacity, rounded up |
+| ``replicas_headroom.uU`` | ``replicas.uU`` plus 20% headroom, rounded up |
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from .model import MAX_LEVEL, SweepParams, SweepResult
+
+PLACEHOLDER = re.compile(r"\{\{\s*sim\.([A-Za-z0-9_.]*)\s*\}\}")
+# Shown where a figure cannot be computed (e.g. no level meets the SLO): never an error page.
+MISSING = "—"
+HEADROOM = 1.2
+MAX_USERS = 10_000_000
+
+LEVEL_METRICS = {
+    "agg_tok_s": "tok/s",
+    "user_tok_s": "tok/s",
+    "ttft_p50_ms": "ms",
+    "ttft_p95_ms": "ms",
+    "goodput_rps": "req/s",
+    "requests": "",
+}
+SETTINGS = {
+    "slo_ms": lambda p: p.slo_ms,
+    "slots": lambda p: p.server.slots,
+    "step_ms": lambda p: p.server.step_ms,
+    "max_tokens": lambda p: p.max_tokens,
+    "growth_pct": lambda p: p.server.growth * 100,
+}
+PER_LEVEL = ("step_ms", "ideal_user_tok_s", "speedup", "keeps_pct", "slower_pct")
+PER_USERS = ("replicas", "replicas_headroom")
+
+_LEVEL_FIGURE = re.compile(r"c([0-9]{1,4})\.([a-z0-9_]+)")
+_DERIVED = re.compile(r"([a-z_]+)\.(c|u)([0-9]{1,8})")
+
+
+class UnknownFigure(ValueError):
+    """A name that is not on the list, or that the scenario cannot answer."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(f"sim.{name}: {reason}")
+        self.name = name
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A parsed name: what to compute, for which level or user count, and how to print it."""
+
+    name: str
+    compute: Callable[[SweepResult], float | None]
+    decimals: int
+    suffix: str = ""
+
+    def value(self, result: SweepResult) -> float | None:
+        return self.compute(result)
+
+    def text(self, result: SweepResult) -> str:
+        value = self.compute(result)
+        if value is None or not math.isfinite(value):
+            return MISSING
+        return f"{value:.{self.decimals}f}{self.suffix}"
+
+
+def _level(result: SweepResult, conc: int):
+    for level in result.levels:
+        if level.conc == conc:
+            return level
+    return None
+
+
+def _metric(conc: int, metric: str) -> Callable[[SweepResult], float | None]:
+    def compute(result: SweepResult) -> float | None:
+        value = getattr(_level(result, conc), metric, None)
+        return None if value is None else float(value)
+
+    return compute
+
+
+def _ratio(conc: int, metric: str, scale: float = 1.0, offset: float = 0.0):
+    def compute(result: SweepResult) -> float | None:
+        base = getattr(_level(result, 1), metric, None)
+        value = getattr(_level(result, conc), metric, None)
+        if not base or value is None:
+            return None
+        return offset + scale * value / base
+
+    return compute
+
+
+def _replicas(users: int, headroom: bool):
+    def compute(result: SweepResult) -> float | None:
+        if not result.capacity:
+            return None
+        replicas = math.ceil(users / result.capacity)
+        return float(math.ceil(replicas * HEADROOM) if headroom else replicas)
+
+    return compute
+
+
+def parse(name: str, params: SweepParams) -> Figure:
+    """The figure a name stands for, checked against the scenario's parameters."""
+    if name == "capacity":
+        return Figure(name, lambda r: None if r.capacity is None else float(r.capacity), 0)
+    if name in SETTINGS:
+        getter = SETTINGS[name]
+        return Figure(name, lambda r: float(getter(r.params)), 0 if name in {"slots", "max_tokens"} else 1)
+    if match := _LEVEL_FIGURE.fullmatch(name):
+        conc, metric = int(match[1]), match[2]
+        if metric not in LEVEL_METRICS:
+            raise UnknownFigure(
+                name, f"'{metric}' is not a sweep metric; use one of {', '.join(LEVEL_METRICS)}"
+            )
+        if conc not in params.levels:
+            levels = ", ".join(str(level) for level in params.levels)
+            raise UnknownFigure(name, f"level {conc} is not in the scenario's levels ({levels})")
+        decimals = 0 if metric == "requests" else 2 if metric == "goodput_rps" else 1
+        return Figure(name, _metric(conc, metric), decimals)
+    if match := _DERIVED.fullmatch(name):
+        kind, unit, number = match[1], match[2], int(match[3])
+        if unit == "c" and kind in PER_LEVEL:
+            return _per_level(name, kind, number, params)
+        if unit == "u" and kind in PER_USERS:
+            if not 1 <= number <= MAX_USERS:
+                raise UnknownFigure(name, f"users must be from 1 to {MAX_USERS:,}")
+            return Figure(name, _replicas(number, headroom=kind == "replicas_headroom"), 0)
+    raise UnknownFigure(name, "not a known live figure; see felab_sim/figures.py for the list")
+
+
+def _per_level(name: str, kind: str, conc: int, params: SweepParams) -> Figure:
+    if not 1 <= conc <= MAX_LEVEL:
+        raise UnknownFigure(name, f"level must be from 1 to {MAX_LEVEL}")
+    if kind == "step_ms":
+        return Figure(name, lambda r: r.params.server.decode_step_ms(conc), 1)
+    if kind == "ideal_user_tok_s":
+        return Figure(name, lambda r: 1000.0 / r.params.server.decode_step_ms(conc), 1)
+    missing = [level for level in (1, conc) if level not in params.levels]
+    if missing:
+        raise UnknownFigure(name, f"needs level {missing[0]} in the scenario's levels")
+    if kind == "speedup":
+        return Figure(name, _ratio(conc, "agg_tok_s"), 1)
+    if kind == "keeps_pct":
+        return Figure(name, _ratio(conc, "user_tok_s", 100.0), 0)
+    return Figure(name, _ratio(conc, "user_tok_s", -100.0, 100.0), 0)
+
+
+def placeholder(name: str) -> str:
+    """How card text cites a figure."""
+    return "{{sim." + name + "}}"
+
+
+def names_in(text: str) -> list[str]:
+    return PLACEHOLDER.findall(text)
+
+
+def problems(texts: Iterable[str], params: SweepParams | None) -> list[str]:
+    """Every placeholder that cannot be resolved, with the reason; empty when all are fine."""
+    found = [name for text in texts for name in names_in(text)]
+    if found and params is None:
+        return [f"sim.{found[0]}: this card cites live figures, so it needs a scenario"]
+    errors = []
+    for name in dict.fromkeys(found):
+        try:
+            parse(name, params)  # type: ignore[arg-type]
+        except UnknownFigure as error:
+            errors.append(str(error))
+    return errors
+
+
+def text_of(name: str, result: SweepResult | None) -> str:
+    """A figure's printed value; a dash when it cannot be resolved, never an exception."""
+    if result is None:
+        return MISSING
+    try:
+        return parse(name, result.params).text(result)
+    except UnknownFigure:
+        return MISSING
+
+
+def fill(text: str, result: SweepResult | None, wrap: Callable[[str, str], str] | None = None) -> str:
+    """Replace every placeholder with its value; what cannot be resolved shows as a dash."""
+
+    def replace(match: re.Match[str]) -> str:
+        value = text_of(match[1], result)
+        return wrap(match[1], value) if wrap else value
+
+    return PLACEHOLDER.sub(replace, text)

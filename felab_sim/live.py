@@ -1,0 +1,30 @@
+"""Simulated sweeps, cached by their parameters.
+
+A sweep is a pure function of its frozen parameters, so one per process is enough:
+the card pages and /sim/ ask for the same few scenarios again and again.
+"""
+
+from functools import lru_cache
+from urllib.parse import urlencode
+
+from .model import SweepParams, SweepResult, run_sweep
+
+
+@lru_cache(maxsize=512)
+def cached_sweep(params: SweepParams) -> SweepResult:
+    return run_sweep(params)
+
+
+@lru_cache(maxsize=128)
+def cached_card_figure(params: SweepParams) -> dict:
+    """The compact chart a card's "Computed live" panel draws (read-only: shared)."""
+    from .plots import sweep_figure  # plotly is imported only where a chart is drawn
+
+    return sweep_figure(cached_sweep(params), compact=True)
+
+
+def sim_query(params: SweepParams) -> str:
+    """The /sim/ query string that shows these parameters."""
+    flat = params.as_flat()
+    flat["levels"] = ",".join(str(level) for level in params.levels)
+    return urlencode({key: value if isinstance(value, str) else f"{value:g}" for key, value in flat.items()})

@@ -1,0 +1,63 @@
+"""`manage.py sweep`: lesson 03's concurrency sweep, simulated by felab_sim's model."""
+
+from __future__ import annotations
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from felab_sim.model import ParamError, SweepParams, SweepResult, run_sweep
+
+COLUMNS = ("conc", "requests", "agg_tok_s", "user_tok_s", "ttft_p50_ms", "ttft_p95_ms", "goodput_rps")
+
+
+def format_table(result: SweepResult) -> str:
+    """The sweep as a fixed-width table, one row per level, then the capacity line."""
+    widths = [max(len(name), 8) for name in COLUMNS]
+    lines = ["  ".join(name.rjust(width) for name, width in zip(COLUMNS, widths, strict=True))]
+    for level in result.as_dict()["levels"]:
+        cells = ["—" if level[name] is None else str(level[name]) for name in COLUMNS]
+        lines.append("  ".join(cell.rjust(width) for cell, width in zip(cells, widths, strict=True)))
+    slo = f"{result.params.slo_ms:g} ms"
+    if result.capacity is None:
+        lines.append(f"capacity at TTFT p95 <= {slo}: none of the levels")
+    else:
+        lines.append(f"capacity at TTFT p95 <= {slo}: C = {result.capacity}")
+    return "\n".join(lines)
+
+
+class Command(BaseCommand):
+    help = "Simulate lesson 03's concurrency sweep against the practice server's model."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        # Values arrive as text and are checked by SweepParams, so every bad value gets the
+        # model's own message naming the parameter and its range.
+        parser.add_argument("--levels", help="comma-separated concurrency levels (default 1,2,4,8,16,32)")
+        parser.add_argument("--slots", help="requests served at once (default 8)")
+        parser.add_argument("--step-ms", help="decode step with one request, ms (default 18)")
+        parser.add_argument("--growth", help="step growth per extra active request (default 0.06)")
+        parser.add_argument("--prefill-tok-s", help="prefill speed, tokens per second (default 2500)")
+        parser.add_argument("--max-tokens", help="max tokens per reply (default 128)")
+        parser.add_argument("--slo-ms", help="TTFT p95 target for capacity, ms (default 500)")
+        parser.add_argument("--request-overhead-ms", help="time outside the server per request (default 4)")
+        parser.add_argument("--token-overhead-ms", help="time outside the server per token (default 0.2)")
+        parser.add_argument("--json", action="store_true", help="print JSON instead of the table")
+
+    def handle(self, *args, **options) -> None:
+        params = self.sweep_params(options)
+        result = run_sweep(params)
+        self.emit(result, as_json=options["json"])
+
+    def sweep_params(self, options: dict) -> SweepParams:
+        flat = {key: options[key] for key in SweepParams.FLAT_KEYS if options.get(key) is not None}
+        try:
+            return SweepParams.from_flat(flat)
+        except ParamError as error:
+            flag = "--" + error.param.replace("_", "-")
+            raise CommandError(f"{flag}: {error.message}") from error
+
+    def emit(self, result: SweepResult, *, as_json: bool) -> None:
+        if as_json:
+            self.stdout.write(json.dumps(result.as_dict(), indent=2))
+        else:
+            self.stdout.write(format_table(result))

@@ -1,0 +1,178 @@
+"""plotly figures of a sweep, built in Python and sent to the page as JSON.
+
+Colours of text and grid are left to the page (static/js/plots.js applies the light or
+dark theme), so the same JSON serves both schemes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .model import LevelResult, SweepResult
+
+# The course's published run against its practice server (DESIGN.md).
+PUBLISHED = (
+    {"conc": 1, "agg_tok_s": 54.1, "user_tok_s": 54.9, "ttft_p50_ms": 25.4, "ttft_p95_ms": 27.4},
+    {"conc": 8, "agg_tok_s": 275.1, "user_tok_s": 38.9, "ttft_p50_ms": 26.3, "ttft_p95_ms": 41.4},
+    {"conc": 16, "agg_tok_s": 294.3, "user_tok_s": 38.9, "ttft_p50_ms": 2776.3, "ttft_p95_ms": 3357.0},
+)
+BLUE, ORANGE, GREEN, RED, GREY = "#3b7dd8", "#e07b1a", "#2e9e5b", "#d64541", "#8a8f98"
+
+
+def _axis_ticks(levels: Sequence[int]) -> dict[str, Any]:
+    # A log-2 axis: equal steps for doublings, ticks at exactly the levels swept.
+    return {
+        "type": "log",
+        "tickvals": list(levels),
+        "ticktext": [str(level) for level in levels],
+        "title": {"text": "concurrent users (C)"},
+    }
+
+
+def _knee(fig: go.Figure, capacity: int | None, rows: Sequence[int]) -> None:
+    if capacity is None:
+        return
+    for row in rows:
+        fig.add_vline(x=capacity, line={"dash": "dot", "color": GREY, "width": 1.5}, row=row, col=1)
+    fig.add_annotation(
+        x=math.log10(capacity),  # log x axis: placed in log10 units
+        y=0,
+        xref="x",
+        yref="y domain",
+        text=f"knee: capacity {capacity}",
+        showarrow=False,
+        xanchor="right",
+        yanchor="bottom",
+        font={"size": 11},
+    )
+
+
+def _points(levels: Sequence[LevelResult] | Sequence[dict[str, float]], key: str) -> tuple[list, list]:
+    xs, ys = [], []
+    for level in levels:
+        row = level if isinstance(level, dict) else level.as_dict()
+        xs.append(row["conc"])
+        ys.append(row[key])
+    return xs, ys
+
+
+def sweep_figure(
+    result: SweepResult,
+    *,
+    show_published: bool = True,
+    measured: Sequence[tuple[str, Sequence[dict[str, float]]]] = (),
+    compact: bool = False,
+) -> dict[str, Any]:
+    """Throughput (total and per user) over TTFT (p50, p95, SLO line), against concurrency.
+
+    ``measured`` adds runs measured over HTTP: (label, rows with the JSON level keys).
+    """
+    levels = [level.conc for level in result.levels]
+    fig = make_subplots(
+        rows=2,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.12,
+        subplot_titles=("Throughput (tok/s)", "Time to first token (ms)"),
+        specs=[[{"secondary_y": True}], [{}]],
+    )
+    model_line = {"width": 2.5}
+    x, y = _points(result.levels, "agg_tok_s")
+    fig.add_trace(
+        go.Scatter(x=x, y=y, name="total (model)", mode="lines+markers", line={**model_line, "color": BLUE}),
+        row=1,
+        col=1,
+    )
+    x, y = _points(result.levels, "user_tok_s")
+    fig.add_trace(
+        go.Scatter(
+            x=x, y=y, name="per user (model)", mode="lines+markers", line={**model_line, "color": ORANGE}
+        ),
+        row=1,
+        col=1,
+        secondary_y=True,
+    )
+    x, y = _points(result.levels, "ttft_p50_ms")
+    fig.add_trace(
+        go.Scatter(
+            x=x, y=y, name="TTFT p50 (model)", mode="lines+markers", line={**model_line, "color": GREEN}
+        ),
+        row=2,
+        col=1,
+    )
+    x, y = _points(result.levels, "ttft_p95_ms")
+    fig.add_trace(
+        go.Scatter(
+            x=x, y=y, name="TTFT p95 (model)", mode="lines+markers", line={**model_line, "color": RED}
+        ),
+        row=2,
+        col=1,
+    )
+    slo = result.params.slo_ms
+    fig.add_hline(y=slo, line={"dash": "dash", "color": RED, "width": 1}, row=2, col=1)
+    fig.add_annotation(
+        x=0,
+        xref="x domain",
+        y=math.log10(slo),  # annotations on a log axis are placed in log10 units
+        text=f"SLO {slo:g} ms",
+        showarrow=False,
+        xanchor="left",
+        yanchor="bottom",
+        font={"color": RED, "size": 11},
+        row=2,
+        col=1,
+    )
+
+    overlays = [("course's run", PUBLISHED)] if show_published else []
+    overlays += list(measured)
+    symbols = ["diamond-open", "x-thin-open", "star-open", "square-open"]
+    for index, (label, rows) in enumerate(overlays):
+        symbol = symbols[index % len(symbols)]
+        marker = {"symbol": symbol, "size": 11, "line": {"width": 2}}
+        for key, colour, row, secondary, short in (
+            ("agg_tok_s", BLUE, 1, False, "total"),
+            ("user_tok_s", ORANGE, 1, True, "per user"),
+            ("ttft_p50_ms", GREEN, 2, False, "TTFT p50"),
+            ("ttft_p95_ms", RED, 2, False, "TTFT p95"),
+        ):
+            x, y = _points(rows, key)
+            fig.add_trace(
+                go.Scatter(
+                    x=x, y=y, name=f"{short} ({label})", mode="markers", marker={**marker, "color": colour}
+                ),
+                row=row,
+                col=1,
+                secondary_y=secondary if row == 1 else None,
+            )
+
+    _knee(fig, result.capacity, rows=(1, 2))
+    fig.update_xaxes(**_axis_ticks(levels), row=2, col=1)
+    fig.update_xaxes(type="log", tickvals=levels, ticktext=[str(level) for level in levels], row=1, col=1)
+    fig.update_yaxes(title_text="total tok/s", rangemode="tozero", row=1, col=1, secondary_y=False)
+    fig.update_yaxes(
+        title_text="per-user tok/s",
+        rangemode="tozero",
+        row=1,
+        col=1,
+        secondary_y=True,
+        showgrid=False,
+        tickmode="auto",
+        nticks=6,
+    )
+    fig.update_yaxes(title_text="ms (log)", type="log", dtick=1, row=2, col=1)
+    fig.update_layout(
+        height=420 if compact else 560,
+        margin={"l": 56, "r": 56, "t": 40, "b": 48},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0, "font": {"size": 11}},
+        hovermode="x unified",
+        paper_bgcolor="rgba(0,0,0,0)",
+        plot_bgcolor="rgba(0,0,0,0)",
+        font={"size": 12},
+    )
+    return json.loads(fig.to_json())

@@ -1,0 +1,40 @@
+from playwright.sync_api import Page, expect
+
+
+def test_moving_slots_redraws_the_chart_and_moves_capacity(page: Page, live_server):
+    page.goto(live_server.url + "/sim/")
+    sentence = page.locator(".capacity-sentence")
+    expect(sentence).to_contain_text("Capacity is C = 8")
+    plot = page.locator("#sim-results .plot")
+    expect(plot).to_have_attribute("data-drawn", "true")
+    expect(plot.locator(".main-svg").first).to_be_visible()
+    knee = plot.get_by_text("knee: capacity 8")
+    expect(knee).to_be_visible()
+
+    slots = page.get_by_label("Slots")
+    slots.fill("16")
+    slots.dispatch_event("change")
+
+    expect(sentence).to_contain_text("Capacity is C = 16")
+    expect(page.locator("#sim-results .plot").get_by_text("knee: capacity 16")).to_be_visible()
+    expect(page.locator("tr.is-capacity th")).to_contain_text("16")
+    assert "slots=16" in page.url  # the view can be shared
+
+
+def test_sim_form_works_without_javascript(page_without_js: Page, live_server):
+    page = page_without_js
+    page.goto(live_server.url + "/sim/")
+    page.get_by_label("Slots").fill("16")
+    page.get_by_role("button", name="Simulate").click()
+    page.wait_for_url("**slots=16**")
+    expect(page.locator(".capacity-sentence")).to_contain_text("Capacity is C = 16")
+    expect(page.locator("tr.is-capacity th")).to_contain_text("16")
+
+
+def test_seed_card_draws_its_live_chart(page: Page, live_lessons):
+    page.goto(live_lessons + "/learn/llm-inference-performance/concurrency-sweep/step-1/")
+    page.locator("#answer-toggle").click()
+    panel = page.locator(".layer-live")
+    expect(panel.get_by_role("heading", name="Computed live")).to_be_visible()
+    expect(panel.locator(".plot")).to_have_attribute("data-drawn", "true")
+    expect(panel.get_by_text("knee: capacity 8")).to_be_visible()

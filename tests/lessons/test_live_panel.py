@@ -1,0 +1,67 @@
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from felab_sim.models import Scenario
+from lessons.models import Card, CardFigure
+from tests.conftest import SEED_CARD_URL
+
+pytestmark = pytest.mark.django_db
+STEP_2 = SEED_CARD_URL.replace("step-1", "step-2")
+
+
+def test_seed_card_shows_computed_live_beside_the_stated_numbers(client, seed_card):
+    body = client.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
+    assert "Computed live" in body
+    for label, stated, live in [
+        ("Total, 1 person (tok/s)", "54.1", "54.2"),
+        ("Total, 8 people (tok/s)", "275.1", "276.3"),
+        ("Each person, 8 people (tok/s)", "38.9", "38.8"),
+        ("Total, 8 people ÷ 1 person", "5.1", "5.1"),
+        ("Share of solo speed each person keeps (%)", "71", "71"),
+        ("Step time, 8 people (ms)", "25.6", "25.6"),
+    ]:
+        row = f'<tr><th scope="row">{label}</th><td>{stated}</td><td class="live-value">{live}</td></tr>'
+        assert row in body
+    assert 'id="card-live-figure"' in body and "plotly-basic" in body
+
+
+def test_hidden_answer_has_no_live_panel(client, seed_card):
+    assert "Computed live" not in client.get(SEED_CARD_URL).content.decode()
+
+
+def test_placeholders_in_card_text_are_filled_from_the_scenario(client, seed_card):
+    body = client.get(STEP_2, {"answer": "shown"}).content.decode()
+    assert 'title="Computed live: sim.replicas.u120">15</span>' in body
+    assert 'title="Computed live: sim.replicas_headroom.u120">18</span>' in body
+    assert "{{sim." not in body
+
+
+def test_changing_the_scenario_changes_the_card(client, seed_card):
+    Scenario.objects.filter(slug="practice-server").update(slots=16)
+    body = client.get(STEP_2, {"answer": "shown"}).content.decode()
+    assert 'title="Computed live: sim.capacity">16</span>' in body
+
+
+def test_an_unknown_name_stored_anyway_never_breaks_the_page(client, seed_card):
+    Card.objects.filter(pk=seed_card.pk).update(plain_words="Broken {{sim.c9.nope}} here.")
+    card = Card.objects.get(pk=seed_card.pk)
+    card.save()  # re-render, bypassing the admin's validation
+    CardFigure.objects.create(card=card, order=99, label="Bad", figure="nope", stated="1")
+    response = client.get(SEED_CARD_URL, {"answer": "shown"})
+    assert response.status_code == 200
+    assert 'title="Computed live: sim.c9.nope">—</span>' in response.content.decode()
+
+
+def test_live_panel_costs_at_most_one_query(client, seed_card):
+    def count() -> int:
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(SEED_CARD_URL, {"answer": "shown"}).status_code == 200
+        return len(queries)
+
+    count()  # warm caches
+    with_panel = count()
+    seed_card.figures.all().delete()
+    Card.objects.filter(pk=seed_card.pk).update(scenario=None)
+    without_panel = count()
+    assert with_panel <= without_panel + 1

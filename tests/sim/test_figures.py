@@ -1,0 +1,87 @@
+"""Live figures cited from card text: names, checks and values. No database."""
+
+import pytest
+
+from felab_sim import figures
+from felab_sim.model import SweepParams, run_sweep
+
+DEFAULT = run_sweep(SweepParams())
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("c1.agg_tok_s", "54.2"),
+        ("c8.agg_tok_s", "276.3"),
+        ("c1.user_tok_s", "54.9"),
+        ("c8.user_tok_s", "38.8"),
+        ("c8.requests", "24"),
+        ("c8.goodput_rps", "2.53"),
+        ("capacity", "8"),
+        ("slots", "8"),
+        ("slo_ms", "500.0"),
+        ("growth_pct", "6.0"),
+        ("step_ms.c1", "18.0"),
+        ("step_ms.c8", "25.6"),
+        ("ideal_user_tok_s.c1", "55.6"),
+        ("ideal_user_tok_s.c8", "39.1"),
+        ("speedup.c8", "5.1"),
+        ("keeps_pct.c8", "71"),
+        ("slower_pct.c8", "29"),
+        ("replicas.u120", "15"),
+        ("replicas_headroom.u120", "18"),
+    ],
+)
+def test_seed_card_figures_come_out_as_the_card_states_them(name, text):
+    assert figures.text_of(name, DEFAULT) == text
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("c9.agg_tok_s", "level 9 is not in the scenario's levels"),
+        ("c8.tokens_per_second", "not a sweep metric"),
+        ("nonsense", "not a known live figure"),
+        ("speedup.u8", "not a known live figure"),
+        ("step_ms.c5000", "level must be from 1 to 1024"),
+        ("replicas.u0", "users must be from 1"),
+        ("", "not a known live figure"),
+    ],
+)
+def test_unknown_names_are_refused_with_a_reason(name, reason):
+    with pytest.raises(figures.UnknownFigure, match=reason):
+        figures.parse(name, SweepParams())
+
+
+def test_ratios_need_level_one():
+    with pytest.raises(figures.UnknownFigure, match="needs level 1"):
+        figures.parse("speedup.c8", SweepParams(levels=(2, 8)))
+
+
+def test_problems_lists_each_bad_name_once_and_requires_a_scenario():
+    text = "{{sim.c8.agg_tok_s}} {{ sim.bogus }} {{sim.bogus}}"
+    assert figures.problems([text], SweepParams()) == [
+        "sim.bogus: not a known live figure; see felab_sim/figures.py for the list"
+    ]
+    assert figures.problems(["{{sim.capacity}}"], None) == [
+        "sim.capacity: this card cites live figures, so it needs a scenario"
+    ]
+    assert figures.problems(["no figures here, {{ other }}"], None) == []
+
+
+def test_fill_never_raises_and_dashes_what_it_cannot_resolve():
+    text = "total {{sim.c8.agg_tok_s}}, bad {{sim.c3.agg_tok_s}}, none {{sim.nope}}"
+    assert figures.fill(text, DEFAULT) == "total 276.3, bad —, none —"
+    assert figures.fill(text, None) == "total —, bad —, none —"
+
+
+def test_capacity_figures_dash_when_no_level_meets_the_slo():
+    tight = run_sweep(SweepParams(levels=(1, 8), slo_ms=1))
+    assert tight.capacity is None
+    assert figures.text_of("capacity", tight) == figures.MISSING
+    assert figures.text_of("replicas.u120", tight) == figures.MISSING
+
+
+def test_fill_wraps_values_when_asked():
+    wrapped = figures.fill("{{sim.capacity}}", DEFAULT, lambda name, value: f"[{name}={value}]")
+    assert wrapped == "[capacity=8]"
