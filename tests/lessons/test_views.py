@@ -94,13 +94,15 @@ def test_full_page_also_varies_on_hx_request(client, seed_card):
 
 
 def test_previous_and_next_links(client, seed_card):
-    lesson = seed_card.lesson
-    Card.objects.create(lesson=lesson, step=5, title="Later", question="Q", plain_words="A")
+    base = "/learn/llm-inference-performance/concurrency-sweep/"
+    Card.objects.create(lesson=seed_card.lesson, step=5, title="Later", question="Q", plain_words="A")
     first = client.get(SEED_CARD_URL).content.decode()
-    assert 'rel="next" href="/learn/llm-inference-performance/concurrency-sweep/step-5/"' in first
+    assert f'rel="next" href="{base}step-2/"' in first
     assert 'rel="prev"' not in first
-    last = client.get("/learn/llm-inference-performance/concurrency-sweep/step-5/").content.decode()
-    assert f'rel="prev" href="{SEED_CARD_URL}"' in last
+    third = client.get(f"{base}step-3/").content.decode()
+    assert f'rel="prev" href="{base}step-2/"' in third and f'rel="next" href="{base}step-5/"' in third
+    last = client.get(f"{base}step-5/").content.decode()
+    assert f'rel="prev" href="{base}step-3/"' in last and 'rel="next"' not in last
 
 
 def test_script_in_card_text_never_reaches_the_page(client, seed_card):
