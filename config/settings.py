@@ -65,6 +65,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "config.middleware.security_headers",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -155,6 +156,23 @@ if PRODUCTION:
     SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_HSTS_SECONDS", str(60 * 60 * 24 * 365)))
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
+
+# Rate limits per client address: (requests, window in seconds). 0 requests turns one off.
+RATE_LIMITS = {
+    "login": (int(os.environ.get("FELAB_LOGIN_LIMIT", "10")), 60),
+    "sweep": (int(os.environ.get("FELAB_SWEEP_LIMIT", "120")), 60),
+}
+CACHES = {
+    "default": (
+        {
+            # Shared by every gunicorn worker on the machine, so rate limits hold across them.
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": os.environ.get("FELAB_CACHE_DIR", "/tmp/felab-cache"),
+        }
+        if PRODUCTION
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
 
 LOGGING = {
     "version": 1,

@@ -5,6 +5,8 @@ from django.shortcuts import render
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
+from config.ratelimit import rate_limited
+
 from . import plots
 from .forms import SweepForm
 from .live import cached_sweep
@@ -16,6 +18,7 @@ def _json_error(param: str, message: str, status: int = 400) -> JsonResponse:
 
 
 @require_GET
+@rate_limited("sweep")
 def sweep_json(request: HttpRequest) -> JsonResponse:
     """The simulated sweep as JSON, with DESIGN.md's shape; bad input is a 400 naming the parameter."""
     for key, values in request.GET.lists():
@@ -30,6 +33,7 @@ def sweep_json(request: HttpRequest) -> JsonResponse:
 
 
 @require_GET
+@rate_limited("sweep")
 def sim_page(request: HttpRequest) -> HttpResponse:
     """The explorable simulator: a GET form whose URL holds the parameters."""
     form = SweepForm({**SweepForm.defaults(), **request.GET.dict()})

@@ -23,6 +23,16 @@ def _plain_static_storage(settings):
     }
 
 
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    # Rate-limit windows live in the cache: each test starts with none used.
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
 @pytest.fixture
 def lessons(db) -> None:
     """The bundled lesson content, imported as `make run` does."""

@@ -85,3 +85,15 @@ def test_sweeps_too_big_for_the_web_are_refused_with_the_cap(client):
 
 def test_post_is_not_allowed(client):
     assert client.post(URL).status_code == 405
+
+
+def test_too_many_requests_get_a_429_with_retry_after(client, settings):
+
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "sweep": (3, 60)}
+    statuses = [client.get(URL, {"levels": "1"}).status_code for _ in range(4)]
+    assert statuses == [200, 200, 200, 429]
+    response = client.get(URL, {"levels": "1"})
+    assert 1 <= int(response["Retry-After"]) <= 60
+    assert "at most 3 per 60 s" in response.json()["error"]["message"]
+    other = client.get(URL, {"levels": "1"}, REMOTE_ADDR="10.0.0.9")
+    assert other.status_code == 200  # the limit is per address
