@@ -157,6 +157,9 @@ if PRODUCTION:
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
 
+# The practice server that `make run` starts beside the site; sweeps from /sim/ measure it.
+PRACTICE_SERVER_URL = os.environ.get("FELAB_PRACTICE_URL", "http://127.0.0.1:8001/v1")
+
 # Rate limits per client address: (requests, window in seconds). 0 requests turns one off.
 RATE_LIMITS = {
     "login": (int(os.environ.get("FELAB_LOGIN_LIMIT", "10")), 60),

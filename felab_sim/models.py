@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.urls import reverse
+from django.utils import timezone
 
 from .live import cached_sweep
 from .model import ParamError, SweepParams, SweepResult, check_web_limits
@@ -54,3 +57,98 @@ class Scenario(models.Model):
 
     def result(self) -> SweepResult:
         return cached_sweep(self.sweep_params())
+
+
+class SweepRunQuerySet(models.QuerySet["SweepRun"]):
+    def running(self) -> SweepRunQuerySet:
+        return self.filter(state=SweepRun.State.RUNNING)
+
+    def finished(self) -> SweepRunQuerySet:
+        return self.filter(state=SweepRun.State.DONE)
+
+
+class SweepRun(models.Model):
+    """A real sweep measured over HTTP against an OpenAI-compatible server, kept for plotting."""
+
+    class State(models.TextChoices):
+        RUNNING = "running", "running"
+        DONE = "done", "done"
+        FAILED = "failed", "failed"
+
+    server_url = models.URLField(max_length=300)
+    params = models.JSONField(help_text="The sweep's flat parameters, as in sweep.json.")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.RUNNING)
+    error = models.TextField(blank=True)
+    capacity = models.PositiveIntegerField(null=True, blank=True)
+    started_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="sweep_runs"
+    )
+    started_at = models.DateTimeField(default=timezone.now)
+    heartbeat_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = SweepRunQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-started_at"]
+        constraints = [
+            # One sweep at a time for the whole site, whichever worker process starts it.
+            models.UniqueConstraint(
+                fields=["state"], condition=models.Q(state="running"), name="one_sweep_running_at_a_time"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"Sweep {self.pk} of {self.server_url} ({self.state})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("sweep_run", args=[self.pk])
+
+    @property
+    def is_running(self) -> bool:
+        return self.state == self.State.RUNNING
+
+    def sweep_params(self) -> SweepParams:
+        return SweepParams.from_flat(self.params)
+
+    def measured_rows(self) -> list[dict[str, float]]:
+        """The finished levels with the JSON level keys, for tables and charts."""
+        return [level.as_dict() for level in self.levels.all() if level.is_finished]
+
+
+class SweepRunLevel(models.Model):
+    """One concurrency level of a run: its progress while running, its metrics when done."""
+
+    run = models.ForeignKey(SweepRun, on_delete=models.CASCADE, related_name="levels")
+    conc = models.PositiveIntegerField()
+    requests = models.PositiveIntegerField()
+    done = models.PositiveIntegerField(default=0)
+    agg_tok_s = models.FloatField(null=True, blank=True)
+    user_tok_s = models.FloatField(null=True, blank=True)
+    ttft_p50_ms = models.FloatField(null=True, blank=True)
+    ttft_p95_ms = models.FloatField(null=True, blank=True)
+    goodput_rps = models.FloatField(null=True, blank=True)
+
+    METRICS = ("agg_tok_s", "user_tok_s", "ttft_p50_ms", "ttft_p95_ms", "goodput_rps")
+
+    class Meta:
+        ordering = ["run", "conc"]
+        constraints = [models.UniqueConstraint(fields=["run", "conc"], name="one_row_per_level")]
+
+    def __str__(self) -> str:
+        return f"C = {self.conc}: {self.done}/{self.requests}"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.agg_tok_s is not None
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.done / self.requests) if self.requests else 0
+
+    def as_dict(self) -> dict[str, float]:
+        return {
+            "conc": self.conc,
+            "requests": self.requests,
+            **{name: getattr(self, name) for name in self.METRICS},
+        }

@@ -5,4 +5,6 @@ from . import views
 urlpatterns = [
     path("", views.sim_page, name="sim"),
     path("sweep.json", views.sweep_json, name="sweep_json"),
+    path("runs/", views.run_start, name="sweep_run_start"),
+    path("runs/<int:run_id>/", views.run_detail, name="sweep_run"),
 ]

@@ -1,16 +1,22 @@
 from __future__ import annotations
 
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
 from django.utils.cache import patch_vary_headers
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
 from config.ratelimit import rate_limited
 
 from . import plots
 from .forms import SweepForm
-from .live import cached_sweep
+from .live import cached_sweep, sim_query
 from .model import ParamError, SweepParams, SweepResult, check_web_limits
+from .models import SweepRun
+from .runs import BROWSER_LIMITS, SweepBusy, reap_stale_runs, start_run
 
 
 def _json_error(param: str, message: str, status: int = 400) -> JsonResponse:
@@ -38,15 +44,68 @@ def sim_page(request: HttpRequest) -> HttpResponse:
     """The explorable simulator: a GET form whose URL holds the parameters."""
     form = SweepForm({**SweepForm.defaults(), **request.GET.dict()})
     result = cached_sweep(form.params) if form.is_valid() else None
+    overlay = _run_to_overlay(request.GET.get("run"))
+    measured = [(f"run {overlay.pk}", overlay.measured_rows())] if overlay else []
     context = {
         "form": form,
         "result": result,
-        "figure": plots.sweep_figure(result) if result else None,
+        "figure": plots.sweep_figure(result, measured=measured) if result else None,
         "summary": capacity_sentence(result) if result else "",
         "rows": published_beside(result) if result else [],
+        "overlay": overlay,
+        "recent_runs": SweepRun.objects.finished()[:5],
+        "running": SweepRun.objects.running().first(),
+        "browser_limits": BROWSER_LIMITS,
     }
     template = "felab_sim/sim.html#results" if request.htmx else "felab_sim/sim.html"
     response = render(request, template, context, status=200 if result else 400)
+    patch_vary_headers(response, ["HX-Request"])
+    return response
+
+
+def _run_to_overlay(run_id: str | None) -> SweepRun | None:
+    if not run_id or not run_id.isdigit():
+        return None
+    return SweepRun.objects.finished().prefetch_related("levels").filter(pk=int(run_id)).first()
+
+
+@require_POST
+@login_required
+@rate_limited("sweep")
+def run_start(request: HttpRequest) -> HttpResponse:
+    """Start a real sweep against the practice server; one at a time for the whole site."""
+    fields = {key: request.POST[key] for key in ("levels", "max_tokens", "slo_ms") if request.POST.get(key)}
+    try:
+        run = start_run(SweepParams.from_flat(fields), request.user)
+    except ParamError as error:
+        messages.error(request, f"The sweep did not start: {error.message}")
+        return redirect(f"{reverse('sim')}#real-sweep")
+    except SweepBusy as busy:
+        running = busy.running
+        when = timezone.localtime(running.started_at).strftime("%H:%M:%S UTC") if running else "just now"
+        messages.error(
+            request, f"A sweep is already running (started at {when}); watch it or wait for it to end."
+        )
+        return redirect(running.get_absolute_url() if running else reverse("sim"))
+    return redirect(run.get_absolute_url())
+
+
+@require_GET
+def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
+    reap_stale_runs()  # a run whose worker process ended shows as failed, not running forever
+    run = get_object_or_404(
+        SweepRun.objects.select_related("started_by").prefetch_related("levels"), pk=run_id
+    )
+    context: dict[str, object] = {"run": run, "levels": list(run.levels.all())}
+    if run.state == SweepRun.State.DONE:
+        params = run.sweep_params()
+        model = cached_sweep(params)
+        context["figure"] = plots.sweep_figure(
+            model, show_published=False, measured=[("measured", run.measured_rows())]
+        )
+        context["sim_url"] = f"{reverse('sim')}?{sim_query(params)}&run={run.pk}"
+    template = "felab_sim/run.html#progress" if request.htmx else "felab_sim/run.html"
+    response = render(request, template, context)
     patch_vary_headers(response, ["HX-Request"])
     return response
 

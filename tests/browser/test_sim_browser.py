@@ -38,3 +38,39 @@ def test_seed_card_draws_its_live_chart(page: Page, live_lessons):
     expect(panel.get_by_role("heading", name="Computed live")).to_be_visible()
     expect(panel.locator(".plot")).to_have_attribute("data-drawn", "true")
     expect(panel.get_by_text("knee: capacity 8")).to_be_visible()
+
+
+def test_start_a_real_sweep_watch_progress_and_see_the_result(page: Page, live_server, student, settings):
+    from django.conf import settings as django_settings
+    from django.test import Client
+
+    from felab_sim.model import ServerParams
+    from tests.practice.conftest import serving
+
+    client = Client()
+    client.force_login(student)
+    page.context.add_cookies(
+        [
+            {
+                "name": django_settings.SESSION_COOKIE_NAME,
+                "value": client.cookies["sessionid"].value,
+                "url": live_server.url,
+            }
+        ]
+    )
+    # A slower step than the other tests' so the progress bars are seen moving.
+    with serving(ServerParams(step_ms=6.0)) as server:
+        settings.PRACTICE_SERVER_URL = server.api
+        page.goto(live_server.url + "/sim/")
+        page.get_by_label("Concurrency levels", exact=True).nth(1).fill("1,4")
+        page.get_by_label("Max tokens", exact=True).nth(1).fill("32")
+        page.get_by_role("button", name="Start a real sweep").click()
+        page.wait_for_url("**/sim/runs/*/")
+        expect(page.get_by_text("Running…")).to_be_visible()
+        expect(page.locator("#level-1")).to_be_visible()
+        # The page updates itself: the state changes without a reload.
+        expect(page.get_by_text("Done: capacity C = 4")).to_be_visible(timeout=60_000)
+        expect(page.locator("#level-4")).to_have_attribute("value", "12")
+        expect(page.locator(".plot[data-figure='run-figure']")).to_have_attribute("data-drawn", "true")
+        page.get_by_role("link", name="Open in the simulator, drawn over the model").click()
+        expect(page.get_by_text("(drawn above)")).to_be_visible()

@@ -1,4 +1,5 @@
-"""`manage.py sweep`: lesson 03's concurrency sweep, simulated by felab_sim's model."""
+"""`manage.py sweep`: lesson 03's concurrency sweep, simulated by felab_sim's model, or with
+--url measured over HTTP against any OpenAI-compatible server (felab_sim.loadgen)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from felab_sim.loadgen import LoadgenError, run_real_sweep
 from felab_sim.model import ParamError, SweepParams, SweepResult, run_sweep
 
 COLUMNS = ("conc", "requests", "agg_tok_s", "user_tok_s", "ttft_p50_ms", "ttft_p95_ms", "goodput_rps")
@@ -42,11 +44,32 @@ class Command(BaseCommand):
         parser.add_argument("--request-overhead-ms", help="time outside the server per request (default 4)")
         parser.add_argument("--token-overhead-ms", help="time outside the server per token (default 0.2)")
         parser.add_argument("--json", action="store_true", help="print JSON instead of the table")
+        parser.add_argument(
+            "--url",
+            help="measure this OpenAI-compatible server instead, e.g. http://127.0.0.1:8001/v1 "
+            "(the server's own settings apply; --slots, --step-ms, --growth and --prefill-tok-s are ignored)",
+        )
+        parser.add_argument("--model", help="with --url: the model name (default: the server's first model)")
 
     def handle(self, *args, **options) -> None:
         params = self.sweep_params(options)
-        result = run_sweep(params)
+        if options["url"]:
+            result = self.measure(options["url"], params, options["model"])
+        else:
+            result = run_sweep(params)
         self.emit(result, as_json=options["json"])
+
+    def measure(self, url: str, params: SweepParams, model: str | None) -> SweepResult:
+        def progress(index: int, conc: int, done: int, total: int) -> None:
+            # One line per level on stderr, so --json output on stdout stays machine-readable.
+            if done == total:
+                self.stderr.write(f"level C = {conc}: {done}/{total} requests done")
+
+        self.stderr.write(f"measuring {url}: levels {', '.join(map(str, params.levels))}")
+        try:
+            return run_real_sweep(url, params, model=model, on_progress=progress)
+        except LoadgenError as error:
+            raise CommandError(f"--url {url}: {error}") from error
 
     def sweep_params(self, options: dict) -> SweepParams:
         flat = {key: options[key] for key in SweepParams.FLAT_KEYS if options.get(key) is not None}
