@@ -56,7 +56,7 @@ def test_a_student_runs_a_sweep_and_sees_it_over_the_model(student_client, stude
     page = student_client.get(f"/sim/runs/{run.pk}/").content.decode()
     assert "Done: capacity C = 2" in page and 'id="run-figure"' in page and "hx-trigger" not in page
     overlay = student_client.get("/sim/", {"levels": "1,2", "run": run.pk}).content.decode()
-    assert "per user (run %d)" % run.pk in overlay and "(drawn above)" in overlay
+    assert f"per user (run {run.pk})" in overlay and "(drawn above)" in overlay
 
 
 @pytest.mark.django_db
