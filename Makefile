@@ -5,13 +5,14 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 8000
+PRACTICE_PORT ?= 8001
 # A throwaway database on the local PostgreSQL for the second test run.
 PG_ADMIN_URL ?= postgresql://postgres@127.0.0.1:5432/test
 PG_TEST_DB ?= felab_ci
 PG_TEST_URL ?= postgresql://postgres@127.0.0.1:5432/$(PG_TEST_DB)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run setup test test-sqlite test-postgres lint chromium bench clean
+.PHONY: run serve setup test test-sqlite test-postgres lint chromium bench clean
 
 $(VENV)/.runtime: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -28,9 +29,20 @@ setup: $(VENV)/.runtime
 	$(PY) manage.py import_lessons
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 
+# The site and, beside it, the practice server that /sim/ measures; Ctrl-C stops both.
 run: setup
-	@echo "felab on http://$(HOST):$(PORT)/"
-	$(PY) manage.py runserver $(HOST):$(PORT)
+	@echo "felab on http://$(HOST):$(PORT)/ ; practice server on http://127.0.0.1:$(PRACTICE_PORT)/v1"
+	@trap 'kill 0' INT TERM EXIT; \
+	FELAB_PRACTICE_URL=http://127.0.0.1:$(PRACTICE_PORT)/v1 $(PY) manage.py practice_server --port $(PRACTICE_PORT) & \
+	FELAB_PRACTICE_URL=http://127.0.0.1:$(PRACTICE_PORT)/v1 $(PY) manage.py runserver $(HOST):$(PORT)
+
+# Production settings under gunicorn. Needs SECRET_KEY and ALLOWED_HOSTS; on a machine without
+# TLS in front, DJANGO_INSECURE_HTTP=1 serves plain HTTP (no HTTPS redirect, no secure cookies).
+serve: $(VENV)/.runtime
+	DJANGO_ENV=production $(PY) manage.py migrate --noinput
+	DJANGO_ENV=production $(PY) manage.py import_lessons
+	DJANGO_ENV=production $(PY) manage.py collectstatic --noinput --verbosity 0
+	DJANGO_ENV=production $(VENV)/bin/gunicorn --config config/gunicorn.conf.py
 
 chromium:
 	@if [ ! -x /usr/bin/chromium ]; then \
