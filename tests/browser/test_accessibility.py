@@ -1,0 +1,38 @@
+"""axe-core in Chromium: no serious or critical violations on the pages students use."""
+
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+from playwright.sync_api import Page
+
+from tests.conftest import SEED_CARD_URL
+
+AXE = Axe()
+PAGES = {
+    "home": "/",
+    "card, answer hidden": SEED_CARD_URL,
+    "card, answer shown": SEED_CARD_URL + "?answer=shown",
+    "card 2, answer shown": SEED_CARD_URL.replace("step-1", "step-2") + "?answer=shown",
+    "simulator": "/sim/",
+    "progress": "/progress/",
+    "review": "/review/",
+    "log in": "/accounts/login/",
+}
+
+
+def serious_violations(page: Page) -> list[str]:
+    results = AXE.run(page).response
+    return [
+        f"{violation['id']} ({violation['impact']}): {violation['help']} at "
+        + ", ".join(str(node["target"]) for node in violation["nodes"][:3])
+        for violation in results["violations"]
+        if violation["impact"] in {"serious", "critical"}
+    ]
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("name", PAGES)
+def test_no_serious_or_critical_violations(page: Page, live_lessons, name, scheme):
+    page.emulate_media(color_scheme=scheme)
+    page.goto(live_lessons + PAGES[name])
+    page.wait_for_load_state("networkidle")
+    assert serious_violations(page) == []
