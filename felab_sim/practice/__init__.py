@@ -1,0 +1,10 @@
+"""Lesson 03's practice server: an OpenAI-compatible streaming server timed by felab_sim.model.
+
+Free of Django, so the server, its tests and the benchmark import it without settings.
+"""
+
+from .app import PracticeApp
+from .slots import Slots
+from .wire import MAX_BODY_BYTES, MODEL_ID
+
+__all__ = ["MAX_BODY_BYTES", "MODEL_ID", "PracticeApp", "Slots"]

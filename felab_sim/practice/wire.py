@@ -1,0 +1,348 @@
+"""The OpenAI wire format as the practice server speaks it: request checks, chunks and replies.
+
+Status codes: 400 when the body is not a JSON object at all, 422 when it is one but a field is
+missing, of the wrong type or out of range, 404 for unknown paths and models, 405 for a wrong
+method, 413 for a body over 1 MiB. Every error carries OpenAI's ``{"error": {"message", "type",
+"param", "code"}}`` object, so the official client raises its usual typed exceptions.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import uuid
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from felab_sim.model import MAX_MAX_TOKENS, output_tokens, prompt_tokens
+
+MODEL_ID = "felab-practice"
+MAX_BODY_BYTES = 1 << 20
+# OpenAI's legacy completions endpoint stops at 16 tokens unless told otherwise; chat has no
+# such default, so a chat reply runs to its drawn length.
+COMPLETIONS_DEFAULT_MAX_TOKENS = 16
+
+Kind = Literal["chat", "completion"]
+
+# Filler for the replies: any deterministic words will do, since only their count and timing
+# matter to the lesson. A prompt picks where in the list its reply starts.
+_FILLER = (
+    "tokens batch prefill decode cache slot queue latency throughput stream kernel memory "
+    "bandwidth attention weights prompt reply request server client step block prefix median "
+    "percentile goodput capacity load sweep level warm steady scale budget model layer head "
+    "vector matrix tile fused chunk window context output input rate time"
+)
+WORDS = tuple(_FILLER.split())
+
+
+class ApiError(Exception):
+    """A request the server refuses, with the HTTP status and OpenAI's error object."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        param: str | None = None,
+        code: str | None = None,
+        headers: Sequence[tuple[bytes, bytes]] = (),
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.param = param
+        self.code = code
+        self.headers = tuple(headers)
+
+    def payload(self) -> dict[str, object]:
+        return {
+            "error": {
+                "message": self.message,
+                "type": "invalid_request_error",
+                "param": self.param,
+                "code": self.code,
+            }
+        }
+
+
+@dataclass(frozen=True)
+class Job:
+    """One accepted request: what to reply and how."""
+
+    kind: Kind
+    prompt: str
+    n_tokens: int
+    finish_reason: str
+    stream: bool
+    include_usage: bool
+    word_start: int = 0
+
+    @property
+    def prompt_tokens(self) -> int:
+        return prompt_tokens(self.prompt)
+
+    def word(self, index: int) -> str:
+        word = WORDS[(self.word_start + index) % len(WORDS)]
+        return word if index == 0 else " " + word
+
+    def text(self) -> str:
+        return "".join(self.word(i) for i in range(self.n_tokens))
+
+
+# --------------------------------------------------------------------------- request checks
+
+
+def _reject_constant(name: str) -> object:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def parse_body(body: bytes) -> dict[str, object]:
+    try:
+        data = json.loads(body, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:
+        # ValueError covers bad UTF-8 and bad syntax; RecursionError a deeply nested body.
+        detail = str(exc) if isinstance(exc, json.JSONDecodeError) else "could not be decoded"
+        raise ApiError(400, f"The request body is not valid JSON: {detail}.", code="invalid_json") from None
+    if not isinstance(data, dict):
+        raise ApiError(400, "The request body must be a JSON object.", code="invalid_request_body") from None
+    return data
+
+
+def _type_name(value: object) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(value), "integer" if isinstance(value, int) else "number"
+    )
+
+
+def _wrong_type(param: str, expected: str, value: object) -> ApiError:
+    return ApiError(
+        422,
+        f"Invalid type for '{param}': expected {expected}, but got {_type_name(value)}.",
+        param=param,
+        code="invalid_type",
+    )
+
+
+def _missing(param: str) -> ApiError:
+    return ApiError(
+        422, f"Missing required parameter: '{param}'.", param=param, code="missing_required_parameter"
+    )
+
+
+def _optional_bool(data: Mapping[str, object], key: str, param: str | None = None) -> bool:
+    value = data.get(key)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise _wrong_type(param or key, "a boolean", value)
+    return value
+
+
+def _optional_token_cap(data: Mapping[str, object], param: str) -> int | None:
+    value = data.get(param)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _wrong_type(param, "an integer", value)
+    if value < 1:
+        raise ApiError(
+            422,
+            f"Invalid '{param}': integer below minimum value. Expected a value >= 1, but got {value}.",
+            param=param,
+            code="integer_below_min_value",
+        )
+    if value > MAX_MAX_TOKENS:
+        raise ApiError(
+            422,
+            f"Invalid '{param}': integer above maximum value. Expected a value <= {MAX_MAX_TOKENS}, "
+            f"but got {value}.",
+            param=param,
+            code="integer_above_max_value",
+        )
+    return value
+
+
+def _check_model(data: Mapping[str, object], model_id: str) -> None:
+    if "model" not in data:
+        raise _missing("model")
+    model = data["model"]
+    if not isinstance(model, str):
+        raise _wrong_type("model", "a string", model)
+    if model != model_id:
+        raise ApiError(
+            404,
+            f"The model '{model[:100]}' does not exist; this server serves '{model_id}'.",
+            param="model",
+            code="model_not_found",
+        )
+
+
+def _message_text(index: int, message: object) -> str:
+    where = f"messages[{index}]"
+    if not isinstance(message, dict):
+        raise _wrong_type(where, "an object", message)
+    role = message.get("role")
+    if role is None:
+        raise _missing(f"{where}.role")
+    if not isinstance(role, str):
+        raise _wrong_type(f"{where}.role", "a string", role)
+    content = message.get("content")
+    if content is None or isinstance(content, str):
+        return content or ""
+    if not isinstance(content, list):
+        raise _wrong_type(f"{where}.content", "a string or an array of content parts", content)
+    texts = []
+    for j, part in enumerate(content):
+        if not isinstance(part, dict):
+            raise _wrong_type(f"{where}.content[{j}]", "an object", part)
+        if part.get("type") == "text":
+            text = part.get("text")
+            if not isinstance(text, str):
+                raise _wrong_type(f"{where}.content[{j}].text", "a string", text)
+            texts.append(text)
+    return "".join(texts)
+
+
+def _chat_prompt(data: Mapping[str, object]) -> str:
+    if "messages" not in data:
+        raise _missing("messages")
+    messages = data["messages"]
+    if not isinstance(messages, list):
+        raise _wrong_type("messages", "an array", messages)
+    if not messages:
+        raise ApiError(
+            422,
+            "Invalid 'messages': empty array. Expected an array with minimum length 1.",
+            param="messages",
+            code="empty_array",
+        )
+    # One user message is the prompt itself, so a chat request draws the same output length
+    # and prefix-cache blocks as the model does for that prompt text.
+    return "\n".join(_message_text(i, m) for i, m in enumerate(messages))
+
+
+def _completion_prompt(data: Mapping[str, object]) -> str:
+    if "prompt" not in data:
+        raise _missing("prompt")
+    prompt = data["prompt"]
+    if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], str):
+        return prompt[0]
+    if not isinstance(prompt, str):
+        raise _wrong_type("prompt", "a string (one prompt per request)", prompt)
+    return prompt
+
+
+def parse_request(kind: Kind, data: Mapping[str, object], model_id: str = MODEL_ID) -> Job:
+    """Check a chat or completions request body (already a JSON object) and plan its reply."""
+    prompt = _chat_prompt(data) if kind == "chat" else _completion_prompt(data)
+    _check_model(data, model_id)
+    caps = [
+        cap
+        for cap in (
+            _optional_token_cap(data, "max_tokens"),
+            _optional_token_cap(data, "max_completion_tokens") if kind == "chat" else None,
+        )
+        if cap is not None
+    ]
+    if not caps and kind == "completion":
+        caps = [COMPLETIONS_DEFAULT_MAX_TOKENS]
+    n = data.get("n")
+    if n is not None and (isinstance(n, bool) or n != 1):
+        raise ApiError(
+            422, "Invalid 'n': this server returns exactly one choice.", param="n", code="invalid_value"
+        )
+    stream = _optional_bool(data, "stream")
+    options = data.get("stream_options")
+    include_usage = False
+    if options is not None:
+        if not isinstance(options, dict):
+            raise _wrong_type("stream_options", "an object", options)
+        if not stream:
+            raise ApiError(
+                422,
+                "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+                param="stream_options",
+                code="invalid_value",
+            )
+        include_usage = _optional_bool(options, "include_usage", "stream_options.include_usage")
+
+    # The reply's natural length is the seeded draw; with both caps given, both are honoured.
+    natural = output_tokens(prompt, sys.maxsize)
+    n_tokens = min([natural, *caps])
+    return Job(
+        kind=kind,
+        prompt=prompt,
+        n_tokens=n_tokens,
+        finish_reason="length" if n_tokens < natural else "stop",
+        stream=stream,
+        include_usage=include_usage,
+        word_start=zlib.crc32(prompt.encode("utf-8", "surrogatepass")) % len(WORDS),
+    )
+
+
+# --------------------------------------------------------------------------- replies
+
+
+def dumps(obj: object) -> bytes:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+class Reply:
+    """The chunks and the whole response for one job, in the wire format of its endpoint."""
+
+    def __init__(self, job: Job, model_id: str, created: int) -> None:
+        self.job = job
+        self.chat = job.kind == "chat"
+        prefix = "chatcmpl-" if self.chat else "cmpl-"
+        self.head = {
+            "id": prefix + uuid.uuid4().hex,
+            "object": "chat.completion.chunk" if self.chat else "text_completion",
+            "created": created,
+            "model": model_id,
+        }
+        if job.include_usage:
+            # OpenAI's convention: with include_usage every chunk has the key, null until the last.
+            self.head["usage"] = None
+
+    def usage(self) -> dict[str, int]:
+        prompt = self.job.prompt_tokens
+        return {
+            "prompt_tokens": prompt,
+            "completion_tokens": self.job.n_tokens,
+            "total_tokens": prompt + self.job.n_tokens,
+        }
+
+    def _choice(self, text: str, finish_reason: str | None, *, first: bool = False) -> dict[str, object]:
+        if self.chat:
+            delta = {"role": "assistant", "content": text} if first else {"content": text} if text else {}
+            return {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+        return {"index": 0, "text": text, "logprobs": None, "finish_reason": finish_reason}
+
+    def token_event(self, index: int) -> bytes:
+        choice = self._choice(self.job.word(index), None, first=index == 0)
+        return b"data: " + dumps({**self.head, "choices": [choice]}) + b"\n\n"
+
+    def closing_events(self) -> bytes:
+        """The finish chunk, the usage chunk if asked for, and the end marker."""
+        events = [dumps({**self.head, "choices": [self._choice("", self.job.finish_reason)]})]
+        if self.job.include_usage:
+            events.append(dumps({**self.head, "choices": [], "usage": self.usage()}))
+        return b"".join(b"data: " + e + b"\n\n" for e in events) + b"data: [DONE]\n\n"
+
+    def whole(self) -> bytes:
+        text = self.job.text()
+        if self.chat:
+            choice: dict[str, object] = {
+                "index": 0,
+                "message": {"role": "assistant", "content": text, "refusal": None},
+                "logprobs": None,
+                "finish_reason": self.job.finish_reason,
+            }
+            obj = "chat.completion"
+        else:
+            choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": self.job.finish_reason}
+            obj = "text_completion"
+        head = {k: v for k, v in self.head.items() if k != "usage"}
+        return dumps({**head, "object": obj, "choices": [choice], "usage": self.usage()})

@@ -1,0 +1,192 @@
+"""The server's rules over real HTTP: disconnects free slots, the queue is first come first
+served, and the prefix cache shortens prefill.
+
+Bounds on time are generous (this machine is shared, 2 cores); the assertions that matter are
+orderings and the gaps that a leak or a missing cache would open, which are many times larger.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+
+import httpx
+import pytest
+
+from felab_sim.model import ServerParams
+from felab_sim.practice import MODEL_ID
+
+from .conftest import serving
+
+# A request that should get its slot at once sees its first token after ~20 ms here; one
+# stuck behind a leaked slot would wait at least a whole reply (over a second below).
+PROMPT_START_BOUND_S = 0.5
+
+
+def chat_body(prompt: str, max_tokens: int | None = None) -> dict[str, object]:
+    body: dict[str, object] = {
+        "model": MODEL_ID,
+        "messages": [{"role": "user", "content": prompt}],
+        "stream": True,
+    }
+    if max_tokens is not None:
+        body["max_tokens"] = max_tokens
+    return body
+
+
+def is_content(line: str) -> bool:
+    return line.startswith("data: {") and '"content":' in line
+
+
+async def first_token_then_abort(client: httpx.AsyncClient, prompt: str) -> float:
+    """Seconds to the first token; then drop the connection mid-stream."""
+    start = time.perf_counter()
+    async with client.stream("POST", "/v1/chat/completions", json=chat_body(prompt)) as response:
+        assert response.status_code == 200
+        async for line in response.aiter_lines():
+            if is_content(line):
+                # Leaving the block with the body unread closes the connection.
+                return time.perf_counter() - start
+    raise AssertionError("the stream ended without content")
+
+
+async def timed_stream(client: httpx.AsyncClient, prompt: str, max_tokens: int) -> tuple[float, float, float]:
+    """(sent, first token, end of stream) on the perf_counter clock."""
+    sent = time.perf_counter()
+    first = None
+    async with client.stream("POST", "/v1/chat/completions", json=chat_body(prompt, max_tokens)) as response:
+        async for line in response.aiter_lines():
+            if first is None and is_content(line):
+                first = time.perf_counter()
+    assert first is not None
+    return sent, first, time.perf_counter()
+
+
+def new_client(server) -> httpx.AsyncClient:
+    return httpx.AsyncClient(base_url=server.url, limits=httpx.Limits(max_connections=None), timeout=30)
+
+
+@pytest.fixture(scope="module")
+def slow_server():
+    """Long replies (60 to 200 steps of at least 20 ms), so that every abort lands mid-stream."""
+    with serving(ServerParams(slots=8, step_ms=20.0)) as running:
+        yield running
+
+
+def test_100_streams_aborted_mid_stream_leak_no_slot(slow_server):
+    async def main() -> list[float]:
+        ttfts: list[float] = []
+        async with new_client(slow_server) as client:
+            # Waves of 8, one per slot: every wave needs all 8 slots the previous wave held.
+            for wave in range(13):
+                n = 8 if wave < 12 else 4
+                ttfts += await asyncio.gather(
+                    *(first_token_then_abort(client, f"abort {wave}.{i}") for i in range(n))
+                )
+        return ttfts
+
+    ttfts = asyncio.run(main())
+    assert len(ttfts) == 100
+    assert max(ttfts) < PROMPT_START_BOUND_S, sorted(ttfts)[-5:]
+    freed_after = slow_server.wait_idle(timeout=1.0)
+    assert freed_after < 1.0
+
+    async def one_more() -> float:
+        async with new_client(slow_server) as client:
+            return await first_token_then_abort(client, "after the aborts")
+
+    assert asyncio.run(one_more()) < PROMPT_START_BOUND_S
+    slow_server.wait_idle()
+
+
+def test_queued_requests_that_give_up_leave_the_queue(slow_server):
+    async def main() -> tuple[dict, float]:
+        async with new_client(slow_server) as client:
+
+            async def hold(i: int) -> None:
+                async with client.stream("POST", "/v1/chat/completions", json=chat_body(f"hold {i}")) as r:
+                    async for _ in r.aiter_lines():
+                        pass
+
+            tasks = [asyncio.create_task(hold(i)) for i in range(30)]
+            deadline = time.monotonic() + 5
+            while True:
+                status = (await client.get("/health")).json()
+                if status["waiting"] == 22 or time.monotonic() > deadline:
+                    break
+                await asyncio.sleep(0.01)
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        idle_after = slow_server.wait_idle(timeout=1.0)
+        async with new_client(slow_server) as client:
+            ttft = await first_token_then_abort(client, "after the queue emptied")
+        return status, idle_after, ttft
+
+    status, idle_after, ttft = asyncio.run(main())
+    assert (status["active"], status["waiting"]) == (8, 22)
+    assert idle_after < 1.0
+    assert ttft < PROMPT_START_BOUND_S
+    slow_server.wait_idle()
+
+
+def test_a_client_that_gives_up_on_a_whole_reply_frees_its_slot(slow_server):
+    """Not streamed: the reply would take over a second; the client leaves after 0.2 s."""
+    body = {"model": MODEL_ID, "messages": [{"role": "user", "content": "a long wait"}]}
+    with pytest.raises(httpx.ReadTimeout):
+        httpx.post(f"{slow_server.api}/chat/completions", json=body, timeout=0.2)
+    assert slow_server.wait_idle(timeout=1.0) < 1.0
+
+
+def test_requests_beyond_the_slots_wait_first_come_first_served():
+    # Each reply: 15 ms prefill, then 20 tokens of about 10.6 ms, then one more step: ~240 ms.
+    with serving(ServerParams(slots=2, step_ms=10.0)) as server:
+
+        async def main() -> tuple[list[tuple[float, float, float]], dict]:
+            async with new_client(server) as client:
+
+                async def nth(i: int) -> tuple[float, float, float]:
+                    await asyncio.sleep(0.02 * i)  # fixes the arrival order
+                    return await timed_stream(client, f"queue {i}", 20)
+
+                tasks = [asyncio.create_task(nth(i)) for i in range(4)]
+                await asyncio.sleep(0.12)  # all four sent, the first two still streaming
+                status = (await client.get("/health")).json()
+                return await asyncio.gather(*tasks), status
+
+        runs, status = asyncio.run(main())
+        assert (status["active"], status["waiting"]) == (2, 2)
+        (s1, f1, e1), (s2, f2, e2), (s3, f3, _), (s4, f4, _) = runs
+        assert f1 < f2 < f3 < f4
+        # The 3rd and 4th start only when the 1st and 2nd have left their slots.
+        assert f3 > e1 - 0.005
+        assert f4 > e2 - 0.005
+        assert f3 - s3 > 0.1
+        assert f4 - s4 > 0.1
+        assert f1 - s1 < PROMPT_START_BOUND_S
+        assert f2 - s2 < PROMPT_START_BOUND_S
+        server.wait_idle()
+
+
+def test_the_prefix_cache_shortens_prefill(server):
+    """Ten 256-character blocks: 640 tokens, 256 ms of prefill at 2500 tok/s, then none."""
+    head = f"{uuid.uuid4().hex} "  # unique, so no earlier test warmed these blocks
+    prompt = (head + "The decode step grows with the batch. " * 80)[: 10 * 256]
+    assert len(prompt) == 2560
+    half_shared = prompt[: 5 * 256] + "x" * (5 * 256)
+    params = server.params
+
+    async def main() -> list[float]:
+        async with new_client(server) as client:
+            ttfts = []
+            for text in (prompt, prompt, half_shared):
+                sent, first, _ = await timed_stream(client, text, 1)
+                ttfts.append(first - sent)
+            return ttfts
+
+    cold, warm, half = asyncio.run(main())
+    assert cold >= params.prefill_ms(640) / 1000  # 271 ms
+    assert warm < cold - 0.15  # all ten blocks cached: 15 ms
+    assert params.prefill_ms(320) / 1000 <= half < cold - 0.05  # five of ten cached: 143 ms
+    assert warm < half
