@@ -1,6 +1,7 @@
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 
+from config.views import healthz
 from lessons import views as lesson_views
 from quiz import views as quiz_views
 
@@ -14,5 +15,7 @@ urlpatterns = [
     path("learn/<slug:course_slug>/<slug:lesson_slug>/", lesson_views.lesson_detail, name="lesson"),
     path(card_path, lesson_views.card_detail, name="card"),
     path(f"{card_path}rate/", quiz_views.rate_card, name="rate_card"),
+    path("sim/", include("felab_sim.urls")),
+    path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
 ]

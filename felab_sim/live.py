@@ -15,12 +15,12 @@ def cached_sweep(params: SweepParams) -> SweepResult:
     return run_sweep(params)
 
 
-@lru_cache(maxsize=128)
-def cached_card_figure(params: SweepParams) -> dict:
-    """The compact chart a card's "Computed live" panel draws (read-only: shared)."""
+@lru_cache(maxsize=256)
+def cached_figure(params: SweepParams, *, compact: bool = False) -> str:
+    """The model's chart as plotly JSON: building a plotly figure costs far more than the sweep."""
     from .plots import sweep_figure  # plotly is imported only where a chart is drawn
 
-    return sweep_figure(cached_sweep(params), compact=True)
+    return sweep_figure(cached_sweep(params), compact=compact)
 
 
 def sim_query(params: SweepParams) -> str:

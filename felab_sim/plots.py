@@ -6,7 +6,6 @@ dark theme), so the same JSON serves both schemes.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -68,10 +67,11 @@ def sweep_figure(
     show_published: bool = True,
     measured: Sequence[tuple[str, Sequence[dict[str, float]]]] = (),
     compact: bool = False,
-) -> dict[str, Any]:
+) -> str:
     """Throughput (total and per user) over TTFT (p50, p95, SLO line), against concurrency.
 
     ``measured`` adds runs measured over HTTP: (label, rows with the JSON level keys).
+    Returns the figure as plotly JSON, ready for the page.
     """
     levels = [level.conc for level in result.levels]
     fig = make_subplots(
@@ -175,4 +175,4 @@ def sweep_figure(
         plot_bgcolor="rgba(0,0,0,0)",
         font={"size": 12},
     )
-    return json.loads(fig.to_json())
+    return fig.to_json()

@@ -13,7 +13,7 @@ from config.ratelimit import rate_limited
 
 from . import plots
 from .forms import SweepForm
-from .live import cached_sweep, sim_query
+from .live import cached_figure, cached_sweep, sim_query
 from .model import ParamError, SweepParams, SweepResult, check_web_limits
 from .models import SweepRun
 from .runs import BROWSER_LIMITS, SweepBusy, reap_stale_runs, start_run
@@ -49,7 +49,7 @@ def sim_page(request: HttpRequest) -> HttpResponse:
     context = {
         "form": form,
         "result": result,
-        "figure": plots.sweep_figure(result, measured=measured) if result else None,
+        "figure": _sim_figure(result, measured),
         "summary": capacity_sentence(result) if result else "",
         "rows": published_beside(result) if result else [],
         "overlay": overlay,
@@ -61,6 +61,14 @@ def sim_page(request: HttpRequest) -> HttpResponse:
     response = render(request, template, context, status=200 if result else 400)
     patch_vary_headers(response, ["HX-Request"])
     return response
+
+
+def _sim_figure(result: SweepResult | None, measured: list) -> str | None:
+    if result is None:
+        return None
+    if measured:  # a stored run drawn over the model: rare, not worth a cache entry
+        return plots.sweep_figure(result, measured=measured)
+    return cached_figure(result.params)
 
 
 def _run_to_overlay(run_id: str | None) -> SweepRun | None:

@@ -226,9 +226,10 @@ class Card(models.Model):
             for name in self.TEXT_FIELDS
         }
 
-    def live_chart(self) -> dict | None:
+    def live_chart(self) -> str | None:
+        """The card's chart as plotly JSON, or None without a scenario."""
         params = self._scenario_params()
-        return None if params is None else live.cached_card_figure(params)
+        return None if params is None else live.cached_figure(params, compact=True)
 
     def sim_url(self) -> str:
         params = self._scenario_params()

@@ -1,5 +1,7 @@
 import pytest
 
+pytestmark = pytest.mark.django_db
+
 URL = "/sim/"
 PLOTLY = "plotly-basic-4.1.1.min.js"
 
