@@ -3,7 +3,7 @@
     python bench/bench_http.py [--seconds 10] [--connections 16]
 
 Starts `gunicorn --config config/gunicorn.conf.py` on a free port with a scratch SQLite
-database holding the bundled lessons, then runs wrk (Debian's package) on each page. The
+database holding the bundled lessons (bench/site.py), then runs wrk (Debian's package) on each page. The
 machine is shared and noisy, so each page is reported as a ratio to a trivial Django view
 (/healthz) measured in the same run.
 """
@@ -11,72 +11,23 @@ machine is shared and noisy, so each page is reported as a ratio to a trivial Dj
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
 import sys
-import tempfile
-import time
 import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-PY = sys.executable
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.site import running_site, scratch_database
+
 PAGES = {
     "trivial view (/healthz)": "/healthz",
     "card page (answer shown)": "/learn/llm-inference-performance/concurrency-sweep/step-1/?answer=shown",
     "/sim/ (default parameters)": "/sim/",
     "/sim/sweep.json (default)": "/sim/sweep.json",
 }
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def production_env(database_url: str, port: int) -> dict[str, str]:
-    return {
-        **os.environ,
-        "DJANGO_ENV": "production",
-        "DJANGO_INSECURE_HTTP": "1",
-        "SECRET_KEY": "bench-only-secret-key-" + "x" * 40,
-        "ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "DATABASE_URL": database_url,
-        "FELAB_BIND": f"127.0.0.1:{port}",
-        "FELAB_ACCESS_LOG": os.devnull,
-        "FELAB_CACHE_DIR": tempfile.mkdtemp(prefix="felab-bench-cache-"),
-        # The benchmark measures the pages, not the rate limiter.
-        "FELAB_SWEEP_LIMIT": "0",
-        "FELAB_LOGIN_LIMIT": "0",
-    }
-
-
-def start_site(env: dict[str, str], port: int) -> subprocess.Popen:
-    for command in (["migrate", "--noinput"], ["import_lessons"], ["collectstatic", "--noinput"]):
-        subprocess.run([PY, "manage.py", *command, "-v", "0"], cwd=ROOT, env=env, check=True)
-    gunicorn = str(Path(PY).with_name("gunicorn"))
-    process = subprocess.Popen(
-        [gunicorn, "--config", "config/gunicorn.conf.py"], cwd=ROOT, env=env, start_new_session=True
-    )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2)
-            return process
-        except OSError:
-            time.sleep(0.2)
-    stop(process)
-    raise SystemExit("gunicorn did not start")
-
-
-def stop(process: subprocess.Popen) -> None:
-    os.killpg(process.pid, signal.SIGTERM)
-    process.wait(timeout=30)
 
 
 def to_ms(text: str) -> float:
@@ -105,18 +56,12 @@ def main() -> None:
     if not shutil.which("wrk"):
         raise SystemExit("wrk is missing: apt-get install -y wrk (make bench does it)")
 
-    scratch = Path(tempfile.mkdtemp(prefix="felab-bench-"))
-    port = free_port()
-    env = production_env(f"sqlite:///{scratch / 'bench.sqlite3'}", port)
-    site = start_site(env, port)
-    try:
-        rows = []
+    rows = []
+    with running_site(scratch_database("sqlite")) as site:
         for name, path in PAGES.items():
-            url = f"http://127.0.0.1:{port}{path}"
+            url = site.url + path
             urllib.request.urlopen(url, timeout=10).read()  # warm caches
             rows.append((name, *wrk(url, args.seconds, args.connections)))
-    finally:
-        stop(site)
 
     base = rows[0][1]
     print(f"wrk -t2 -c{args.connections} -d{args.seconds}s against gunicorn (production settings, SQLite)")
