@@ -1,0 +1,120 @@
+"""Every URL, thrown wrong methods, oversized and malformed bodies and odd query strings,
+by each member of the cast: always an answer below 500."""
+
+import pytest
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from felab_sim.models import SweepRun
+
+CARD = "/learn/llm-inference-performance/concurrency-sweep/step-1/"
+URLS = [
+    "/",
+    "/learn/llm-inference-performance/concurrency-sweep/",
+    CARD,
+    CARD + "?answer=shown",
+    CARD + "show/",
+    CARD + "rate/",
+    CARD + "opened/",
+    "/progress/",
+    "/progress/export.json",
+    "/progress/sharing/",
+    "/review/",
+    "/review/next/",
+    "/instructor/",
+    "/accounts/signup/",
+    "/accounts/login/",
+    "/accounts/logout/",
+    "/sim/",
+    "/sim/sweep.json",
+    "/sim/runs/",
+    "/sim/runs/{run}/",
+    "/healthz",
+    "/admin/",
+    "/admin/lessons/card/",
+]
+METHODS = ["get", "post", "put", "patch", "delete", "head", "options", "trace"]
+ODD_QUERIES = ["?%ff%fe", "?answer=" + "x" * 20_000, "?a=1&a=2&a=3", "?=", "?slots=%00", "?levels[]=1"]
+BIG = "x" * (3 * 1024 * 1024)  # over Django's 2.5 MB limit on request bodies
+
+
+def all_patterns(resolver: URLResolver = None, prefix: str = "") -> list[str]:
+    resolver = resolver or get_resolver()
+    found = []
+    for entry in resolver.url_patterns:
+        route = prefix + str(entry.pattern)
+        if isinstance(entry, URLResolver):
+            if not route.startswith("admin/"):
+                found += all_patterns(entry, route)
+        elif isinstance(entry, URLPattern):
+            found.append(route)
+    return found
+
+
+def test_every_route_is_in_the_hostile_list():
+    """A new view must be added above, so it meets the hostile requests too."""
+    covered = {url.split("?")[0] for url in URLS}
+    for route in all_patterns():
+        if route.startswith("admin/"):
+            continue
+        concrete = "/" + route.replace("<slug:course_slug>", "llm-inference-performance").replace(
+            "<slug:lesson_slug>", "concurrency-sweep"
+        ).replace("<int:step>", "1").replace("<int:run_id>", "{run}")
+        assert concrete in covered, f"{route} is not exercised by the hostile request tests"
+
+
+@pytest.fixture
+def urls(lessons):
+    run = SweepRun.objects.create(server_url="http://127.0.0.1:9/v1", params={"levels": [1]}, state="failed")
+    return [url.replace("{run}", str(run.pk)) for url in URLS]
+
+
+@pytest.fixture(params=["anonymous", "student", "instructor"])
+def visitor(request, student, instructor) -> Client:
+    client = Client()
+    if request.param != "anonymous":
+        client.force_login(student if request.param == "student" else instructor)
+    return client
+
+
+@pytest.mark.django_db
+def test_wrong_methods_never_500(visitor, urls, settings):
+    settings.RATE_LIMITS = {name: (0, 60) for name in settings.RATE_LIMITS}
+    for url in urls:
+        for method in METHODS:
+            response = getattr(visitor, method)(url) if method != "trace" else visitor.generic("TRACE", url)
+            assert response.status_code < 500, (method, url, response.status_code)
+
+
+@pytest.mark.django_db
+def test_malformed_and_oversized_bodies_never_500(visitor, urls, settings):
+    settings.RATE_LIMITS = {name: (0, 60) for name in settings.RATE_LIMITS}
+    bodies = [
+        ("application/x-www-form-urlencoded", b"rating=%ff%fe&answer=%00&showing=99999999999999999999999"),
+        ("application/x-www-form-urlencoded", b"rating=3&rating=4&showing=-1&showing=abc"),
+        ("multipart/form-data; boundary=broken", b"--broken\r\nnot a part\r\n"),
+        ("application/json", b'{"rating": [1, 2], "answer": {"$ne": 1}}'),
+        ("text/plain", b"\x00\xff\xfe garbage"),
+        ("application/x-www-form-urlencoded", ("answer=" + BIG).encode()),
+    ]
+    for url in urls:
+        for content_type, body in bodies:
+            response = visitor.generic("POST", url, body, content_type=content_type)
+            assert response.status_code < 500, (url, content_type[:30], response.status_code)
+
+
+@pytest.mark.django_db
+def test_odd_query_strings_never_500(visitor, urls, settings):
+    settings.RATE_LIMITS = {name: (0, 60) for name in settings.RATE_LIMITS}
+    for url in urls:
+        base = url.split("?")[0]
+        for query in ODD_QUERIES:
+            response = visitor.get(base + query)
+            assert response.status_code < 500, (base + query[:40], response.status_code)
+
+
+@pytest.mark.django_db
+def test_a_too_large_answer_is_a_clear_4xx(client, lessons):
+    response = client.post(CARD + "show/", {"answer": BIG})
+    assert response.status_code == 400
+    assert "malformed or too large" in response.content.decode()
