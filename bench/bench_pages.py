@@ -64,7 +64,9 @@ def page_weight(client: Client, url: str) -> tuple[int, int]:
     html = client.get(url).content
     compressed, raw = len(gzip.compress(html, 9)), len(html)
     for asset in sorted(set(ASSET.findall(html.decode()))):
-        path = Path(settings.STATIC_ROOT) / asset.removeprefix(settings.STATIC_URL.rstrip("/") + "/").lstrip("/")
+        path = Path(settings.STATIC_ROOT) / asset.removeprefix(settings.STATIC_URL.rstrip("/") + "/").lstrip(
+            "/"
+        )
         path = path if path.exists() else Path(settings.STATIC_ROOT) / asset.split("/static/", 1)[1]
         data = path.read_bytes()
         gz = path.with_name(path.name + ".gz")
@@ -94,8 +96,12 @@ def main() -> None:
 
     print(f"runs per figure: {runs}, in-process, median")
     print(f"card page (answer shown, live panel): {card_ms:.2f} ms = 1.00")
-    print(f"/sim/sweep.json, cached parameters:   {json_cached_ms:.2f} ms = {json_cached_ms / card_ms:.2f} x card")
-    print(f"/sim/sweep.json, new parameters:      {json_uncached_ms:.2f} ms = {json_uncached_ms / card_ms:.2f} x card")
+    print(
+        f"/sim/sweep.json, cached parameters:   {json_cached_ms:.2f} ms = {json_cached_ms / card_ms:.2f} x card"
+    )
+    print(
+        f"/sim/sweep.json, new parameters:      {json_uncached_ms:.2f} ms = {json_uncached_ms / card_ms:.2f} x card"
+    )
     print()
     print("SQL queries per page:")
     for name, url in PAGES.items():

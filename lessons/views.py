@@ -2,13 +2,19 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.cache import patch_vary_headers
 
-from quiz.models import Rating
+from quiz import clock
+from quiz.models import CardState, CardStudy, Learner, Rating
 
 from .models import Card, Course, Lesson
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    courses = Course.objects.with_lessons_and_steps()
+    courses = list(Course.objects.with_lessons_and_steps())
+    lessons = [lesson for course in courses for lesson in course.lessons.all()]
+    # The learner's progress bar per lesson: one query, none for a first-time visitor.
+    progress = CardState.objects.for_learner(Learner.of(request)).lesson_progress(lessons, clock.now())
+    for lesson in lessons:
+        lesson.progress = progress[lesson.pk]
     return render(request, "lessons/home.html", {"courses": courses})
 
 
@@ -22,15 +28,29 @@ def lesson_detail(request: HttpRequest, course_slug: str, lesson_slug: str) -> H
 
 
 def card_detail(request: HttpRequest, course_slug: str, lesson_slug: str, step: int) -> HttpResponse:
-    card = get_object_or_404(
+    card = card_for_page(course_slug, lesson_slug, step)
+    answer_shown = request.GET.get("answer") == "shown"
+    return render_card(request, card, answer_shown=answer_shown, review_mode=request.GET.get("review") == "1")
+
+
+def card_for_page(course_slug: str, lesson_slug: str, step: int) -> Card:
+    return get_object_or_404(
         Card.objects.for_page(), lesson__course__slug=course_slug, lesson__slug=lesson_slug, step=step
     )
-    answer_shown = request.GET.get("answer") == "shown"
+
+
+def render_card(
+    request: HttpRequest, card: Card, *, answer_shown: bool, review_mode: bool = False
+) -> HttpResponse:
+    """The card page, or for htmx its answer region; quiz's Show answer renders it too."""
     context = {
         "card": card,
         "card_url": card.get_absolute_url(),
         "answer_shown": answer_shown,
         "ratings": Rating.choices,
+        # The learner's typed answer and the four rating previews: two queries when shown.
+        "study": CardStudy.of(Learner.of(request), card, answer_shown=answer_shown),
+        "review_mode": review_mode,
         **_neighbours(card),
     }
     # htmx asks for the answer region alone when the toggle is pressed.

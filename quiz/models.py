@@ -1,11 +1,35 @@
+"""What students do with cards: show the answer, rate themselves, come back when due.
+
+A *learner* is an account, or, for anyone studying without one, an anonymous key
+kept in their session. Every row here belongs to exactly one learner, and every
+read goes through `for_learner`, so nobody sees another's answers or ratings.
+"""
+
 from __future__ import annotations
 
-from django.conf import settings
-from django.db import models
-from django.http import HttpRequest
-from django.utils import timezone
+import enum
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
 
-from lessons.models import Card
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import models, transaction
+from django.http import HttpRequest
+
+from lessons.instructors import INSTRUCTORS_GROUP
+from lessons.models import Card, Lesson
+
+from . import clock, scheduling
+
+# A rating may be changed for this long after it was first given.
+CHANGE_WINDOW = timedelta(minutes=1)
+ANSWER_MAX_LENGTH = 4000
+# The anonymous learner's key lives in the session's data, not in its key: Django
+# cycles the session key at log in, and the data survives that.
+LEARNER_SESSION_FIELD = "quiz_learner"
 
 
 class Rating(models.IntegerChoices):
@@ -17,32 +41,296 @@ class Rating(models.IntegerChoices):
     EASY = 4, "Easy"
 
 
-def learner_session_key(request: HttpRequest) -> str:
-    """The session key that identifies an anonymous learner, creating the session if needed."""
-    if not request.session.session_key:
-        request.session.save()
-    return request.session.session_key or ""
+class Layer(models.TextChoices):
+    """Parts of the answer a student opens on purpose, beyond the reveal itself."""
+
+    DEEPER = "deeper", "Go deeper"
 
 
-class ReviewQuerySet(models.QuerySet["Review"]):
-    def for_learner(self, request: HttpRequest) -> ReviewQuerySet:
-        """Only the requesting learner's reviews: their account's, or their session's."""
+def is_instructor(user: AbstractBaseUser | AnonymousUser) -> bool:
+    if not user.is_authenticated:
+        return False
+    if user.is_superuser:
+        return True
+    # Asked by the nav on every page and again by the view: remember it on the user.
+    cached = getattr(user, "_felab_is_instructor", None)
+    if cached is None:
+        cached = user.groups.filter(name=INSTRUCTORS_GROUP).exists()
+        user._felab_is_instructor = cached
+    return cached
+
+
+def shared_name(user: Any) -> str:
+    """A learner as an instructor may see them: a name only with the student's consent."""
+    if user is None:
+        return "anonymous"
+    try:
+        shares = user.learner_profile.share_name
+    except LearnerProfile.DoesNotExist:
+        shares = False
+    if shares:
+        return user.get_full_name() or user.get_username()
+    return "a student (name not shared)"
+
+
+@dataclass(frozen=True)
+class Learner:
+    """Who is studying: an account, or an anonymous session's key; possibly nobody yet."""
+
+    user: Any = None
+    session_key: str = ""
+
+    @classmethod
+    def of(cls, request: HttpRequest) -> Learner:
+        """The requesting learner, without creating anything (safe for GET)."""
         if request.user.is_authenticated:
-            return self.filter(user=request.user)
-        key = request.session.session_key
-        return self.filter(user__isnull=True, session_key=key) if key else self.none()
+            return cls(user=request.user)
+        return cls(session_key=request.session.get(LEARNER_SESSION_FIELD, ""))
+
+    @classmethod
+    def of_or_start(cls, request: HttpRequest) -> Learner:
+        """The requesting learner, giving an anonymous visitor a key to record against."""
+        learner = cls.of(request)
+        if learner.known:
+            return learner
+        if not request.session.session_key:
+            request.session.save()
+        key = request.session.session_key or ""
+        request.session[LEARNER_SESSION_FIELD] = key
+        return cls(session_key=key)
+
+    @classmethod
+    def owning(cls, row: Showing | Review | CardState) -> Learner:
+        return cls(user=row.user, session_key=row.session_key)
+
+    @property
+    def known(self) -> bool:
+        return self.user is not None or bool(self.session_key)
+
+    @property
+    def is_anonymous(self) -> bool:
+        return self.user is None
+
+    def owner_fields(self) -> dict[str, Any]:
+        """The columns that say a row is this learner's."""
+        if self.user is not None:
+            return {"user": self.user, "session_key": ""}
+        return {"user": None, "session_key": self.session_key}
+
+    @transaction.atomic
+    def merge_into(self, user: Any) -> int:
+        """Hand this anonymous learner's showings and reviews to an account; return the reviews moved.
+
+        Rows are moved, not copied, so nothing is lost or counted twice; the
+        account's schedule for each touched card is then replayed from the joined history.
+        """
+        if not self.is_anonymous or not self.session_key:
+            return 0
+        mine = {"user__isnull": True, "session_key": self.session_key}
+        card_ids = set(Showing.objects.filter(**mine).values_list("card_id", flat=True))
+        Showing.objects.filter(**mine).update(user=user, session_key="")
+        moved = Review.objects.filter(**mine).update(user=user, session_key="")
+        CardState.objects.filter(**mine).delete()
+        account = Learner(user=user)
+        for card_id in sorted(card_ids):
+            CardState.rebuild(account, card_id)
+        return moved
+
+    def export(self) -> dict[str, Any]:
+        """Everything recorded about this learner, as plain JSON-ready data."""
+        showings = (
+            Showing.objects.for_learner(self)
+            .select_related("card__lesson__course", "review")
+            .prefetch_related("openings")
+            .order_by("shown_at", "id")
+        )
+        states = CardState.objects.for_learner(self).select_related("card__lesson__course").order_by("due")
+        profile = None
+        if self.user is not None:
+            profile = LearnerProfile.objects.filter(user=self.user).first()
+        return {
+            "learner": {
+                "account": self.user.get_username() if self.user is not None else None,
+                "shares_name_with_instructors": bool(profile and profile.share_name),
+            },
+            "exported_at": clock.now().isoformat(),
+            "showings": [showing.as_export() for showing in showings],
+            "schedule": [state.as_export() for state in states],
+        }
+
+
+class LearnerQuerySet(models.QuerySet):
+    def for_learner(self, learner: Learner) -> models.QuerySet:
+        """Only this learner's rows: their account's, or their anonymous session's."""
+        if learner.user is not None:
+            return self.filter(user=learner.user)
+        if learner.session_key:
+            return self.filter(user__isnull=True, session_key=learner.session_key)
+        return self.none()
+
+    def learner_count(self) -> int:
+        return self.aggregate(n=_distinct_learners())["n"]
+
+
+def _distinct_learners(prefix: str = "") -> models.Expression:
+    """How many different learners: accounts plus anonymous sessions."""
+    return models.Count(f"{prefix}user", distinct=True) + models.Count(
+        f"{prefix}session_key", distinct=True, filter=models.Q(**{f"{prefix}user__isnull": True})
+    )
+
+
+def _has_a_learner(name: str) -> models.CheckConstraint:
+    return models.CheckConstraint(
+        condition=models.Q(user__isnull=False, session_key="")
+        | models.Q(user__isnull=True) & ~models.Q(session_key=""),
+        name=name,
+    )
+
+
+def _card_key(card: Card) -> str:
+    return "/".join(str(part) for part in card.natural_key())
+
+
+class ShowingQuerySet(LearnerQuerySet):
+    def current_for(self, learner: Learner, card: Card | int, now: datetime) -> Showing | None:
+        """The showing a rating would belong to: the latest, while it is still open for rating."""
+        if not learner.known:
+            return None
+        latest = (
+            self.for_learner(learner)
+            .filter(card=card)
+            .select_related("review")
+            .order_by("-shown_at", "-id")
+            .first()
+        )
+        if latest is None or not latest.open_for_rating(now):
+            return None
+        return latest
+
+    def revealed_by(self) -> dict[int, int]:
+        """Per card id, how many learners revealed its answer."""
+        rows = self.values("card_id").annotate(n=_distinct_learners()).order_by()
+        return {row["card_id"]: row["n"] for row in rows}
+
+    def latest_answers(self, limit: int) -> ShowingQuerySet:
+        return (
+            self.exclude(answer="")
+            .select_related("card__lesson__course", "user__learner_profile")
+            .order_by("-shown_at", "-id")[:limit]
+        )
+
+
+class Showing(models.Model):
+    """One time a learner revealed a card's answer, and what they wrote before it."""
+
+    card = models.ForeignKey(Card, on_delete=models.CASCADE, related_name="showings")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="showings"
+    )
+    session_key = models.CharField(max_length=40, blank=True, db_index=True)
+    answer = models.TextField("typed answer", blank=True, max_length=ANSWER_MAX_LENGTH)
+    shown_at = models.DateTimeField(default=clock.now, db_index=True)
+
+    objects = ShowingQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-shown_at"]
+        constraints = [_has_a_learner("showing_has_one_learner")]
+
+    def __str__(self) -> str:
+        return f"{self.card.label} shown {self.shown_at:%Y-%m-%d %H:%M}"
+
+    @classmethod
+    def record(cls, learner: Learner, card: Card, answer: str = "") -> Showing:
+        return cls.objects.create(
+            card=card,
+            answer=answer.strip()[:ANSWER_MAX_LENGTH],
+            shown_at=clock.now(),
+            **learner.owner_fields(),
+        )
+
+    @classmethod
+    def for_rating(cls, learner: Learner, card: Card, showing_id: str | None) -> Showing:
+        """The showing a rating or an opened layer belongs to.
+
+        The page names it when it knows it; a page reached by a plain link that
+        showed the answer gets the learner's open showing, or a new one.
+        """
+        if showing_id:
+            # Digits that fit a bigint, or no such showing (PostgreSQL would refuse larger ones).
+            if not (showing_id.isascii() and showing_id.isdigit()) or len(showing_id) > 18:
+                raise cls.DoesNotExist
+            return (
+                cls.objects.for_learner(learner).select_related("review").get(card=card, pk=int(showing_id))
+            )
+        now = clock.now()
+        return cls.objects.current_for(learner, card, now) or cls.record(learner, card)
+
+    @property
+    def review_or_none(self) -> Review | None:
+        try:
+            return self.review
+        except Review.DoesNotExist:
+            return None
+
+    def open_for_rating(self, now: datetime) -> bool:
+        review = self.review_or_none
+        return review is None or now - review.reviewed_at < CHANGE_WINDOW
+
+    def shared_name(self) -> str:
+        return shared_name(self.user)
+
+    def as_export(self) -> dict[str, Any]:
+        review = self.review_or_none
+        return {
+            "card": _card_key(self.card),
+            "card_title": self.card.label,
+            "shown_at": self.shown_at.isoformat(),
+            "answer": self.answer,
+            "layers_opened": [opening.layer for opening in self.openings.all()],
+            "rating": (
+                {
+                    "value": review.rating,
+                    "label": review.get_rating_display(),
+                    "reviewed_at": review.reviewed_at.isoformat(),
+                }
+                if review
+                else None
+            ),
+        }
+
+
+class Outcome(enum.Enum):
+    SAVED = "saved"
+    CHANGED = "changed"
+    FINAL = "final"
+
+
+@dataclass(frozen=True)
+class Rated:
+    review: Review
+    outcome: Outcome
+    state: CardState | None
+
+
+class ReviewQuerySet(LearnerQuerySet):
+    def history(self, card: Card | int) -> list[tuple[int, datetime]]:
+        """(rating, when) of this card's reviews, oldest first, as fsrs replays them."""
+        return list(self.filter(card=card).order_by("reviewed_at", "id").values_list("rating", "reviewed_at"))
 
 
 class Review(models.Model):
-    """One self-assessment of a card: who, which card, how it went, when."""
+    """One self-assessment of a card, given for one showing of its answer."""
 
     card = models.ForeignKey(Card, on_delete=models.CASCADE, related_name="reviews")
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="reviews"
     )
     session_key = models.CharField(max_length=40, blank=True, db_index=True)
+    # One rating per showing: a change within the window replaces it, never adds one.
+    showing = models.OneToOneField(Showing, on_delete=models.CASCADE, related_name="review")
     rating = models.PositiveSmallIntegerField(choices=Rating.choices)
-    reviewed_at = models.DateTimeField(default=timezone.now, db_index=True)
+    reviewed_at = models.DateTimeField(default=clock.now, db_index=True)
 
     objects = ReviewQuerySet.as_manager()
 
@@ -62,7 +350,319 @@ class Review(models.Model):
         return f"{self.card.label}: {self.get_rating_display()}"
 
     @classmethod
-    def record(cls, request: HttpRequest, card: Card, rating: Rating) -> Review:
-        if request.user.is_authenticated:
-            return cls.objects.create(card=card, user=request.user, rating=rating)
-        return cls.objects.create(card=card, session_key=learner_session_key(request), rating=rating)
+    def rate(cls, showing: Showing, rating: Rating) -> Rated:
+        """Record a rating for a showing, or change it within the window; then reschedule the card."""
+        now = clock.now()
+        learner = Learner.owning(showing)
+        with transaction.atomic():
+            review, created = cls.objects.select_for_update().get_or_create(
+                showing=showing,
+                defaults={
+                    "card_id": showing.card_id,
+                    "rating": rating,
+                    "reviewed_at": now,
+                    **learner.owner_fields(),
+                },
+            )
+            if created:
+                outcome = Outcome.SAVED
+            elif now - review.reviewed_at >= CHANGE_WINDOW:
+                return Rated(review, Outcome.FINAL, None)
+            else:
+                outcome = Outcome.CHANGED
+                if review.rating != rating:
+                    review.rating = rating
+                    review.save(update_fields=["rating"])
+            state = CardState.rebuild(learner, showing.card_id)
+        return Rated(review, outcome, state)
+
+
+class CardStateQuerySet(LearnerQuerySet):
+    def due(self, now: datetime) -> CardStateQuerySet:
+        """Cards due at `now`, the longest overdue first."""
+        return self.filter(due__lte=now).order_by("due", "card_id")
+
+    def lesson_progress(self, lessons: Iterable[Lesson], now: datetime) -> dict[int, LessonProgress]:
+        """Per lesson id, how far the learner is; the lessons' cards must be prefetched."""
+        states = {state.card_id: state for state in self.only("card_id", "last_rating", "due")}
+        return {
+            lesson.pk: LessonProgress(
+                lesson=lesson,
+                cards=[CardProgress(card, states.get(card.pk), now) for card in lesson.cards.all()],
+            )
+            for lesson in lessons
+        }
+
+    def rating_counts(self) -> dict[int, dict[int, int]]:
+        """Per card id, how many learners' latest rating is each value."""
+        counts: dict[int, dict[int, int]] = defaultdict(dict)
+        rows = self.values("card_id", "last_rating").annotate(n=models.Count("id")).order_by()
+        for row in rows:
+            counts[row["card_id"]][row["last_rating"]] = row["n"]
+        return counts
+
+
+class CardState(models.Model):
+    """Where one learner stands with one card: FSRS's memory of it and when it is due.
+
+    Derived from the learner's reviews (`rebuild` replays them), kept as rows so
+    that "what is due" and progress are single queries.
+    """
+
+    card = models.ForeignKey(Card, on_delete=models.CASCADE, related_name="states")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="card_states"
+    )
+    session_key = models.CharField(max_length=40, blank=True)
+    fsrs_card = models.JSONField("FSRS card", default=dict)
+    due = models.DateTimeField(db_index=True)
+    last_rating = models.PositiveSmallIntegerField(choices=Rating.choices)
+    last_reviewed_at = models.DateTimeField()
+    review_count = models.PositiveIntegerField(default=0)
+
+    objects = CardStateQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["due"]
+        verbose_name = "schedule"
+        verbose_name_plural = "schedules"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["card", "user"],
+                condition=models.Q(user__isnull=False),
+                name="one_schedule_per_account",
+            ),
+            models.UniqueConstraint(
+                fields=["card", "session_key"],
+                condition=models.Q(user__isnull=True),
+                name="one_schedule_per_session",
+            ),
+            _has_a_learner("schedule_has_one_learner"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.card.label} due {self.due:%Y-%m-%d %H:%M}"
+
+    @classmethod
+    def rebuild(cls, learner: Learner, card_id: int) -> CardState | None:
+        """Replay the learner's reviews of a card through FSRS and store the result."""
+        history = Review.objects.for_learner(learner).history(card_id)
+        mine = cls.objects.for_learner(learner).filter(card_id=card_id)
+        if not history:
+            mine.delete()
+            return None
+        fsrs_card = scheduling.replay(card_id, history, start=history[0][1])
+        state, _ = cls.objects.update_or_create(
+            card_id=card_id,
+            **learner.owner_fields(),
+            defaults={
+                "fsrs_card": fsrs_card.to_dict(),
+                "due": fsrs_card.due,
+                "last_rating": history[-1][0],
+                "last_reviewed_at": history[-1][1],
+                "review_count": len(history),
+            },
+        )
+        return state
+
+    def as_export(self) -> dict[str, Any]:
+        return {
+            "card": _card_key(self.card),
+            "card_title": self.card.label,
+            "due": self.due.isoformat(),
+            "last_rating": self.last_rating,
+            "last_rating_label": self.get_last_rating_display(),
+            "last_reviewed_at": self.last_reviewed_at.isoformat(),
+            "reviews": self.review_count,
+            "fsrs": self.fsrs_card,
+        }
+
+
+@dataclass(frozen=True)
+class Preview:
+    """One rating button: what it means and when the card would come back."""
+
+    value: int
+    label: str
+    due: datetime
+    when: str
+
+    @classmethod
+    def for_history(cls, card_id: int, history: list[tuple[int, datetime]], now: datetime) -> list[Preview]:
+        fsrs_card = scheduling.replay(card_id, history, start=history[0][1] if history else now)
+        dues = scheduling.previews(fsrs_card, now)
+        return [
+            cls(value, label, dues[value], scheduling.humanize_interval(dues[value] - now))
+            for value, label in Rating.choices
+        ]
+
+
+@dataclass
+class CardProgress:
+    card: Card
+    state: CardState | None
+    now: datetime
+
+    @property
+    def rated(self) -> bool:
+        return self.state is not None
+
+    @property
+    def last_rating_label(self) -> str:
+        return self.state.get_last_rating_display() if self.state else ""
+
+    @property
+    def is_due(self) -> bool:
+        return self.state is not None and self.state.due <= self.now
+
+    @property
+    def comes_back(self) -> str:
+        return scheduling.humanize_interval(self.state.due - self.now) if self.state else ""
+
+
+@dataclass
+class LessonProgress:
+    """One lesson, as far as one learner has gone through it."""
+
+    lesson: Lesson
+    cards: list[CardProgress] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return len(self.cards)
+
+    @property
+    def rated(self) -> int:
+        return sum(1 for card in self.cards if card.rated)
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.rated / self.total) if self.total else 0
+
+    @property
+    def good(self) -> int:
+        """Cards whose last rating is Got it or Easy."""
+        return sum(1 for card in self.cards if card.state and card.state.last_rating >= Rating.GOT_IT)
+
+    @property
+    def good_percent(self) -> int | None:
+        return round(100 * self.good / self.rated) if self.rated else None
+
+    @property
+    def due_count(self) -> int:
+        return sum(1 for card in self.cards if card.is_due)
+
+
+class LayerOpeningQuerySet(models.QuerySet):
+    def opened_by(self) -> dict[tuple[int, str], int]:
+        """Per (card id, layer), how many learners opened it."""
+        rows = self.values("showing__card_id", "layer").annotate(n=_distinct_learners("showing__")).order_by()
+        return {(row["showing__card_id"], row["layer"]): row["n"] for row in rows}
+
+
+class LayerOpening(models.Model):
+    """A learner opened an optional part of the answer during a showing."""
+
+    showing = models.ForeignKey(Showing, on_delete=models.CASCADE, related_name="openings")
+    layer = models.CharField(max_length=20, choices=Layer.choices)
+    opened_at = models.DateTimeField(default=clock.now)
+
+    objects = LayerOpeningQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-opened_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["showing", "layer"], name="layer_opened_once_per_showing")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_layer_display()} on {self.showing}"
+
+    @classmethod
+    def record(cls, showing: Showing, layer: Layer) -> LayerOpening:
+        opening, _ = cls.objects.get_or_create(
+            showing=showing, layer=layer, defaults={"opened_at": clock.now()}
+        )
+        return opening
+
+
+class LearnerProfile(models.Model):
+    """A student's choices about their account."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="learner_profile"
+    )
+    share_name = models.BooleanField(
+        "show my name to instructors next to my typed answers",
+        default=False,
+        help_text="Off: instructors see your answers without your name.",
+    )
+
+    def __str__(self) -> str:
+        return f"profile of {self.user}"
+
+
+@dataclass(frozen=True)
+class CardStudy:
+    """What a card page shows of one learner's work on it: their showing and the four previews."""
+
+    showing: Showing | None = None
+    previews: tuple[Preview, ...] = ()
+
+    @classmethod
+    def of(cls, learner: Learner, card: Card, *, answer_shown: bool) -> CardStudy:
+        if not answer_shown:
+            return cls()
+        now = clock.now()
+        showing = Showing.objects.current_for(learner, card, now)
+        history: list[tuple[int, datetime]] = []
+        if learner.known:
+            reviews = Review.objects.for_learner(learner)
+            if showing is not None:
+                # A rating being changed within the window: preview from before it.
+                reviews = reviews.exclude(showing=showing)
+            history = reviews.history(card)
+        return cls(showing, tuple(Preview.for_history(card.pk, history, now)))
+
+    @property
+    def typed_answer(self) -> str:
+        return self.showing.answer if self.showing else ""
+
+    @property
+    def review(self) -> Review | None:
+        return self.showing.review_or_none if self.showing else None
+
+
+@dataclass(frozen=True)
+class CardOverview:
+    """One card as the class has used it: latest ratings, reveals and opened layers."""
+
+    card: Card
+    counts: dict[int, int]
+    revealed: int
+    opened: dict[str, int]
+
+    @classmethod
+    def for_cards(cls, cards: Iterable[Card]) -> list[CardOverview]:
+        counts = CardState.objects.rating_counts()
+        revealed = Showing.objects.revealed_by()
+        opened = LayerOpening.objects.opened_by()
+        return [
+            cls(
+                card=card,
+                counts=counts.get(card.pk, {}),
+                revealed=revealed.get(card.pk, 0),
+                opened={layer: opened.get((card.pk, layer), 0) for layer in Layer.values},
+            )
+            for card in cards
+        ]
+
+    @property
+    def rated(self) -> int:
+        return sum(self.counts.values())
+
+    def ratings(self) -> list[tuple[int, str, int]]:
+        return [(value, label, self.counts.get(value, 0)) for value, label in Rating.choices]
+
+    def layers(self) -> list[tuple[str, int]]:
+        return [(label, self.opened.get(value, 0)) for value, label in Layer.choices]

@@ -1,31 +1,249 @@
+"""The student's side of the cards, their progress and reviews, and the instructor's view."""
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+from urllib.parse import urlencode
+
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    JsonResponse,
+)
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.cache import patch_vary_headers
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
+from django_htmx.http import push_url
 
-from lessons.models import Card
+from lessons.models import Card, Course
+from lessons.views import card_for_page, render_card
 
-from .models import Rating, Review
+from . import charts, clock, scheduling
+from .forms import SharingForm, SignupForm
+from .models import (
+    CardOverview,
+    CardState,
+    Layer,
+    LayerOpening,
+    Learner,
+    LearnerProfile,
+    Outcome,
+    Rating,
+    Review,
+    Showing,
+    is_instructor,
+)
+
+LATEST_ANSWERS = 20
 
 
-@require_POST
-def rate_card(request: HttpRequest, course_slug: str, lesson_slug: str, step: int) -> HttpResponse:
-    card = get_object_or_404(
+def _card_or_404(course_slug: str, lesson_slug: str, step: int) -> Card:
+    return get_object_or_404(
         Card.objects.select_related("lesson__course"),
         lesson__course__slug=course_slug,
         lesson__slug=lesson_slug,
         step=step,
     )
+
+
+def _showing_or_404(request: HttpRequest, learner: Learner, card: Card) -> Showing:
+    # Only the learner's own showings: another student's id is simply not found.
+    try:
+        return Showing.for_rating(learner, card, request.POST.get("showing") or None)
+    except (Showing.DoesNotExist, ValueError) as error:
+        raise Http404("No such showing of this card.") from error
+
+
+def _shown_url(card: Card, review_mode: bool) -> str:
+    query = {"answer": "shown", **({"review": "1"} if review_mode else {})}
+    return f"{card.get_absolute_url()}?{urlencode(query)}"
+
+
+@require_POST
+def show_answer(request: HttpRequest, course_slug: str, lesson_slug: str, step: int) -> HttpResponse:
+    """Store what the student wrote, then show the answer."""
+    card = card_for_page(course_slug, lesson_slug, step)
+    Showing.record(Learner.of_or_start(request), card, request.POST.get("answer", ""))
+    review_mode = request.POST.get("review") == "1"
+    if not request.htmx:
+        return redirect(_shown_url(card, review_mode))
+    response = render_card(request, card, answer_shown=True, review_mode=review_mode)
+    return push_url(response, _shown_url(card, review_mode))
+
+
+@require_POST
+def rate_card(request: HttpRequest, course_slug: str, lesson_slug: str, step: int) -> HttpResponse:
+    card = _card_or_404(course_slug, lesson_slug, step)
     try:
         rating = Rating(int(request.POST.get("rating", "")))
     except ValueError:
         allowed = ", ".join(f"{value} ({label})" for value, label in Rating.choices)
         return HttpResponseBadRequest(f"rating must be one of {allowed}.", content_type="text/plain")
-    Review.record(request, card, rating)
+    showing = _showing_or_404(request, Learner.of_or_start(request), card)
+    rated = Review.rate(showing, rating)
+    review_mode = request.POST.get("review") == "1"
+    comes_back = scheduling.humanize_interval(rated.state.due - clock.now()) if rated.state else ""
     if request.htmx:
-        response = render(request, "quiz/rating_ack.html", {"card": card, "rating": rating})
+        context = {
+            "card": card,
+            "rating": rating,
+            "rated": rated,
+            "outcome": rated.outcome.value,
+            "comes_back": comes_back,
+            "showing": showing,
+            "review_mode": review_mode,
+        }
+        response = render(request, "quiz/rating_ack.html", context)
         patch_vary_headers(response, ["HX-Request"])
         return response
-    messages.success(request, f"Saved: {rating.label}.")
+    if rated.outcome is Outcome.FINAL:
+        messages.warning(
+            request,
+            f"Your rating for this showing is final: {rated.review.get_rating_display()}. "
+            "Show the answer again to review the card again.",
+        )
+    else:
+        verb = "Saved" if rated.outcome is Outcome.SAVED else "Changed to"
+        messages.success(request, f"{verb}: {rating.label}. This card comes back {comes_back}.")
+    if review_mode:
+        return redirect("review_next")
     return redirect(f"{card.get_absolute_url()}?answer=shown#how-did-you-do")
+
+
+@require_POST
+def open_layer(request: HttpRequest, course_slug: str, lesson_slug: str, step: int) -> HttpResponse:
+    """Note that a learner opened an optional part of the answer (sent by htmx; nothing to show)."""
+    card = _card_or_404(course_slug, lesson_slug, step)
+    layer = request.POST.get("layer", "")
+    if layer not in Layer.values:
+        return HttpResponseBadRequest(
+            f"layer must be one of {', '.join(Layer.values)}.", content_type="text/plain"
+        )
+    LayerOpening.record(_showing_or_404(request, Learner.of_or_start(request), card), Layer(layer))
+    return HttpResponse(status=204)
+
+
+def progress(request: HttpRequest) -> HttpResponse:
+    learner = Learner.of(request)
+    courses = list(Course.objects.with_lessons_and_steps())
+    lessons = [lesson for course in courses for lesson in course.lessons.all()]
+    by_lesson = CardState.objects.for_learner(learner).lesson_progress(lessons, clock.now())
+    sharing_form = None
+    if learner.user is not None:
+        profile = LearnerProfile.objects.filter(user=learner.user).first() or LearnerProfile(
+            user=learner.user
+        )
+        sharing_form = SharingForm(instance=profile)
+    context = {
+        "courses": [
+            (course, [by_lesson[lesson.pk] for lesson in course.lessons.all()]) for course in courses
+        ],
+        "learner": learner,
+        "sharing_form": sharing_form,
+    }
+    return render(request, "quiz/progress.html", context)
+
+
+@require_POST
+@login_required
+def sharing(request: HttpRequest) -> HttpResponse:
+    profile, _ = LearnerProfile.objects.get_or_create(user=request.user)
+    form = SharingForm(request.POST, instance=profile)
+    if form.is_valid():
+        form.save()
+        shared = "shown to" if profile.share_name else "hidden from"
+        messages.success(request, f"Saved: your name is {shared} instructors next to your typed answers.")
+    return redirect("progress")
+
+
+@never_cache
+def export(request: HttpRequest) -> HttpResponse:
+    response = JsonResponse(Learner.of(request).export(), json_dumps_params={"indent": 2})
+    response["Content-Disposition"] = 'attachment; filename="felab-progress.json"'
+    return response
+
+
+def review(request: HttpRequest) -> HttpResponse:
+    learner = Learner.of(request)
+    now = clock.now()
+    states = CardState.objects.for_learner(learner).select_related("card__lesson__course")
+    due = list(states.due(now))
+    upcoming = None if due else states.filter(due__gt=now).order_by("due").first()
+    context = {
+        "due": due,
+        "upcoming": upcoming,
+        "upcoming_in": scheduling.humanize_interval(upcoming.due - now) if upcoming else "",
+    }
+    return render(request, "quiz/review.html", context)
+
+
+def review_next(request: HttpRequest) -> HttpResponse:
+    """The oldest due card in the card page's flow, or the review page when nothing is due."""
+    state = (
+        CardState.objects.for_learner(Learner.of(request))
+        .due(clock.now())
+        .select_related("card__lesson__course")
+        .first()
+    )
+    if state is None:
+        return redirect("review")
+    return redirect(f"{state.card.get_absolute_url()}?review=1")
+
+
+def instructor_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Instructors and superusers only: anonymous visitors log in, students get 403."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        if not is_instructor(request.user):
+            raise PermissionDenied("Only instructors may see the class's results.")
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+@instructor_required
+def instructor(request: HttpRequest) -> HttpResponse:
+    cards = Card.objects.select_related("lesson__course").order_by(
+        "lesson__course__order", "lesson__course__title", "lesson__order", "lesson__number", "step"
+    )
+    overviews = CardOverview.for_cards(cards)
+    context = {
+        "overviews": overviews,
+        "figure": charts.ratings_figure(overviews),
+        "answers": Showing.objects.latest_answers(LATEST_ANSWERS),
+        "layers": [label for _, label in Layer.choices],
+        "ratings": Rating.choices,
+    }
+    return render(request, "quiz/instructor.html", context)
+
+
+def signup(request: HttpRequest) -> HttpResponse:
+    next_url = request.POST.get("next") or request.GET.get("next") or ""
+    if not url_has_allowed_host_and_scheme(next_url, {request.get_host()}, request.is_secure()):
+        next_url = ""
+    if request.user.is_authenticated:
+        return redirect(next_url or "progress")
+    form = SignupForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = form.save()
+        LearnerProfile.objects.create(user=user, share_name=form.cleaned_data["share_name"])
+        # Logging in joins what this visitor studied so far to the new account.
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        messages.success(
+            request, f"Welcome, {user.get_username()}. Your progress is now kept in your account."
+        )
+        return redirect(next_url or reverse("progress"))
+    return render(request, "registration/signup.html", {"form": form, "next": next_url})

@@ -7,55 +7,91 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('felab_sim', '0002_instructors_edit_scenarios'),
+        ("felab_sim", "0002_instructors_edit_scenarios"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='SweepRun',
+            name="SweepRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('server_url', models.URLField(max_length=300)),
-                ('params', models.JSONField(help_text="The sweep's flat parameters, as in sweep.json.")),
-                ('state', models.CharField(choices=[('running', 'running'), ('done', 'done'), ('failed', 'failed')], default='running', max_length=10)),
-                ('error', models.TextField(blank=True)),
-                ('capacity', models.PositiveIntegerField(blank=True, null=True)),
-                ('started_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('heartbeat_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('started_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='sweep_runs', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("server_url", models.URLField(max_length=300)),
+                ("params", models.JSONField(help_text="The sweep's flat parameters, as in sweep.json.")),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[("running", "running"), ("done", "done"), ("failed", "failed")],
+                        default="running",
+                        max_length=10,
+                    ),
+                ),
+                ("error", models.TextField(blank=True)),
+                ("capacity", models.PositiveIntegerField(blank=True, null=True)),
+                ("started_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("heartbeat_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "started_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="sweep_runs",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-started_at'],
+                "ordering": ["-started_at"],
             },
         ),
         migrations.CreateModel(
-            name='SweepRunLevel',
+            name="SweepRunLevel",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('conc', models.PositiveIntegerField()),
-                ('requests', models.PositiveIntegerField()),
-                ('done', models.PositiveIntegerField(default=0)),
-                ('agg_tok_s', models.FloatField(blank=True, null=True)),
-                ('user_tok_s', models.FloatField(blank=True, null=True)),
-                ('ttft_p50_ms', models.FloatField(blank=True, null=True)),
-                ('ttft_p95_ms', models.FloatField(blank=True, null=True)),
-                ('goodput_rps', models.FloatField(blank=True, null=True)),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='levels', to='felab_sim.sweeprun')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("conc", models.PositiveIntegerField()),
+                ("requests", models.PositiveIntegerField()),
+                ("done", models.PositiveIntegerField(default=0)),
+                ("agg_tok_s", models.FloatField(blank=True, null=True)),
+                ("user_tok_s", models.FloatField(blank=True, null=True)),
+                ("ttft_p50_ms", models.FloatField(blank=True, null=True)),
+                ("ttft_p95_ms", models.FloatField(blank=True, null=True)),
+                ("goodput_rps", models.FloatField(blank=True, null=True)),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="levels",
+                        to="felab_sim.sweeprun",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['run', 'conc'],
+                "ordering": ["run", "conc"],
             },
         ),
         migrations.AddConstraint(
-            model_name='sweeprun',
-            constraint=models.UniqueConstraint(condition=models.Q(('state', 'running')), fields=('state',), name='one_sweep_running_at_a_time'),
+            model_name="sweeprun",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("state", "running")),
+                fields=("state",),
+                name="one_sweep_running_at_a_time",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='sweeprunlevel',
-            constraint=models.UniqueConstraint(fields=('run', 'conc'), name='one_row_per_level'),
+            model_name="sweeprunlevel",
+            constraint=models.UniqueConstraint(fields=("run", "conc"), name="one_row_per_level"),
         ),
     ]

@@ -12,5 +12,7 @@ _ESCAPES = {ord(">"): "\\u003E", ord("<"): "\\u003C", ord("&"): "\\u0026"}
 def figure_island(element_id: str, figure_json: str) -> SafeString:
     """A plotly figure already serialized (and cached) as JSON, as a data island for plots.js."""
     return format_html(
-        '<script id="{}" type="application/json">{}</script>', element_id, mark_safe(figure_json.translate(_ESCAPES))
+        '<script id="{}" type="application/json">{}</script>',
+        element_id,
+        mark_safe(figure_json.translate(_ESCAPES)),
     )

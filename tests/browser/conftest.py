@@ -29,7 +29,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.browser)
 
 
-@pytest.fixture(scope="session")
+# Per module, not per session: Playwright's sync API keeps an event loop running in this
+# thread while it is open, and later tests (the practice server's, the load test's) call
+# asyncio.run(), which refuses to start inside a running loop.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     if not os.path.exists(CHROMIUM):
         pytest.fail(f"{CHROMIUM} is missing: `make chromium` installs Debian's chromium.")

@@ -1,0 +1,64 @@
+"""Spaced review with FSRS: replay a learner's history, preview the four choices.
+
+Pure Python on top of the fsrs package, no Django models: the models hand in
+(rating, when) pairs and store what comes back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+
+import fsrs
+
+from .clock import as_utc
+
+# No fuzzing: the preview printed on a button is a promise, so pressing it must
+# schedule exactly that, and replaying the same history must give the same card.
+SCHEDULER = fsrs.Scheduler(enable_fuzzing=False)
+
+
+def new_card(card_id: int, at: datetime) -> fsrs.Card:
+    # An explicit id: fsrs would otherwise derive one from the clock and sleep a millisecond.
+    return fsrs.Card(card_id=card_id, due=as_utc(at))
+
+
+def replay(card_id: int, history: Iterable[tuple[int, datetime]], start: datetime) -> fsrs.Card:
+    """The fsrs card after the given reviews, oldest first; a new card when there are none."""
+    card = new_card(card_id, start)
+    for rating, reviewed_at in history:
+        card, _ = SCHEDULER.review_card(card, fsrs.Rating(rating), review_datetime=as_utc(reviewed_at))
+    return card
+
+
+def previews(card: fsrs.Card, at: datetime) -> dict[int, datetime]:
+    """When the card would be due after each rating given at `at`, keyed by rating value."""
+    # review_card copies the card it is given, so the four calls do not interfere.
+    return {
+        int(rating): SCHEDULER.review_card(card, rating, review_datetime=as_utc(at))[0].due
+        for rating in fsrs.Rating
+    }
+
+
+def humanize_interval(delta: timedelta) -> str:
+    """'in 10 min', 'in 5 hours', 'in 3 days': how a student reads a due time."""
+    seconds = max(delta.total_seconds(), 0)
+    minutes = seconds / 60
+    if minutes < 1:
+        return "now"
+    if minutes < 59.5:
+        return _plural(round(minutes), "min", "min")
+    hours = minutes / 60
+    if hours < 23.5:
+        return _plural(round(hours), "hour", "hours")
+    days = hours / 24
+    if days < 45:
+        return _plural(round(days), "day", "days")
+    if days < 365:
+        return _plural(round(days / 30.4), "month", "months")
+    return _plural(round(days / 365.25, 1), "year", "years")
+
+
+def _plural(amount: float, one: str, many: str) -> str:
+    shown = int(amount) if float(amount).is_integer() else amount
+    return f"in {shown} {one if shown == 1 else many}"

@@ -1,0 +1,28 @@
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from config.ratelimit import rate_limited
+
+from . import views
+
+# Guessing passwords costs time: at most settings.RATE_LIMITS["login"] attempts a minute per address.
+login_view = rate_limited("login", methods=("POST",))(
+    auth_views.LoginView.as_view(redirect_authenticated_user=True)
+)
+
+card_path = "learn/<slug:course_slug>/<slug:lesson_slug>/step-<int:step>/"
+
+urlpatterns = [
+    path(f"{card_path}show/", views.show_answer, name="show_answer"),
+    path(f"{card_path}rate/", views.rate_card, name="rate_card"),
+    path(f"{card_path}opened/", views.open_layer, name="open_layer"),
+    path("progress/", views.progress, name="progress"),
+    path("progress/export.json", views.export, name="progress_export"),
+    path("progress/sharing/", views.sharing, name="sharing"),
+    path("review/", views.review, name="review"),
+    path("review/next/", views.review_next, name="review_next"),
+    path("instructor/", views.instructor, name="instructor"),
+    path("accounts/signup/", views.signup, name="signup"),
+    path("accounts/login/", login_view, name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+]

@@ -1,0 +1,82 @@
+"""Students' records in the admin: instructors may look, nobody may edit."""
+
+import pytest
+from django.apps import apps
+from django.contrib.auth.models import Group, Permission, User
+from django.test import Client
+
+from lessons.instructors import INSTRUCTORS_GROUP
+from quiz.instructors import grant_view_permissions
+from quiz.models import LearnerProfile, Rating, Review
+from tests.conftest import PASSWORD
+from tests.quiz.conftest import rate, show
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _quiz_view_permissions(instructors_group):
+    # What migration 0005 grants, in case a transactional test's flush removed it.
+    grant_view_permissions(apps)
+
+
+@pytest.fixture
+def rated(student_client, other_student, other_student_client, seed_card) -> Review:
+    LearnerProfile.objects.create(user=other_student, share_name=True)
+    show(other_student_client, "alex's answer")
+    rate(other_student_client, Rating.HARD)
+    show(student_client, "sam's answer")
+    rate(student_client, Rating.GOT_IT)
+    return Review.objects.get(user__username="sam")
+
+
+def test_migration_grants_instructors_view_only_on_quiz_records(db):
+    group = Group.objects.get(name=INSTRUCTORS_GROUP)
+    codenames = set(
+        Permission.objects.filter(group=group, content_type__app_label="quiz").values_list(
+            "codename", flat=True
+        )
+    )
+    assert codenames == {"view_review", "view_showing", "view_cardstate", "view_layeropening"}
+
+
+@pytest.mark.parametrize("model", ["review", "showing", "cardstate", "layeropening"])
+def test_instructor_can_list_and_open_but_not_change(instructor_client, rated, model):
+    listing = instructor_client.get(f"/admin/quiz/{model}/")
+    assert listing.status_code == 200
+    assert instructor_client.get(f"/admin/quiz/{model}/add/").status_code == 403
+
+
+def test_review_page_is_read_only(instructor_client, rated):
+    page = instructor_client.get(f"/admin/quiz/review/{rated.pk}/change/")
+    body = page.content.decode()
+    assert page.status_code == 200 and "Got it" in body
+    assert 'name="_save"' not in body
+    response = instructor_client.post(f"/admin/quiz/review/{rated.pk}/change/", {"rating": 1})
+    assert response.status_code == 403
+    assert (
+        instructor_client.post(f"/admin/quiz/review/{rated.pk}/delete/", {"post": "yes"}).status_code == 403
+    )
+    rated.refresh_from_db()
+    assert rated.rating == Rating.GOT_IT
+
+
+def test_instructor_sees_names_only_with_consent(instructor_client, rated):
+    body = instructor_client.get("/admin/quiz/review/").content.decode()
+    assert "alex" in body and "a student (name not shared)" in body
+    assert ">sam<" not in body
+    showings = instructor_client.get("/admin/quiz/showing/").content.decode()
+    assert "sam&#x27;s answer" in showings and ">sam<" not in showings
+
+
+def test_superuser_sees_usernames_and_still_cannot_edit(rated):
+    User.objects.create_superuser("root", "root@example.org", PASSWORD)
+    admin = Client()
+    admin.force_login(User.objects.get(username="root"))
+    assert ">sam<" in admin.get("/admin/quiz/review/").content.decode()
+    assert admin.get("/admin/quiz/review/add/").status_code == 403
+
+
+def test_students_and_their_profiles_stay_out(student_client, instructor_client):
+    assert student_client.get("/admin/quiz/review/").status_code == 302
+    assert instructor_client.get("/admin/quiz/learnerprofile/").status_code == 404

@@ -1,0 +1,126 @@
+"""/progress/, the bars on /, the consent switch and /progress/export.json."""
+
+import json
+import re
+
+import pytest
+
+from lessons.models import Card
+from quiz.models import LearnerProfile, Rating, Showing
+from tests.conftest import SEED_CARD_URL
+from tests.quiz.conftest import rate, show
+from tests.textutil import text_of
+
+pytestmark = pytest.mark.django_db
+
+
+def lesson_cards(seed_card) -> int:
+    return Card.objects.filter(lesson=seed_card.lesson).count()
+
+
+def bar(body: str) -> tuple[int, int]:
+    match = re.search(r'<progress class="progress-bar" value="(\d+)" max="(\d+)"', body)
+    assert match, "no progress bar"
+    return int(match[1]), int(match[2])
+
+
+def row_of(body: str, label: str) -> str:
+    match = re.search(
+        r"<tr>\s*<th scope=\"row\"><a [^>]*>" + re.escape(label) + r"</a></th>(.*?)</tr>", body, re.S
+    )
+    assert match, f"no row for {label}"
+    return " ".join(re.sub(r"<[^>]+>", " ", match[1]).split())
+
+
+def test_a_first_visit_shows_empty_bars_and_an_invitation(client, seed_card):
+    body = client.get("/progress/").content.decode()
+    assert bar(body) == (0, lesson_cards(seed_card))
+    assert "Nothing rated yet" in body and "0 due for review" in body
+    assert "studying without an account" in body and 'href="/accounts/signup/?next=/progress/"' in body
+    assert row_of(body, seed_card.label) == "not yet —"
+
+
+def test_progress_shows_bar_last_rating_share_and_due(client, seed_card, second_card, clock):
+    show(client)
+    rate(client, Rating.GOT_IT)
+    clock.advance(minutes=2)
+    client.post(second_card.get_absolute_url() + "show/", {"answer": ""})
+    rate(client, Rating.MISSED_IT, url=second_card.get_absolute_url() + "rate/")
+    body = client.get("/progress/").content.decode()
+    assert bar(body) == (2, lesson_cards(seed_card))
+    assert "50% Got it or Easy" in body
+    assert "0 due for review" in body
+    assert row_of(body, seed_card.label) == "Got it in 8 min"
+    assert row_of(body, second_card.label) == "Missed it in 1 min"
+    clock.advance(minutes=5)
+    body = client.get("/progress/").content.decode()
+    assert '<a href="/review/">1 due for review</a>' in body
+    assert row_of(body, second_card.label) == "Missed it due now"
+
+
+def test_progress_is_each_learners_own(student_client, other_student_client, seed_card):
+    show(student_client)
+    rate(student_client, Rating.EASY)
+    assert bar(student_client.get("/progress/").content.decode())[0] == 1
+    theirs = other_student_client.get("/progress/").content.decode()
+    assert bar(theirs)[0] == 0 and "Easy</span>" not in theirs
+
+
+def test_home_shows_the_same_bar_per_lesson(client, seed_card):
+    assert bar(client.get("/").content.decode()) == (0, lesson_cards(seed_card))
+    show(client)
+    rate(client, Rating.HARD)
+    body = client.get("/").content.decode()
+    assert bar(body) == (1, lesson_cards(seed_card))
+    assert f"1 of {lesson_cards(seed_card)} cards rated" in text_of(body, "lesson-item")
+
+
+def test_signed_in_student_can_share_their_name_or_not(student_client, student):
+    body = student_client.get("/progress/").content.decode()
+    assert 'action="/progress/sharing/"' in body and 'name="share_name"' in body
+    student_client.post("/progress/sharing/", {"share_name": "on"})
+    assert LearnerProfile.objects.get(user=student).share_name is True
+    assert "checked" in student_client.get("/progress/").content.decode()
+    response = student_client.post("/progress/sharing/", {}, follow=True)
+    assert "hidden from instructors" in response.content.decode()
+    assert LearnerProfile.objects.get(user=student).share_name is False
+
+
+def test_anonymous_cannot_set_sharing(client, db):
+    response = client.post("/progress/sharing/", {"share_name": "on"})
+    assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
+    assert not LearnerProfile.objects.exists()
+    assert 'action="/progress/sharing/"' not in client.get("/progress/").content.decode()
+
+
+def test_export_has_all_of_ones_own_data_and_nothing_else(student_client, other_student_client, seed_card):
+    show(student_client, "my guess")
+    showing = Showing.objects.get()
+    student_client.post(SEED_CARD_URL + "opened/", {"layer": "deeper", "showing": showing.pk})
+    rate(student_client, Rating.GOT_IT)
+    show(other_student_client, "their guess")
+    rate(other_student_client, Rating.MISSED_IT)
+
+    response = student_client.get("/progress/export.json")
+    assert response["Content-Type"] == "application/json"
+    assert "attachment" in response["Content-Disposition"]
+    assert "no-store" in response["Cache-Control"]
+    data = json.loads(response.content)
+    assert data["learner"] == {"account": "sam", "shares_name_with_instructors": False}
+    [mine] = data["showings"]
+    assert mine["answer"] == "my guess" and mine["layers_opened"] == ["deeper"]
+    assert mine["card"] == "llm-inference-performance/concurrency-sweep/1"
+    assert mine["rating"]["value"] == 3 and mine["rating"]["label"] == "Got it"
+    [schedule] = data["schedule"]
+    assert schedule["last_rating_label"] == "Got it" and schedule["reviews"] == 1
+    assert schedule["fsrs"]["card_id"] == seed_card.pk
+    assert "their guess" not in response.content.decode()
+
+
+def test_anonymous_export_is_the_sessions_data(client, other_student_client, seed_card):
+    assert json.loads(client.get("/progress/export.json").content)["showings"] == []
+    show(other_student_client, "not yours")
+    show(client, "visitor's guess")
+    data = json.loads(client.get("/progress/export.json").content)
+    assert data["learner"]["account"] is None
+    assert [s["answer"] for s in data["showings"]] == ["visitor's guess"]

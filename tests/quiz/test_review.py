@@ -1,0 +1,71 @@
+"""/review/: what is due now, oldest first, one at a time; or when the next one comes."""
+
+import re
+
+import pytest
+
+from quiz.models import Rating
+from tests.conftest import SEED_CARD_URL
+from tests.quiz.conftest import rate, show
+
+pytestmark = pytest.mark.django_db
+
+
+def study(client, card_url: str, rating: int) -> None:
+    client.post(card_url + "show/", {"answer": ""})
+    rate(client, rating, url=card_url + "rate/")
+
+
+def due_labels(body: str) -> list[str]:
+    return re.findall(r'<li class="due-item">\s*<a href="[^"]+\?review=1">([^<]+)</a>', body)
+
+
+def test_nothing_rated_yet(client, seed_card):
+    body = client.get("/review/").content.decode()
+    assert "Nothing is due now." in body and "Rate a card and it will come back here" in body
+
+
+def test_a_card_rated_got_it_is_not_due_and_the_next_time_is_given(client, seed_card, clock):
+    study(client, SEED_CARD_URL, Rating.GOT_IT)
+    body = client.get("/review/").content.decode()
+    assert due_labels(body) == []
+    assert "The next card comes back in 10 min, on 2 Mar 2026 at 09:10 UTC" in body
+    assert f'<a href="{SEED_CARD_URL}">{seed_card.label}</a>' in body
+
+
+def test_due_cards_come_oldest_first(client, seed_card, second_card, clock):
+    study(client, second_card.get_absolute_url(), Rating.MISSED_IT)
+    clock.advance(minutes=3)
+    study(client, SEED_CARD_URL, Rating.MISSED_IT)
+    assert due_labels(client.get("/review/").content.decode()) == [second_card.label]
+    clock.advance(minutes=2)
+    body = client.get("/review/").content.decode()
+    assert due_labels(body) == [second_card.label, seed_card.label]
+    assert "2 cards due now" in body and f"Start with {second_card.label}" in body
+
+
+def test_next_goes_to_the_oldest_due_card_in_the_card_pages_flow(client, seed_card, clock):
+    assert client.get("/review/next/")["Location"] == "/review/"
+    study(client, SEED_CARD_URL, Rating.MISSED_IT)
+    clock.advance(minutes=1)
+    response = client.get("/review/next/")
+    assert response["Location"] == SEED_CARD_URL + "?review=1"
+    body = client.get(response["Location"]).content.decode()
+    assert "Reviewing the cards due now" in body and '<input type="hidden" name="review" value="1">' in body
+
+
+def test_reviewing_a_due_card_again_moves_it_on(client, seed_card, clock):
+    study(client, SEED_CARD_URL, Rating.MISSED_IT)
+    clock.advance(minutes=2)
+    assert due_labels(client.get("/review/").content.decode()) == [seed_card.label]
+    show(client, "", review="1")
+    rate(client, Rating.GOT_IT, review="1")
+    assert due_labels(client.get("/review/").content.decode()) == []
+
+
+def test_each_learner_sees_only_their_own_due_cards(student_client, other_student_client, seed_card, clock):
+    study(student_client, SEED_CARD_URL, Rating.MISSED_IT)
+    clock.advance(minutes=5)
+    assert due_labels(student_client.get("/review/").content.decode()) == [seed_card.label]
+    assert due_labels(other_student_client.get("/review/").content.decode()) == []
+    assert other_student_client.get("/review/next/")["Location"] == "/review/"
