@@ -22,6 +22,13 @@ PUBLISHED = (
     {"conc": 16, "agg_tok_s": 294.3, "user_tok_s": 38.9, "ttft_p50_ms": 2776.3, "ttft_p95_ms": 3357.0},
 )
 BLUE, ORANGE, GREEN, RED, GREY = "#3b7dd8", "#e07b1a", "#2e9e5b", "#d64541", "#8a8f98"
+# What each curve shows: (level key, colour, panel row, on the right-hand axis, legend name).
+SERIES = (
+    ("agg_tok_s", BLUE, 1, False, "total"),
+    ("user_tok_s", ORANGE, 1, True, "per user"),
+    ("ttft_p50_ms", GREEN, 2, False, "TTFT p50"),
+    ("ttft_p95_ms", RED, 2, False, "TTFT p95"),
+)
 
 
 def _axis_ticks(levels: Sequence[int]) -> dict[str, Any]:
@@ -82,38 +89,16 @@ def sweep_figure(
         subplot_titles=("Throughput (tok/s)", "Time to first token (ms)"),
         specs=[[{"secondary_y": True}], [{}]],
     )
-    model_line = {"width": 2.5}
-    x, y = _points(result.levels, "agg_tok_s")
-    fig.add_trace(
-        go.Scatter(x=x, y=y, name="total (model)", mode="lines+markers", line={**model_line, "color": BLUE}),
-        row=1,
-        col=1,
-    )
-    x, y = _points(result.levels, "user_tok_s")
-    fig.add_trace(
-        go.Scatter(
-            x=x, y=y, name="per user (model)", mode="lines+markers", line={**model_line, "color": ORANGE}
-        ),
-        row=1,
-        col=1,
-        secondary_y=True,
-    )
-    x, y = _points(result.levels, "ttft_p50_ms")
-    fig.add_trace(
-        go.Scatter(
-            x=x, y=y, name="TTFT p50 (model)", mode="lines+markers", line={**model_line, "color": GREEN}
-        ),
-        row=2,
-        col=1,
-    )
-    x, y = _points(result.levels, "ttft_p95_ms")
-    fig.add_trace(
-        go.Scatter(
-            x=x, y=y, name="TTFT p95 (model)", mode="lines+markers", line={**model_line, "color": RED}
-        ),
-        row=2,
-        col=1,
-    )
+    for key, colour, row, secondary, short in SERIES:
+        x, y = _points(result.levels, key)
+        fig.add_trace(
+            go.Scatter(
+                x=x, y=y, name=f"{short} (model)", mode="lines+markers", line={"width": 2.5, "color": colour}
+            ),
+            row=row,
+            col=1,
+            secondary_y=secondary if row == 1 else None,
+        )
     slo = result.params.slo_ms
     fig.add_hline(y=slo, line={"dash": "dash", "color": RED, "width": 1}, row=2, col=1)
     fig.add_annotation(
@@ -135,12 +120,7 @@ def sweep_figure(
     for index, (label, rows) in enumerate(overlays):
         symbol = symbols[index % len(symbols)]
         marker = {"symbol": symbol, "size": 11, "line": {"width": 2}}
-        for key, colour, row, secondary, short in (
-            ("agg_tok_s", BLUE, 1, False, "total"),
-            ("user_tok_s", ORANGE, 1, True, "per user"),
-            ("ttft_p50_ms", GREEN, 2, False, "TTFT p50"),
-            ("ttft_p95_ms", RED, 2, False, "TTFT p95"),
-        ):
+        for key, colour, row, secondary, short in SERIES:
             x, y = _points(rows, key)
             fig.add_trace(
                 go.Scatter(
