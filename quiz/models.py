@@ -242,9 +242,11 @@ class Showing(models.Model):
 
     @classmethod
     def record(cls, learner: Learner, card: Card, answer: str = "") -> Showing:
+        # NUL cannot be stored in a PostgreSQL text field, and no one types it on purpose.
+        answer = answer.replace("\x00", "").strip()[:ANSWER_MAX_LENGTH]
         return cls.objects.create(
             card=card,
-            answer=answer.strip()[:ANSWER_MAX_LENGTH],
+            answer=answer,
             shown_at=clock.now(),
             **learner.owner_fields(),
         )

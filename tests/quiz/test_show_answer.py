@@ -109,3 +109,10 @@ def test_show_answer_needs_a_csrf_token(seed_card):
 def test_show_answer_is_post_only_and_404s_for_unknown_cards(client, lessons):
     assert client.get(SHOW_URL).status_code == 405
     assert client.post(SHOW_URL.replace("step-1", "step-99")).status_code == 404
+
+
+def test_nul_characters_in_the_answer_are_dropped_not_a_500(client, seed_card):
+    # PostgreSQL refuses NUL in text; SQLite would store it. Either way it never reaches the row.
+    response = client.post(SHOW_URL, {"answer": "memory\x00-bound"})
+    assert response.status_code == 302
+    assert Showing.objects.get().answer == "memory-bound"
