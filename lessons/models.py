@@ -8,7 +8,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from felab_sim import figures, live
-from felab_sim.model import ParamError, SweepResult
+from felab_sim.model import ParamError, SweepParams, SweepResult
 from felab_sim.models import Scenario
 
 from .markdown import render_markdown
@@ -185,7 +185,7 @@ class Card(models.Model):
         return reverse("card", args=[self.lesson.course.slug, self.lesson.slug, self.step])
 
     def clean(self) -> None:
-        params = self._scenario_params()
+        params = self.scenario_params
         errors: dict[str, list[str]] = {}
         for name in self.TEXT_FIELDS:
             if problems := figures.problems([getattr(self, name)], params):
@@ -200,7 +200,9 @@ class Card(models.Model):
     def natural_key(self) -> tuple[str, str, int]:
         return (*self.lesson.natural_key(), self.step)
 
-    def _scenario_params(self):
+    @cached_property
+    def scenario_params(self) -> SweepParams | None:
+        """The scenario's parameters; None without a scenario or with one the model refuses."""
         if self.scenario_id is None:
             return None
         try:
@@ -211,8 +213,8 @@ class Card(models.Model):
     @cached_property
     def live_result(self) -> SweepResult | None:
         """The scenario's simulated sweep (cached by parameters), or None without one."""
-        params = self._scenario_params()
-        return None if params is None else self.scenario.result()
+        params = self.scenario_params
+        return None if params is None else live.cached_sweep(params)
 
     @cached_property
     def html(self) -> dict[str, SafeString]:
@@ -228,11 +230,11 @@ class Card(models.Model):
 
     def live_chart(self) -> str | None:
         """The card's chart as plotly JSON, or None without a scenario."""
-        params = self._scenario_params()
+        params = self.scenario_params
         return None if params is None else live.cached_figure(params, compact=True)
 
     def sim_url(self) -> str:
-        params = self._scenario_params()
+        params = self.scenario_params
         return reverse("sim") + ("?" + live.sim_query(params) if params else "")
 
     def live_rows(self) -> list[dict[str, str]]:
@@ -285,6 +287,6 @@ class CardFigure(models.Model):
 
     def clean(self) -> None:
         card = getattr(self, "card", None)  # unset on a blank inline row
-        params = card._scenario_params() if card is not None else None
+        params = card.scenario_params if card is not None else None
         if problems := figures.problems([figures.placeholder(self.figure)], params):
             raise ValidationError({"figure": problems})
