@@ -1,0 +1,70 @@
+"""The settings module's promises: production refuses to start half-configured, SQLite is
+set up for concurrent writers, and every page carries the security headers."""
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "ALLOWED_HOSTS", "DJANGO_ENV"}}
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env={**clean, **env}, capture_output=True, text=True
+    )
+
+
+@pytest.mark.parametrize(
+    ("env", "missing"),
+    [
+        ({}, "SECRET_KEY and ALLOWED_HOSTS"),
+        ({"SECRET_KEY": "k" * 60}, "ALLOWED_HOSTS"),
+        ({"ALLOWED_HOSTS": "felab.example.org"}, "SECRET_KEY"),
+    ],
+)
+def test_production_refuses_to_start_without_secret_key_and_allowed_hosts(env, missing):
+    process = manage("check", DJANGO_ENV="production", **env)
+    assert process.returncode != 0
+    assert f"needs {missing}" in process.stderr
+
+
+def test_production_with_both_passes_the_deploy_check():
+    process = manage(
+        "check", "--deploy", "--fail-level", "WARNING",
+        DJANGO_ENV="production", SECRET_KEY="s" * 30 + "-a-long-random-looking-value-0123456789", ALLOWED_HOSTS="felab.example.org",
+    )  # fmt: skip
+    assert process.returncode == 0, process.stderr
+
+
+def test_sqlite_waits_for_the_write_lock_instead_of_failing(tmp_path):
+    options = settings.DATABASES["default"].get("OPTIONS", {})
+    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3":
+        pytest.skip("the suite runs on PostgreSQL")
+    assert options["transaction_mode"] == "IMMEDIATE"
+    # The init command really puts a database file in WAL mode with a busy timeout.
+    conn = sqlite3.connect(tmp_path / "db.sqlite3")
+    conn.executescript(options["init_command"])
+    assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
+
+
+@pytest.mark.django_db
+def test_pages_carry_the_security_headers(client):
+    response = client.get("/")
+    csp = response["Content-Security-Policy"]
+    assert (
+        "script-src 'self'" in csp
+        and "unsafe-eval" not in csp
+        and "'unsafe-inline'" not in csp.split("style-src")[0]
+    )
+    assert "frame-ancestors 'none'" in csp
+    assert response["X-Content-Type-Options"] == "nosniff"
+    assert response["Referrer-Policy"] == "same-origin"
+    assert response["Cross-Origin-Opener-Policy"] == "same-origin"
+    assert response["X-Frame-Options"] == "DENY"
