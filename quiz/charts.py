@@ -1,6 +1,7 @@
 """The instructor's chart, built with plotly's Python API and sent to the page as JSON."""
 
 import json
+import math
 from typing import Any
 
 import plotly.graph_objects as go
@@ -24,13 +25,21 @@ def card_axis_label(overview: CardOverview) -> str:
 def ratings_figure(overviews: list[CardOverview]) -> dict[str, Any]:
     """One horizontal bar per card, stacked by each student's latest rating."""
     labels = [card_axis_label(overview) for overview in overviews]
+    most = max((sum(overview.counts.values()) for overview in overviews), default=0)
     figure = go.Figure(
         layout=go.Layout(
             barmode="stack",
             template="none",
             height=140 + 44 * max(len(overviews), 1),
             margin={"l": 10, "r": 10, "t": 10, "b": 40},
-            xaxis={"title": {"text": "students (latest rating)"}, "rangemode": "tozero", "automargin": True},
+            xaxis={
+                "title": {"text": "students (latest rating)"},
+                "rangemode": "tozero",
+                "automargin": True,
+                # Whole students: ticks one apart for a small class, about eight ticks for a big one.
+                "dtick": max(1, math.ceil(most / 8)),
+                "tickformat": "d",
+            },
             yaxis={"autorange": "reversed", "automargin": True},
             # Stacked bars list their legend backwards by default; read it in rating order.
             legend={"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom", "traceorder": "normal"},

@@ -42,10 +42,14 @@
       }
     });
     if (narrow) {
-      // A phone: taller panels, and the legend well below the axis title.
-      out.height = Math.max(out.height || 0, 600);
-      out.margin = Object.assign({}, out.margin, { l: 44, r: 44 });
-      out.legend = Object.assign({}, out.legend, { y: -0.16, font: { size: 10 } });
+      // A phone: taller panels (for the two-panel sweep charts), and the legend well below
+      // the axis title.
+      if (out.yaxis3) {
+        out.height = Math.max(out.height || 0, 600);
+        out.margin = Object.assign({}, out.margin, { l: 44, r: 44 });
+        out.legend = Object.assign({}, out.legend, { y: -0.16 });
+      }
+      out.legend = Object.assign({}, out.legend, { font: { size: 10 } });
     }
     return out;
   }

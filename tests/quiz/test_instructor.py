@@ -77,9 +77,12 @@ def test_each_student_counts_once_per_card_by_latest_rating(
 
 def test_chart_is_drawn_from_a_data_island_by_static_scripts(instructor_client, lessons):
     body = instructor_client.get("/instructor/").content.decode()
-    assert '<script src="/static/vendor/plotly-basic-4.1.1.min.js" defer></script>' in body
-    assert '<script src="/static/js/instructor-charts.js" defer></script>' in body
-    assert 'data-chart-island="ratings-figure"' in body
+    # The site's one chart script, which fetches plotly.js only on pages that plot.
+    assert (
+        '<script src="/static/js/plots.js" data-plotly-src="/static/vendor/plotly-basic-4.1.1.min.js" defer>'
+        in body
+    )
+    assert 'data-figure="ratings-figure"' in body
 
 
 def test_latest_typed_answers_name_only_students_who_share(
