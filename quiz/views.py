@@ -25,6 +25,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 from django_htmx.http import push_url
 
+from config.ratelimit import rate_limited
 from lessons.models import Card, Course
 from lessons.views import card_for_page, render_card
 
@@ -230,6 +231,7 @@ def instructor(request: HttpRequest) -> HttpResponse:
     return render(request, "quiz/instructor.html", context)
 
 
+@rate_limited("login", methods=("POST",))  # creating accounts in bulk is the same abuse
 def signup(request: HttpRequest) -> HttpResponse:
     next_url = request.POST.get("next") or request.GET.get("next") or ""
     if not url_has_allowed_host_and_scheme(next_url, {request.get_host()}, request.is_secure()):

@@ -134,3 +134,11 @@ def test_log_in_attempts_are_rate_limited_with_retry_after(client, student, sett
     assert 1 <= int(response["Retry-After"]) <= 60
     assert "Too many requests" in response.content.decode()
     assert client.get("/accounts/login/").status_code == 200  # the form itself stays readable
+
+
+@pytest.mark.django_db
+def test_sign_ups_share_the_log_in_rate_limit(client, settings):
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "login": (2, 60)}
+    data = {"username": "x", "password1": "short", "password2": "other"}
+    assert [client.post("/accounts/signup/", data).status_code for _ in range(2)] == [200, 200]
+    assert client.post("/accounts/signup/", data).status_code == 429
