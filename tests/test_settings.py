@@ -14,7 +14,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "ALLOWED_HOSTS", "DJANGO_ENV"}}
+    # The browser tests' DJANGO_ALLOW_ASYNC_UNSAFE is theirs alone: a deployment never has it.
+    unset = {"SECRET_KEY", "ALLOWED_HOSTS", "DJANGO_ENV", "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    clean = {k: v for k, v in os.environ.items() if k not in unset}
     return subprocess.run(
         [sys.executable, "manage.py", *args], cwd=ROOT, env={**clean, **env}, capture_output=True, text=True
     )
