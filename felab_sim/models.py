@@ -6,8 +6,7 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
-from .live import cached_sweep
-from .model import ParamError, SweepParams, SweepResult, check_web_limits
+from .model import ParamError, SweepParams, check_web_limits
 
 DEFAULTS = SweepParams()
 
@@ -54,9 +53,6 @@ class Scenario(models.Model):
 
     def sweep_params(self) -> SweepParams:
         return SweepParams.from_flat({key: getattr(self, key) for key in SweepParams.FLAT_KEYS})
-
-    def result(self) -> SweepResult:
-        return cached_sweep(self.sweep_params())
 
 
 class SweepRunQuerySet(models.QuerySet["SweepRun"]):
