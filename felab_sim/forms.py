@@ -1,5 +1,6 @@
 from django import forms
 
+from .live import flat_text
 from .model import MAX_LEVEL, MAX_LEVELS, MAX_MAX_TOKENS, MAX_SLOTS, ParamError, SweepParams, check_web_limits
 
 DEFAULTS = SweepParams()
@@ -42,9 +43,7 @@ class SweepForm(forms.Form):
 
     @classmethod
     def defaults(cls) -> dict[str, str]:
-        flat = DEFAULTS.as_flat()
-        flat["levels"] = ",".join(str(level) for level in DEFAULTS.levels)
-        return {key: value if isinstance(value, str) else f"{value:g}" for key, value in flat.items()}
+        return flat_text(DEFAULTS)
 
     def clean(self) -> dict:
         data = super().clean()

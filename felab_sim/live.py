@@ -23,8 +23,13 @@ def cached_figure(params: SweepParams, *, compact: bool = False) -> str:
     return sweep_figure(cached_sweep(params), compact=compact)
 
 
-def sim_query(params: SweepParams) -> str:
-    """The /sim/ query string that shows these parameters."""
+def flat_text(params: SweepParams) -> dict[str, str]:
+    """The flat parameters as a form or a query string writes them: "1,8,16", "18", "0.06"."""
     flat = params.as_flat()
     flat["levels"] = ",".join(str(level) for level in params.levels)
-    return urlencode({key: value if isinstance(value, str) else f"{value:g}" for key, value in flat.items()})
+    return {key: value if isinstance(value, str) else f"{value:g}" for key, value in flat.items()}
+
+
+def sim_query(params: SweepParams) -> str:
+    """The /sim/ query string that shows these parameters."""
+    return urlencode(flat_text(params))
