@@ -16,7 +16,7 @@ from .forms import SweepForm
 from .live import cached_figure, cached_sweep, sim_query
 from .model import ParamError, SweepParams, SweepResult, check_web_limits
 from .models import SweepRun
-from .runs import BROWSER_LIMITS, SweepBusy, reap_stale_runs, start_run
+from .runs import BROWSER_LIMITS, STALE_AFTER, SweepBusy, reap_stale_runs, start_run
 
 
 def _json_error(param: str, message: str, status: int = 400) -> JsonResponse:
@@ -100,10 +100,14 @@ def run_start(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
-    reap_stale_runs()  # a run whose worker process ended shows as failed, not running forever
     run = get_object_or_404(
         SweepRun.objects.select_related("started_by").prefetch_related("levels"), pk=run_id
     )
+    if run.is_running and run.heartbeat_at < timezone.now() - STALE_AFTER:
+        # Its worker process ended: show it failed, not running forever. Checked before
+        # writing, since watchers poll this page every second.
+        reap_stale_runs()
+        run.refresh_from_db()
     context: dict[str, object] = {"run": run, "levels": list(run.levels.all())}
     if run.state == SweepRun.State.DONE:
         params = run.sweep_params()

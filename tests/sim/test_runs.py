@@ -115,3 +115,14 @@ def test_progress_partial_polls_only_while_running(client):
     full = client.get(f"/sim/runs/{run.pk}/").content.decode()
     assert '<meta http-equiv="refresh" content="2">' in full  # progress without JavaScript
     assert client.get("/sim/runs/999/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_a_run_whose_worker_died_shows_as_failed_on_its_page(client):
+    run = SweepRun.objects.create(server_url="http://127.0.0.1:8001/v1", params={"levels": [1]})
+    page = client.get(f"/sim/runs/{run.pk}/").content.decode()
+    assert "Running…" in page  # a fresh heartbeat: still running
+    SweepRun.objects.filter(pk=run.pk).update(heartbeat_at=run.heartbeat_at - STALE_AFTER * 2)
+    page = client.get(f"/sim/runs/{run.pk}/").content.decode()
+    assert "Failed: The sweep stopped reporting" in page
+    assert SweepRun.objects.get(pk=run.pk).state == SweepRun.State.FAILED
