@@ -64,10 +64,7 @@ def page_weight(client: Client, url: str) -> tuple[int, int]:
     html = client.get(url).content
     compressed, raw = len(gzip.compress(html, 9)), len(html)
     for asset in sorted(set(ASSET.findall(html.decode()))):
-        path = Path(settings.STATIC_ROOT) / asset.removeprefix(settings.STATIC_URL.rstrip("/") + "/").lstrip(
-            "/"
-        )
-        path = path if path.exists() else Path(settings.STATIC_ROOT) / asset.split("/static/", 1)[1]
+        path = Path(settings.STATIC_ROOT) / asset.removeprefix("/static/")
         data = path.read_bytes()
         gz = path.with_name(path.name + ".gz")
         compressed += len(gz.read_bytes()) if gz.exists() else len(gzip.compress(data, 9))
