@@ -8,7 +8,8 @@ Layout under a content directory:
     <course-slug>/lesson-NN-<slug>.yaml  one lesson and its cards, in step order
 
 Cards name their glossary terms in the order the card lists them, their scenario by
-slug, and the figures of their "Computed live" panel.
+slug, and the figures of their "Computed live" panel. A lesson may carry an `intro`
+(Markdown) and `minutes`; a lesson or card is published unless it says `published: false`.
 """
 
 from __future__ import annotations
@@ -178,7 +179,14 @@ def _import_lesson(
     lesson, created = Lesson.objects.get_or_create(
         course=course, slug=slug, defaults={"number": number, "title": _require(data, "title", path)}
     )
-    values = {"number": number, "title": str(data["title"]), "order": int(data.get("order", number))}
+    values = {
+        "number": number,
+        "title": str(data["title"]),
+        "order": int(data.get("order", number)),
+        "intro": _text(data, "intro"),
+        "minutes": _minutes(data.get("minutes"), path),
+        "published": _published(data, path),
+    }
     _record(report, f"lesson {course.slug}/{slug}", created, _sync(lesson, values, created))
 
     for card_data in _require(data, "cards", path) or []:
@@ -188,12 +196,29 @@ def _import_lesson(
             lesson=lesson, step=step, defaults={"title": _require(card_data, "title", path)}
         )
         values: dict[str, Any] = {name: _text(card_data, name) for name in CARD_FIELDS}
+        values["published"] = _published(card_data, path)
         values["scenario"] = _scenario_for(card_data.get("scenario"), scenarios, path, step)
         _check_figures(values, card_data.get("figures") or [], path, step)
         changed = _sync(card, values, created)
         terms_changed = _sync_card_terms(card, card_data.get("terms") or [], terms, path)
         figures_changed = _sync_card_figures(card, card_data.get("figures") or [])
         _record(report, label, created, changed or terms_changed or figures_changed)
+
+
+def _minutes(value: Any, path: Path) -> int | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ContentError(f"{path}: 'minutes' must be a whole number of minutes, not {value!r}")
+    return value
+
+
+def _published(data: dict[str, Any], path: Path) -> bool:
+    # Absent means published: a draft says so with `published: false`.
+    value = data.get("published", True)
+    if not isinstance(value, bool):
+        raise ContentError(f"{path}: 'published' must be true or false, not {value!r}")
+    return value
 
 
 def _scenario_for(slug: Any, scenarios: dict[str, Scenario], path: Path, step: int) -> Scenario | None:
@@ -269,6 +294,8 @@ def export_content(directory: Path = CONTENT_DIR) -> list[Path]:
             cards = []
             for card in sorted(lesson.cards.all(), key=lambda c: c.step):
                 entry: dict[str, Any] = {"step": card.step}
+                if not card.published:
+                    entry["published"] = False
                 entry.update({name: getattr(card, name) for name in CARD_FIELDS})
                 if card.scenario:
                     entry["scenario"] = card.scenario.slug
@@ -281,7 +308,19 @@ def export_content(directory: Path = CONTENT_DIR) -> list[Path]:
                 ]
                 cards.append(entry)
             path = course_dir / f"lesson-{lesson.number:02d}-{lesson.slug}.yaml"
-            _dump({"number": lesson.number, "slug": lesson.slug, "title": lesson.title,
-                   "order": lesson.order, "cards": cards}, path)  # fmt: skip
+            _dump({**_lesson_entry(lesson), "cards": cards}, path)
             written.append(path)
     return written
+
+
+def _lesson_entry(lesson: Lesson) -> dict[str, Any]:
+    """A lesson's own keys; optional ones only when set, so files that omit them export unchanged."""
+    entry: dict[str, Any] = {"number": lesson.number, "slug": lesson.slug, "title": lesson.title,
+                             "order": lesson.order}  # fmt: skip
+    if lesson.intro:
+        entry["intro"] = lesson.intro
+    if lesson.minutes is not None:
+        entry["minutes"] = lesson.minutes
+    if not lesson.published:
+        entry["published"] = False
+    return entry

@@ -65,6 +65,14 @@ class Lesson(models.Model):
     order = models.PositiveSmallIntegerField(
         default=0, help_text="Lessons are listed by this, then by number."
     )
+    intro = models.TextField(blank=True, help_text="Shown above the lesson's cards. " + MARKDOWN_HELP)
+    minutes = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="About how many minutes the lesson takes; blank when unknown."
+    )
+    published = models.BooleanField(
+        default=True, help_text="Students see only published lessons; a draft is shown to instructors only."
+    )
+    rendered = models.JSONField(default=dict, editable=False)
 
     class Meta:
         ordering = ["course", "order", "number"]
@@ -76,8 +84,18 @@ class Lesson(models.Model):
     def __str__(self) -> str:
         return f"Lesson {self.number:02d} · {self.title}"
 
+    def save(self, *args, **kwargs) -> None:
+        # Render once on save, as cards do, so pages only ever read sanitized HTML.
+        self.rendered = {"intro": render_markdown(self.intro)}
+        super().save(*args, **kwargs)
+
     def get_absolute_url(self) -> str:
         return reverse("lesson", args=[self.course.slug, self.slug])
+
+    @property
+    def intro_html(self) -> SafeString:
+        # Sanitized by nh3 when saved, so it is safe to mark as such.
+        return mark_safe(self.rendered.get("intro", ""))
 
     def natural_key(self) -> tuple[str, str]:
         return (self.course.slug, self.slug)
@@ -163,6 +181,9 @@ class Card(models.Model):
         on_delete=models.PROTECT,
         related_name="cards",
         help_text="The simulator scenario behind this card's live figures and chart.",
+    )
+    published = models.BooleanField(
+        default=True, help_text="Students see only published cards; a draft is shown to instructors only."
     )
     rendered = models.JSONField(default=dict, editable=False)
     updated_at = models.DateTimeField(auto_now=True)

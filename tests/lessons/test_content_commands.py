@@ -119,3 +119,69 @@ def test_bundled_seed_card_holds_every_word_of_the_seed(seed_card):
     assert [t.term for t in terms] == ["Decode", "Memory-bound", "Batching", "Tokens per second (tok/s)"]
     for term in terms:
         assert f"- {term.definition} Example: {term.example}" in seed
+
+
+DRAFT_LESSON = """\
+number: 1
+slug: x
+title: X
+order: 1
+intro: |-
+  What this lesson is about.
+
+  And why it matters.
+minutes: 12
+published: false
+cards:
+- step: 1
+  published: false
+  title: T
+  question: Q
+  plain_words: A
+  picture_it: ''
+  real_numbers_source: ''
+  real_numbers: ''
+  kit_question: ''
+  kit_answer: ''
+  more_detail: ''
+  terms: []
+"""
+
+
+@pytest.mark.django_db
+def test_intro_minutes_and_drafts_import_and_export_unchanged(tmp_path):
+    source, exported = tmp_path / "source", tmp_path / "exported"
+    (source / "c").mkdir(parents=True)
+    (source / "c" / "course.yaml").write_text("slug: c\ntitle: C\ndescription: ''\norder: 0\n")
+    (source / "c" / "lesson-01-x.yaml").write_text(DRAFT_LESSON)
+    run("import_lessons", "--dir", str(source))
+    lesson = Lesson.objects.get(slug="x")
+    assert lesson.intro == "What this lesson is about.\n\nAnd why it matters."
+    assert "<p>And why it matters.</p>" in lesson.intro_html
+    assert lesson.minutes == 12
+    assert lesson.published is False
+    assert Card.objects.get(lesson=lesson).published is False
+    run("export_lessons", "--dir", str(exported))
+    assert (exported / "c" / "lesson-01-x.yaml").read_text() == DRAFT_LESSON
+
+
+@pytest.mark.django_db
+def test_bundled_lessons_and_cards_are_published(lessons):
+    assert Lesson.objects.exists() and not Lesson.objects.filter(published=False).exists()
+    assert Card.objects.exists() and not Card.objects.filter(published=False).exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("minutes: soon", "'minutes' must be a whole number"),
+        ("published: 'no'", "'published' must be true or false"),
+    ],
+)
+def test_import_refuses_unreadable_minutes_or_published(tmp_path, line, message):
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "course.yaml").write_text("slug: c\ntitle: C\n")
+    (tmp_path / "c" / "lesson-01-x.yaml").write_text(f"number: 1\nslug: x\ntitle: X\n{line}\ncards: []\n")
+    with pytest.raises(CommandError, match=message):
+        run("import_lessons", "--dir", str(tmp_path))
