@@ -13,12 +13,16 @@ from felab_sim.models import Scenario
 
 from .markdown import render_markdown
 
+# Django's admin shows help text as HTML, unescaped: say everything here without markup
+# (a literal tag here once swallowed the rest of the admin's form). A test checks it.
 MARKDOWN_HELP = (
     "Markdown: a blank line starts a new paragraph, a line starting with '- ' is a bullet, "
     "**bold**, *italic*, `code`, [link text](https://example.org). "
-    "HTML such as <script> or <iframe> is removed when the card is shown. "
-    "{{sim.c8.agg_tok_s}} cites a figure computed live from the card's scenario "
-    "(the names are listed in felab_sim/figures.py)."
+    "Raw HTML tags such as scripts and frames are removed when the page is shown."
+)
+CARD_TEXT_HELP = (
+    MARKDOWN_HELP + " {{sim.c8.agg_tok_s}} cites a figure computed live from the card's scenario "
+    "(the names are listed in felab_sim/figures.py); it goes in the text, never in a link target."
 )
 
 
@@ -158,10 +162,10 @@ class Card(models.Model):
     lesson = models.ForeignKey(Lesson, on_delete=models.CASCADE, related_name="cards")
     step = models.PositiveSmallIntegerField(help_text="The step number within the lesson, from 1.")
     title = models.CharField(max_length=200, help_text="Shown as 'Step N · title'.")
-    question = models.TextField(help_text=MARKDOWN_HELP)
-    plain_words = models.TextField("In plain words", help_text=MARKDOWN_HELP)
+    question = models.TextField(help_text=CARD_TEXT_HELP)
+    plain_words = models.TextField("In plain words", help_text=CARD_TEXT_HELP)
     picture_it = models.TextField(
-        "Picture it", blank=True, help_text="An analogy, and where it stops working. " + MARKDOWN_HELP
+        "Picture it", blank=True, help_text="An analogy, and where it stops working. " + CARD_TEXT_HELP
     )
     real_numbers_source = models.CharField(
         "With real numbers: source note",
@@ -169,10 +173,10 @@ class Card(models.Model):
         blank=True,
         help_text="Where the numbers come from, shown first in 'With real numbers'.",
     )
-    real_numbers = models.TextField("With real numbers", blank=True, help_text=MARKDOWN_HELP)
-    kit_question = models.TextField("The kit's question", blank=True, help_text=MARKDOWN_HELP)
-    kit_answer = models.TextField("The kit's answer", blank=True, help_text=MARKDOWN_HELP)
-    more_detail = models.TextField("More detail", blank=True, help_text=MARKDOWN_HELP)
+    real_numbers = models.TextField("With real numbers", blank=True, help_text=CARD_TEXT_HELP)
+    kit_question = models.TextField("The kit's question", blank=True, help_text=CARD_TEXT_HELP)
+    kit_answer = models.TextField("The kit's answer", blank=True, help_text=CARD_TEXT_HELP)
+    more_detail = models.TextField("More detail", blank=True, help_text=CARD_TEXT_HELP)
     terms = models.ManyToManyField(GlossaryTerm, through="CardTerm", related_name="cards", blank=True)
     scenario = models.ForeignKey(
         Scenario,
