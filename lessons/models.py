@@ -315,3 +315,18 @@ class CardFigure(models.Model):
         params = card.scenario_params if card is not None else None
         if problems := figures.problems([figures.placeholder(self.figure)], params):
             raise ValidationError({"figure": problems})
+
+
+class ImportBaseline(models.Model):
+    """What the last import_lessons wrote for one object, field by field.
+
+    The next import compares against it to tell a change in the files (the database
+    still holds what was imported: take the file's) from an instructor's edit (the
+    database differs: keep it and report the conflict).
+    """
+
+    key = models.CharField(max_length=300, unique=True, help_text="e.g. 'card course/lesson/3'.")
+    values = models.JSONField(default=dict)
+
+    def __str__(self) -> str:
+        return self.key
