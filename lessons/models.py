@@ -31,13 +31,20 @@ def _live_span(name: str, value: str) -> str:
 
 
 class CourseQuerySet(models.QuerySet["Course"]):
-    def with_lessons_and_steps(self) -> CourseQuerySet:
-        """Everything the home page lists, in three queries whatever the size."""
+    def with_lessons_and_steps(self, *, drafts: bool = False) -> CourseQuerySet:
+        """Everything the home page lists, in three queries whatever the size.
+
+        Draft lessons and cards only with drafts=True: what an instructor previews.
+        """
+        lessons = Lesson.objects.all() if drafts else Lesson.objects.published()
+        cards = Card.objects.all() if drafts else Card.objects.filter(published=True)
         return self.prefetch_related(
             models.Prefetch(
                 "lessons",
-                queryset=Lesson.objects.order_by("order", "number").prefetch_related(
-                    models.Prefetch("cards", queryset=Card.objects.only("id", "lesson_id", "step", "title"))
+                queryset=lessons.order_by("order", "number").prefetch_related(
+                    models.Prefetch(
+                        "cards", queryset=cards.only("id", "lesson_id", "step", "title", "published")
+                    )
                 ),
             )
         )
@@ -61,6 +68,15 @@ class Course(models.Model):
         return (self.slug,)
 
 
+class LessonQuerySet(models.QuerySet["Lesson"]):
+    def published(self) -> LessonQuerySet:
+        return self.filter(published=True)
+
+    def visible(self, *, drafts: bool) -> LessonQuerySet:
+        """What a visitor may open: students only published lessons, instructors drafts too."""
+        return self if drafts else self.published()
+
+
 class Lesson(models.Model):
     course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="lessons")
     number = models.PositiveSmallIntegerField(help_text="The lesson's number in the course, e.g. 3.")
@@ -77,6 +93,8 @@ class Lesson(models.Model):
         default=True, help_text="Students see only published lessons; a draft is shown to instructors only."
     )
     rendered = models.JSONField(default=dict, editable=False)
+
+    objects = LessonQuerySet.as_manager()
 
     class Meta:
         ordering = ["course", "order", "number"]
@@ -95,6 +113,13 @@ class Lesson(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("lesson", args=[self.course.slug, self.slug])
+
+    def get_admin_url(self) -> str:
+        return reverse("admin:lessons_lesson_change", args=[self.pk])
+
+    @property
+    def is_draft(self) -> bool:
+        return not self.published
 
     @property
     def intro_html(self) -> SafeString:
@@ -136,6 +161,14 @@ class GlossaryTerm(models.Model):
 
 
 class CardQuerySet(models.QuerySet["Card"]):
+    def published(self) -> CardQuerySet:
+        """Cards students may see: the card and its lesson both published."""
+        return self.filter(published=True, lesson__published=True)
+
+    def visible(self, *, drafts: bool) -> CardQuerySet:
+        """What a visitor may open: students only published cards, instructors drafts too."""
+        return self if drafts else self.published()
+
     def for_page(self) -> CardQuerySet:
         """A card with what its page shows: lesson, course and ordered glossary."""
         return self.select_related("lesson__course", "scenario").prefetch_related(
@@ -209,6 +242,9 @@ class Card(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("card", args=[self.lesson.course.slug, self.lesson.slug, self.step])
 
+    def get_admin_url(self) -> str:
+        return reverse("admin:lessons_card_change", args=[self.pk])
+
     def clean(self) -> None:
         params = self.scenario_params
         errors: dict[str, list[str]] = {}
@@ -221,6 +257,11 @@ class Card(models.Model):
     @property
     def label(self) -> str:
         return f"Step {self.step} · {self.title}"
+
+    @property
+    def is_draft(self) -> bool:
+        """Hidden from students: the card, or the lesson it belongs to, is not published."""
+        return not (self.published and self.lesson.published)
 
     def natural_key(self) -> tuple[str, str, int]:
         return (*self.lesson.natural_key(), self.step)

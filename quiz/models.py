@@ -382,7 +382,11 @@ class Review(models.Model):
 class CardStateQuerySet(LearnerQuerySet):
     def due(self, now: datetime) -> CardStateQuerySet:
         """Cards due at `now`, the longest overdue first."""
-        return self.filter(due__lte=now).order_by("due", "card_id")
+        return self.of_published_cards().filter(due__lte=now).order_by("due", "card_id")
+
+    def of_published_cards(self) -> CardStateQuerySet:
+        """A card made a draft is nobody's to review until it is published again."""
+        return self.filter(card__published=True, card__lesson__published=True)
 
     def lesson_progress(self, lessons: Iterable[Lesson], now: datetime) -> dict[int, LessonProgress]:
         """Per lesson id, how far the learner is; the lessons' cards must be prefetched."""

@@ -19,6 +19,7 @@ def card_form_data(card: Card, **changes) -> dict:
         "step": card.step,
         "title": card.title,
         "scenario": card.scenario_id or "",
+        **({"published": "on"} if card.published else {}),  # a checkbox: absent means unticked
         **{name: getattr(card, name) for name in Card.TEXT_FIELDS},
     }
     for prefix, rows, fields in (
