@@ -381,8 +381,12 @@ class Review(models.Model):
 
 class CardStateQuerySet(LearnerQuerySet):
     def due(self, now: datetime) -> CardStateQuerySet:
-        """Cards due at `now`, the longest overdue first."""
-        return self.filter(due__lte=now).order_by("due", "card_id")
+        """Cards due at `now` (scheduling.is_due), the longest overdue first."""
+        return self.filter(due__lt=scheduling.due_cutoff(now)).order_by("due", "card_id")
+
+    def upcoming(self, now: datetime) -> CardStateQuerySet:
+        """Cards not yet due at `now`, the soonest first."""
+        return self.filter(due__gte=scheduling.due_cutoff(now)).order_by("due", "card_id")
 
     def lesson_progress(self, lessons: Iterable[Lesson], now: datetime) -> dict[int, LessonProgress]:
         """Per lesson id, how far the learner is; the lessons' cards must be prefetched."""
@@ -515,7 +519,7 @@ class CardProgress:
 
     @property
     def is_due(self) -> bool:
-        return self.state is not None and self.state.due <= self.now
+        return self.state is not None and scheduling.is_due(self.state.due, self.now)
 
     @property
     def comes_back(self) -> str:

@@ -179,7 +179,7 @@ def review(request: HttpRequest) -> HttpResponse:
     now = clock.now()
     states = CardState.objects.for_learner(learner).select_related("card__lesson__course")
     due = list(states.due(now))
-    upcoming = None if due else states.filter(due__gt=now).order_by("due").first()
+    upcoming = None if due else states.upcoming(now).first()
     context = {
         "due": due,
         "upcoming": upcoming,
