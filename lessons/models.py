@@ -104,6 +104,16 @@ class Lesson(models.Model):
     def natural_key(self) -> tuple[str, str]:
         return (self.course.slug, self.slug)
 
+    def following(self) -> Lesson | None:
+        """The course's next lesson in reading order (order, then number), or None after the last."""
+        later = models.Q(order__gt=self.order) | models.Q(order=self.order, number__gt=self.number)
+        return (
+            Lesson.objects.select_related("course")
+            .filter(later, course_id=self.course_id)
+            .order_by("order", "number")
+            .first()
+        )
+
 
 class GlossaryTerm(models.Model):
     """A word to know, written once and reused by every card that needs it."""
@@ -224,6 +234,15 @@ class Card(models.Model):
 
     def natural_key(self) -> tuple[str, str, int]:
         return (*self.lesson.natural_key(), self.step)
+
+    def following(self) -> Card | None:
+        """The lesson's next step, or None on its last card."""
+        return (
+            Card.objects.select_related("lesson__course")
+            .filter(lesson_id=self.lesson_id, step__gt=self.step)
+            .order_by("step")
+            .first()
+        )
 
     @cached_property
     def scenario_params(self) -> SweepParams | None:
