@@ -129,6 +129,20 @@ class Lesson(models.Model):
     def natural_key(self) -> tuple[str, str]:
         return (self.course.slug, self.slug)
 
+    def following(self) -> Lesson | None:
+        """The course's next published lesson in reading order (order, then number), or None after the last.
+
+        Drafts are skipped: this is where a student goes next.
+        """
+        later = models.Q(order__gt=self.order) | models.Q(order=self.order, number__gt=self.number)
+        return (
+            Lesson.objects.published()
+            .select_related("course")
+            .filter(later, course_id=self.course_id)
+            .order_by("order", "number")
+            .first()
+        )
+
 
 class GlossaryTerm(models.Model):
     """A word to know, written once and reused by every card that needs it."""
@@ -265,6 +279,16 @@ class Card(models.Model):
 
     def natural_key(self) -> tuple[str, str, int]:
         return (*self.lesson.natural_key(), self.step)
+
+    def following(self) -> Card | None:
+        """The lesson's next published step, or None on its last (drafts are skipped: students go there)."""
+        return (
+            Card.objects.filter(published=True)
+            .select_related("lesson__course")
+            .filter(lesson_id=self.lesson_id, step__gt=self.step)
+            .order_by("step")
+            .first()
+        )
 
     @cached_property
     def scenario_params(self) -> SweepParams | None:

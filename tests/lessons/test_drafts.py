@@ -117,3 +117,16 @@ def test_students_get_no_edit_links(client, student_client, seed_card):
         for url in (SEED_CARD_URL, LESSON_URL, "/"):
             body = visitor.get(url).content.decode()
             assert "edit-link" not in body and 'href="/admin/"' not in body
+
+
+def test_after_rating_the_next_step_skips_drafts(student_client, draft_card):
+    last_published = previous_card(draft_card)
+    Lesson.objects.create(
+        course=draft_card.lesson.course, number=99, slug="later", title="Later", published=False
+    )
+    url = last_published.get_absolute_url()
+    student_client.post(url + "show/", {"answer": ""})
+    student_client.post(url + "rate/", {"rating": Rating.GOT_IT})
+    body = student_client.get(url + "?answer=shown").content.decode()
+    assert "You finished Lesson 03" in body
+    assert draft_card.get_absolute_url() not in body and "/learn/llm-inference-performance/later/" not in body
