@@ -4,6 +4,7 @@ Layout under a content directory:
 
     glossary.yaml                     every word to know: term, definition, example
     scenarios.yaml                    simulator scenarios that cards cite by slug
+    parameter_sets.yaml               calculators' named parameter sets ({{calc.SLUG.OUTPUT}})
     <course-slug>/course.yaml         the course: slug, title, description, order
     <course-slug>/lesson-NN-<slug>.yaml  one lesson and its cards, in step order
 
@@ -18,11 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from felab_sim import figures
+from felab_sim.core import citations
 from felab_sim.model import ParamError, SweepParams
-from felab_sim.models import Scenario
+from felab_sim.models import ParameterSet, Scenario
 
 from .models import Card, CardFigure, CardTerm, Course, GlossaryTerm, Lesson
 
@@ -32,6 +35,7 @@ COURSE_FIELDS = ("title", "description", "order")
 LESSON_FIELDS = ("number", "title", "order")
 TERM_FIELDS = ("definition", "example")
 SCENARIO_FIELDS = ("name", "description", *SweepParams.FLAT_KEYS)
+PARAMETER_SET_FIELDS = ("calculator", "name", "description", "params")
 FIGURE_FIELDS = ("label", "figure", "stated")
 CARD_FIELDS = ("title", *Card.TEXT_FIELDS)
 
@@ -129,6 +133,7 @@ def import_content(directory: Path = CONTENT_DIR) -> ImportReport:
             terms[name] = term
 
     scenarios = _import_scenarios(directory / "scenarios.yaml", report)
+    _import_parameter_sets(directory / "parameter_sets.yaml", report)
 
     for course_path in sorted(directory.glob("*/course.yaml")):
         course_data = _load(course_path)
@@ -163,6 +168,26 @@ def _import_scenarios(path: Path, report: ImportReport) -> dict[str, Scenario]:
         _record(report, f"scenario {slug}", created, _sync(scenario, values, created))
         scenarios[slug] = scenario
     return scenarios
+
+
+def _import_parameter_sets(path: Path, report: ImportReport) -> None:
+    if not path.exists():
+        return
+    for entry in _load(path) or []:
+        slug = str(_require(entry, "slug", path))
+        values = {name: entry.get(name) for name in PARAMETER_SET_FIELDS}
+        values["description"] = _text(entry, "description")
+        values["params"] = values["params"] or {}
+        parameter_set, created = ParameterSet.objects.get_or_create(
+            slug=slug, defaults={"calculator": str(values["calculator"]), "name": str(values["name"] or slug)}
+        )
+        candidate = ParameterSet(slug=slug, **values)
+        try:
+            candidate.clean()  # validates the params by the calculator's declaration
+        except ValidationError as error:
+            raise ContentError(f"{path}: parameter set {slug}: {'; '.join(error.messages)}") from error
+        values["params"] = candidate.params
+        _record(report, f"parameter set {slug}", created, _sync(parameter_set, values, created))
 
 
 def _import_lesson(
@@ -209,8 +234,17 @@ def _check_figures(values: dict[str, Any], figure_rows: list[dict[str, Any]], pa
     scenario = values["scenario"]
     params = scenario.sweep_params() if scenario else None
     texts = [values[name] for name in Card.TEXT_FIELDS]
-    texts += [figures.placeholder(str(row.get("figure", ""))) for row in figure_rows]
-    if problems := figures.problems(texts, params):
+    names = [str(row.get("figure", "")) for row in figure_rows]
+    texts += [figures.placeholder(name) for name in names if not citations.is_calc_figure(name)]
+    problems = figures.problems(texts, params)
+    cited = [found for text in texts for found in citations.in_text(text)]
+    for name in filter(citations.is_calc_figure, names):
+        if (found := citations.parse_figure(name)) is None:
+            problems.append(f"{name}: write a calculator's figure as calc.SET_SLUG.OUTPUT_KEY")
+        else:
+            cited.append(found)
+    problems += citations.problems(cited, ParameterSet.objects.calculators_by_slug(citations.slugs(cited)))
+    if problems:
         raise ContentError(f"{path}: card step {step}: {'; '.join(problems)}")
 
 
@@ -259,6 +293,19 @@ def export_content(directory: Path = CONTENT_DIR) -> list[Path]:
     if scenarios:
         _dump(scenarios, directory / "scenarios.yaml")
         written.append(directory / "scenarios.yaml")
+    parameter_sets = [
+        {
+            "slug": parameter_set.slug,
+            "calculator": parameter_set.calculator,
+            "name": parameter_set.name,
+            "description": parameter_set.description,
+            "params": parameter_set.params_for_file(),
+        }
+        for parameter_set in ParameterSet.objects.order_by("slug")
+    ]
+    if parameter_sets:
+        _dump(parameter_sets, directory / "parameter_sets.yaml")
+        written.append(directory / "parameter_sets.yaml")
     courses = Course.objects.prefetch_related("lessons__cards__card_terms__term", "lessons__cards__figures")
     for course in courses.prefetch_related("lessons__cards__scenario"):
         course_dir = directory / course.slug
