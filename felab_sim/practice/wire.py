@@ -1,6 +1,7 @@
 """The OpenAI wire format as the practice server speaks it: request checks, chunks and replies.
 
-Status codes: 400 when the body is not a JSON object at all, 422 when it is one but a field is
+Status codes: 400 when the body is not a JSON object at all or holds text that is not Unicode
+(a lone surrogate escape such as ``"\\ud800"``), 422 when it is one but a field is
 missing, of the wrong type or out of range, 404 for unknown paths and models, 405 for a wrong
 method, 413 for a body over 1 MiB. Every error carries OpenAI's ``{"error": {"message", "type",
 "param", "code"}}`` object, so the official client raises its usual typed exceptions.
@@ -9,6 +10,7 @@ method, 413 for a body over 1 MiB. Every error carries OpenAI's ``{"error": {"me
 from __future__ import annotations
 
 import json
+import re
 import sys
 import uuid
 import zlib
@@ -107,7 +109,58 @@ def parse_body(body: bytes) -> dict[str, object]:
         raise ApiError(400, f"The request body is not valid JSON: {detail}.", code="invalid_json") from None
     if not isinstance(data, dict):
         raise ApiError(400, "The request body must be a JSON object.", code="invalid_request_body") from None
+    if _SURROGATE_ESCAPE.search(body):
+        _refuse_lone_surrogates(data)
     return data
+
+
+# JSON may escape a UTF-16 surrogate (\\ud800 to \\udfff); only one outside a pair decodes to a
+# Python string that is not Unicode, which then fails when a reply or the prompt's seed encodes
+# it. Bodies without such an escape (nearly all) skip the walk.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown_path(path: str) -> str:
+    return path.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _refuse_lone_surrogates(data: dict[str, object]) -> None:
+    """400 naming a field whose text (or a key) holds a lone surrogate."""
+    pending: list[tuple[str, object]] = [("", data)]
+    while pending:
+        path, value = pending.pop()
+        if isinstance(value, str) and not _is_unicode(value):
+            where = _shown_path(path)
+            raise ApiError(
+                400,
+                f"Invalid '{where}': the text holds a lone UTF-16 surrogate, which is not a "
+                "character. Send UTF-8 text, and escape a character beyond U+FFFF as a whole "
+                "surrogate pair.",
+                param=where,
+                code="invalid_unicode",
+            )
+        if isinstance(value, dict):
+            for key, item in value.items():
+                inner = f"{path}.{key}" if path else key
+                if not _is_unicode(key):
+                    where = _shown_path(inner)
+                    raise ApiError(
+                        400,
+                        f"Invalid key '{where}': it holds a lone UTF-16 surrogate, which is not a character.",
+                        param=where,
+                        code="invalid_unicode",
+                    )
+                pending.append((inner, item))
+        elif isinstance(value, list):
+            pending.extend((f"{path}[{i}]", item) for i, item in enumerate(value))
 
 
 def _type_name(value: object) -> str:
