@@ -359,12 +359,14 @@ class Reply:
             # OpenAI's convention: with include_usage every chunk has the key, null until the last.
             self.head["usage"] = None
 
-    def usage(self) -> dict[str, int]:
+    def usage(self, cached_tokens: int) -> dict[str, object]:
+        """OpenAI's usage object; ``cached_tokens`` are the prompt tokens the prefix cache held."""
         prompt = self.job.prompt_tokens
         return {
             "prompt_tokens": prompt,
             "completion_tokens": self.job.n_tokens,
             "total_tokens": prompt + self.job.n_tokens,
+            "prompt_tokens_details": {"cached_tokens": cached_tokens},
         }
 
     def _choice(self, text: str, finish_reason: str | None, *, first: bool = False) -> dict[str, object]:
@@ -377,14 +379,14 @@ class Reply:
         choice = self._choice(self.job.word(index), None, first=index == 0)
         return b"data: " + dumps({**self.head, "choices": [choice]}) + b"\n\n"
 
-    def closing_events(self) -> bytes:
+    def closing_events(self, cached_tokens: int) -> bytes:
         """The finish chunk, the usage chunk if asked for, and the end marker."""
         events = [dumps({**self.head, "choices": [self._choice("", self.job.finish_reason)]})]
         if self.job.include_usage:
-            events.append(dumps({**self.head, "choices": [], "usage": self.usage()}))
+            events.append(dumps({**self.head, "choices": [], "usage": self.usage(cached_tokens)}))
         return b"".join(b"data: " + e + b"\n\n" for e in events) + b"data: [DONE]\n\n"
 
-    def whole(self) -> bytes:
+    def whole(self, cached_tokens: int) -> bytes:
         text = self.job.text()
         if self.chat:
             choice: dict[str, object] = {
@@ -398,4 +400,4 @@ class Reply:
             choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": self.job.finish_reason}
             obj = "text_completion"
         head = {k: v for k, v in self.head.items() if k != "usage"}
-        return dumps({**head, "object": obj, "choices": [choice], "usage": self.usage()})
+        return dumps({**head, "object": obj, "choices": [choice], "usage": self.usage(cached_tokens)})
