@@ -20,6 +20,8 @@ from typing import Literal
 
 from felab_sim.model import MAX_MAX_TOKENS, output_tokens, prompt_tokens
 
+from . import structured
+
 MODEL_ID = "felab-practice"
 MAX_BODY_BYTES = 1 << 20
 # OpenAI's legacy completions endpoint stops at 16 tokens unless told otherwise; chat has no
@@ -80,13 +82,15 @@ class Job:
     stream: bool
     include_usage: bool
     word_start: int = 0
+    # The reply's words when it is not filler prose (a JSON reply), one per streamed chunk.
+    words: tuple[str, ...] = ()
 
     @property
     def prompt_tokens(self) -> int:
         return prompt_tokens(self.prompt)
 
     def word(self, index: int) -> str:
-        word = WORDS[(self.word_start + index) % len(WORDS)]
+        word = self.words[index] if self.words else WORDS[(self.word_start + index) % len(WORDS)]
         return word if index == 0 else " " + word
 
     def text(self) -> str:
@@ -258,7 +262,8 @@ def _message_text(index: int, message: object) -> str:
     return "".join(texts)
 
 
-def _chat_prompt(data: Mapping[str, object]) -> str:
+def _chat_texts(data: Mapping[str, object]) -> tuple[str, str]:
+    """The prompt (every message's text, joined by newlines) and the last user message's text."""
     if "messages" not in data:
         raise _missing("messages")
     messages = data["messages"]
@@ -273,7 +278,69 @@ def _chat_prompt(data: Mapping[str, object]) -> str:
         )
     # One user message is the prompt itself, so a chat request draws the same output length
     # and prefix-cache blocks as the model does for that prompt text.
-    return "\n".join(_message_text(i, m) for i, m in enumerate(messages))
+    texts = [_message_text(i, m) for i, m in enumerate(messages)]
+    user_texts = [text for text, m in zip(texts, messages, strict=True) if m.get("role") == "user"]
+    return "\n".join(texts), user_texts[-1] if user_texts else texts[-1]
+
+
+def _response_format(data: Mapping[str, object]) -> tuple[str, object | None]:
+    """The asked format ("text", "json_object" or "json_schema") and the schema, if one is given."""
+    value = data.get("response_format")
+    if value is None:
+        return "text", None
+    if not isinstance(value, dict):
+        raise _wrong_type("response_format", "an object", value)
+    if "type" not in value:
+        raise _missing("response_format.type")
+    kind = value["type"]
+    if kind not in ("text", "json_object", "json_schema"):
+        raise ApiError(
+            422,
+            "Invalid 'response_format.type': expected one of 'text', 'json_object', 'json_schema', "
+            f"but got {json.dumps(kind)[:60]}.",
+            param="response_format.type",
+            code="invalid_value",
+        )
+    if kind != "json_schema":
+        return str(kind), None
+    if "json_schema" not in value:
+        raise _missing("response_format.json_schema")
+    spec = value["json_schema"]
+    if not isinstance(spec, dict):
+        raise _wrong_type("response_format.json_schema", "an object", spec)
+    if "name" not in spec:
+        raise _missing("response_format.json_schema.name")
+    if not isinstance(spec["name"], str):
+        raise _wrong_type("response_format.json_schema.name", "a string", spec["name"])
+    schema = spec.get("schema")
+    if schema is not None and not isinstance(schema, dict | bool):
+        raise _wrong_type("response_format.json_schema.schema", "an object", schema)
+    if "strict" in spec and spec["strict"] is not None and not isinstance(spec["strict"], bool):
+        raise _wrong_type("response_format.json_schema.strict", "a boolean", spec["strict"])
+    return "json_schema", schema
+
+
+def _json_reply(data: Mapping[str, object], prompt: str, ticket_text: str, model_id: str) -> str | None:
+    """The reply's text when it is JSON (lesson 07; see ``structured``), else None for prose."""
+    kind, schema = _response_format(data)
+    if kind == "text" and not structured.asks_for_json(prompt):
+        return None
+    accuracy = structured.LORA_ACCURACY if "lora" in model_id.lower() else structured.BASE_MODEL_ACCURACY
+    ticket = structured.classify(ticket_text, model_id, accuracy)
+    if kind == "text":
+        return structured.prompt_only_reply(prompt, ticket)
+    if schema is None:
+        return structured.compact(ticket.as_dict())
+    try:
+        value = structured.fill_schema(schema, f"{prompt}\x00{dumps(schema).decode()}", ticket.as_dict())
+    except structured.SchemaError as exc:
+        raise ApiError(
+            422,
+            f"Invalid 'response_format.json_schema.schema': this server cannot fill {exc}.",
+            param="response_format.json_schema.schema",
+            code="invalid_json_schema",
+        ) from None
+    return structured.compact(value)
 
 
 def _completion_prompt(data: Mapping[str, object]) -> str:
@@ -289,7 +356,10 @@ def _completion_prompt(data: Mapping[str, object]) -> str:
 
 def parse_request(kind: Kind, data: Mapping[str, object], model_id: str = MODEL_ID) -> Job:
     """Check a chat or completions request body (already a JSON object) and plan its reply."""
-    prompt = _chat_prompt(data) if kind == "chat" else _completion_prompt(data)
+    if kind == "chat":
+        prompt, ticket_text = _chat_texts(data)
+    else:
+        prompt = ticket_text = _completion_prompt(data)
     _check_model(data, model_id)
     caps = [
         cap
@@ -321,8 +391,12 @@ def parse_request(kind: Kind, data: Mapping[str, object], model_id: str = MODEL_
             )
         include_usage = _optional_bool(options, "include_usage", "stream_options.include_usage")
 
-    # The reply's natural length is the seeded draw; with both caps given, both are honoured.
-    natural = output_tokens(prompt, sys.maxsize)
+    # JSON replies (chat only: response_format is a chat parameter) have the length of their
+    # text; prose has the seeded draw. With both caps given, both are honoured. A cap shorter
+    # than a JSON reply cuts it, with finish_reason "length", as OpenAI's servers do.
+    json_text = _json_reply(data, prompt, ticket_text, model_id) if kind == "chat" else None
+    reply_words = structured.words(json_text) if json_text is not None else ()
+    natural = len(reply_words) if reply_words else output_tokens(prompt, sys.maxsize)
     n_tokens = min([natural, *caps])
     return Job(
         kind=kind,
@@ -332,6 +406,7 @@ def parse_request(kind: Kind, data: Mapping[str, object], model_id: str = MODEL_
         stream=stream,
         include_usage=include_usage,
         word_start=zlib.crc32(prompt.encode("utf-8", "surrogatepass")) % len(WORDS),
+        words=reply_words,
     )
 
 
