@@ -16,16 +16,20 @@ from hypothesis import strategies as st
 from openai import AsyncOpenAI, OpenAI
 from pydantic import BaseModel, Field
 
-from felab_sim.practice import MODEL_ID
+from felab_sim.practice import MODEL_ID, PracticeApp
 from felab_sim.practice.structured import (
+    BASE_MODEL_ACCURACY,
     BROKEN_PREFIX,
     LABELS,
+    LORA_ACCURACY,
     SchemaError,
     breaks_json,
     classify,
     fill_schema,
     true_label,
 )
+
+from .conftest import serving
 
 TICKET_SCHEMA = {
     "type": "object",
@@ -236,6 +240,36 @@ def test_the_break_draw_is_about_12_percent_over_many_prompts():
 )
 def test_true_labels_follow_the_keyword_order(ticket, label):
     assert true_label(ticket) == label
+
+
+@pytest.mark.parametrize(
+    ("accuracy", "low", "high"), [(BASE_MODEL_ACCURACY, 0.73, 0.77), (LORA_ACCURACY, 0.915, 0.945)]
+)
+def test_the_classifier_is_right_at_its_accuracy_and_the_same_every_time(accuracy, low, high):
+    ticket_texts = tickets(4_000)
+    answers = [classify(t, "m", accuracy).category for t in ticket_texts]
+    right = sum(a == true_label(t) for a, t in zip(answers, ticket_texts, strict=True))
+    assert low <= right / len(answers) <= high
+    assert answers == [classify(t, "m", accuracy).category for t in ticket_texts]
+
+
+def test_a_lora_model_id_classifies_better(server):
+    """The course's mock serves a LoRA model that is right 93% of the time; so does a server
+    started with a model id that says lora."""
+    params = server.params
+    with serving(params, PracticeApp(params, model_id="felab-practice-lora")) as lora:
+        client = OpenAI(base_url=lora.api, api_key="x", max_retries=0)
+        ticket_texts = tickets(40)
+        right = 0
+        for t in ticket_texts:
+            reply = client.chat.completions.create(
+                model="felab-practice-lora", messages=messages(t), response_format={"type": "json_object"}
+            )
+            right += json.loads(reply.choices[0].message.content)["category"] == true_label(t)
+    expected = sum(
+        classify(t, "felab-practice-lora", LORA_ACCURACY).category == true_label(t) for t in ticket_texts
+    )
+    assert right == expected >= 34
 
 
 def test_severity_follows_the_predicted_label_plus_one_when_urgent():
