@@ -297,7 +297,7 @@ def _response_format(data: Mapping[str, object]) -> tuple[str, object | None]:
         raise ApiError(
             422,
             "Invalid 'response_format.type': expected one of 'text', 'json_object', 'json_schema', "
-            f"but got {json.dumps(kind)[:60]}.",
+            f"but got {repr(kind[:40]) if isinstance(kind, str) else 'a ' + _type_name(kind)}.",
             param="response_format.type",
             code="invalid_value",
         )
@@ -332,11 +332,14 @@ def _json_reply(data: Mapping[str, object], prompt: str, ticket_text: str, model
     if schema is None:
         return structured.compact(ticket.as_dict())
     try:
-        value = structured.fill_schema(schema, f"{prompt}\x00{dumps(schema).decode()}", ticket.as_dict())
-    except structured.SchemaError as exc:
+        # Seeded by the prompt and the schema: the same request always gets the same values.
+        seed = f"{prompt}\x00{json.dumps(schema, sort_keys=True)}"
+        value = structured.fill_schema(schema, seed, ticket.as_dict())
+    except (structured.SchemaError, RecursionError) as exc:
+        reason = str(exc) if isinstance(exc, structured.SchemaError) else "a schema nested this deep"
         raise ApiError(
             422,
-            f"Invalid 'response_format.json_schema.schema': this server cannot fill {exc}.",
+            f"Invalid 'response_format.json_schema.schema': this server cannot fill {reason}.",
             param="response_format.json_schema.schema",
             code="invalid_json_schema",
         ) from None

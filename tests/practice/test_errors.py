@@ -229,6 +229,14 @@ BAD_BODIES = [
         "response_format.json_schema.schema",
         id="json-schema-too-large",
     ),
+    pytest.param(
+        CHAT,
+        chat(response_format={"type": [[[]]]}),
+        422,
+        "invalid_value",
+        "response_format.type",
+        id="response-format-type-array",
+    ),
     # A lone surrogate escape is valid JSON syntax but not text: once a 500 (issue 13).
     pytest.param(
         CHAT,
@@ -334,6 +342,23 @@ def test_body_of_exactly_1_mib_is_accepted(server):
     response = httpx.post(server.url + CHAT, content=padded)
     assert response.status_code == 200
     assert response.json()["usage"]["completion_tokens"] == 2
+
+
+@pytest.mark.parametrize("depth", [900, 990, 1_100])
+def test_a_schema_nested_as_deep_as_the_parser_goes_is_never_a_500(server, depth):
+    """Deep nesting where the filler never looks (an unknown keyword): answered, or refused."""
+    schema = b'{"type": "string", "x": ' + b"[" * depth + b"]" * depth + b"}"
+    body = b'{"model": "felab-practice", "messages": [{"role": "user", "content": "hi"}], '
+    body += (
+        b'"response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": '
+        + schema
+        + b"}}}"
+    )
+    response = httpx.post(server.url + CHAT, content=body)
+    if response.status_code == 200:
+        assert isinstance(json.loads(response.json()["choices"][0]["message"]["content"]), str)
+    else:
+        assert_error(response, 400, "invalid_json", None)
 
 
 def test_a_whole_surrogate_pair_is_text_and_accepted(server):
