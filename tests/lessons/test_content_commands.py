@@ -318,7 +318,9 @@ def test_a_figures_tolerance_and_note_survive_import_and_export(tmp_path):
     first_figure = "    figure: c1.agg_tok_s\n    stated: '54.1'\n"
     assert first_figure in text
     lesson_file.write_text(
-        text.replace(first_figure, first_figure + "    tolerance: 0.005\n    note: measured, not modelled\n", 1)
+        text.replace(
+            first_figure, first_figure + "    tolerance: 0.005\n    note: measured, not modelled\n", 1
+        )
     )
     run("import_lessons", "--dir", str(tmp_path), "--force")
     figure = Card.objects.get(lesson__number=3, step=1).figures.get(figure="c1.agg_tok_s")
