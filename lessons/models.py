@@ -13,7 +13,7 @@ from felab_sim.core.calculator import Result
 from felab_sim.model import ParamError, SweepParams, SweepResult
 from felab_sim.models import ParameterSet, Scenario
 
-from .markdown import render_markdown
+from .markdown import live_figure_markup_problems, render_markdown
 
 # Django's admin shows help text as HTML, unescaped: say everything here without markup
 # (a literal tag here once swallowed the rest of the admin's form). A test checks it.
@@ -275,6 +275,7 @@ class Card(models.Model):
         for name in self.TEXT_FIELDS:
             problems = figures.problems([getattr(self, name)], params)
             problems += citations.problems(cited[name], known_sets)
+            problems += live_figure_markup_problems(getattr(self, name))
             if problems:
                 errors.setdefault(name, []).extend(problems)
         if errors:

@@ -94,6 +94,18 @@ def test_unknown_live_figure_is_refused_on_save_with_a_message(instructor_client
     assert seed_card.plain_words == before
 
 
+def test_a_live_figure_in_a_link_target_is_refused_on_save_with_a_message(instructor_client, seed_card):
+    before = seed_card.plain_words
+    data = card_form_data(seed_card, plain_words="See [the total]({{sim.c8.agg_tok_s}}).")
+    response = instructor_client.post(change_url(seed_card), data)
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "{{sim.c8.agg_tok_s}} is inside a link target or an HTML attribute" in body
+    assert '<ul class="errorlist' in body
+    seed_card.refresh_from_db()
+    assert seed_card.plain_words == before
+
+
 def test_unknown_figure_in_the_live_panel_is_refused(instructor_client, seed_card):
     data = card_form_data(seed_card, **{"figures-0-figure": "c8.speed"})
     response = instructor_client.post(change_url(seed_card), data)
