@@ -23,8 +23,9 @@ MARKDOWN_HELP = (
     "Raw HTML tags such as scripts and frames are removed when the page is shown."
 )
 CARD_TEXT_HELP = (
-    MARKDOWN_HELP + " {{sim.c8.agg_tok_s}} cites a figure computed live from the card's scenario "
-    "(the names are listed in felab_sim/figures.py); it goes in the text, never in a link target."
+    MARKDOWN_HELP + " A live figure goes in the text, never in a link target: "
+    "{{sim.c8.agg_tok_s}} from the card's scenario (names in felab_sim/figures.py), "
+    "{{calc.SET_SLUG.OUTPUT_KEY}} from a parameter set (outputs in docs/architecture.md)."
 )
 
 
