@@ -51,7 +51,7 @@ class CardProgress:
 
     @property
     def is_due(self) -> bool:
-        return self.state is not None and self.state.due <= self.now
+        return self.state is not None and scheduling.is_due(self.state.due, self.now)
 
     @property
     def comes_back(self) -> str:

@@ -101,8 +101,8 @@ def rate_card(request: HttpRequest, course_slug: str, lesson_slug: str, step: in
     if rated.outcome is Outcome.FINAL:
         messages.warning(
             request,
-            f"Your rating for this showing is final: {rated.review.get_rating_display()}. "
-            "Show the answer again to review the card again.",
+            f"Your rating is final for this time through the card: {rated.review.get_rating_display()}. "
+            "Show the answer again to rate the card again.",
         )
     else:
         verb = "Saved" if rated.outcome is Outcome.SAVED else "Changed to"
@@ -170,7 +170,7 @@ def review(request: HttpRequest) -> HttpResponse:
     now = clock.now()
     states = CardState.objects.for_learner(learner).select_related("card__lesson__course")
     due = list(states.due(now))
-    upcoming = None if due else states.filter(due__gt=now).order_by("due").first()
+    upcoming = None if due else states.upcoming(now).first()
     context = {
         "due": due,
         "upcoming": upcoming,
