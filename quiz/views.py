@@ -26,24 +26,15 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import push_url
 
 from config.ratelimit import rate_limited
+from lessons.instructors import is_instructor
 from lessons.models import Card, Course
 from lessons.views import card_for_page, render_card
 
 from . import charts, clock, scheduling
 from .forms import SharingForm, SignupForm
-from .models import (
-    CardOverview,
-    CardState,
-    Layer,
-    LayerOpening,
-    Learner,
-    LearnerProfile,
-    Outcome,
-    Rating,
-    Review,
-    Showing,
-    is_instructor,
-)
+from .learners import Learner
+from .models import CardState, Layer, LayerOpening, LearnerProfile, Outcome, Rating, Review, Showing
+from .pages import CardOverview, LessonProgress
 
 LATEST_ANSWERS = 20
 
@@ -138,7 +129,7 @@ def progress(request: HttpRequest) -> HttpResponse:
     learner = Learner.of(request)
     courses = list(Course.objects.with_lessons_and_steps())
     lessons = [lesson for course in courses for lesson in course.lessons.all()]
-    by_lesson = CardState.objects.for_learner(learner).lesson_progress(lessons, clock.now())
+    by_lesson = LessonProgress.by_lesson(CardState.objects.for_learner(learner), lessons, clock.now())
     sharing_form = None
     if learner.user is not None:
         profile = LearnerProfile.objects.filter(user=learner.user).first() or LearnerProfile(
