@@ -105,11 +105,11 @@ class Lesson(models.Model):
         return (self.course.slug, self.slug)
 
     def following(self) -> Lesson | None:
-        """The course's next lesson in reading order (order, then number), or None after the last."""
+        """The course's next published lesson in reading order (order, then number), or None after the last."""
         later = models.Q(order__gt=self.order) | models.Q(order=self.order, number__gt=self.number)
         return (
             Lesson.objects.select_related("course")
-            .filter(later, course_id=self.course_id)
+            .filter(later, course_id=self.course_id, published=True)
             .order_by("order", "number")
             .first()
         )
@@ -236,10 +236,10 @@ class Card(models.Model):
         return (*self.lesson.natural_key(), self.step)
 
     def following(self) -> Card | None:
-        """The lesson's next step, or None on its last card."""
+        """The lesson's next published step, or None on its last card."""
         return (
             Card.objects.select_related("lesson__course")
-            .filter(lesson_id=self.lesson_id, step__gt=self.step)
+            .filter(lesson_id=self.lesson_id, step__gt=self.step, published=True)
             .order_by("step")
             .first()
         )
