@@ -295,11 +295,11 @@ class Review(models.Model):
 class CardStateQuerySet(LearnerQuerySet):
     def due(self, now: datetime) -> CardStateQuerySet:
         """Cards due at `now` (scheduling.is_due), the longest overdue first."""
-        return self.filter(due__lt=scheduling.due_cutoff(now)).order_by("due", "card_id")
+        return self.filter(due__lte=now).order_by("due", "card_id")
 
     def upcoming(self, now: datetime) -> CardStateQuerySet:
         """Cards not yet due at `now`, the soonest first."""
-        return self.filter(due__gte=scheduling.due_cutoff(now)).order_by("due", "card_id")
+        return self.filter(due__gt=now).order_by("due", "card_id")
 
     def rating_counts(self) -> dict[int, dict[int, int]]:
         """Per card id, how many learners' latest rating is each value."""
