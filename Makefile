@@ -30,10 +30,14 @@ setup: $(VENV)/.runtime
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 
 # The site and, beside it, the practice server that /sim/ measures; Ctrl-C stops both.
+# The shell stops the practice server by its process id when it exits. (Its old trap ran
+# `kill 0`, which signalled the shell itself and re-entered the trap until it crashed.)
 run: setup
 	@echo "felab on http://$(HOST):$(PORT)/ ; practice server on http://127.0.0.1:$(PRACTICE_PORT)/v1"
-	@trap 'kill 0' INT TERM EXIT; \
-	FELAB_PRACTICE_URL=http://127.0.0.1:$(PRACTICE_PORT)/v1 $(PY) manage.py practice_server --port $(PRACTICE_PORT) & \
+	@FELAB_PRACTICE_URL=http://127.0.0.1:$(PRACTICE_PORT)/v1 $(PY) manage.py practice_server --port $(PRACTICE_PORT) & \
+	practice=$$!; \
+	trap 'kill $$practice 2>/dev/null; wait $$practice 2>/dev/null' EXIT; \
+	trap 'exit 0' INT TERM; \
 	FELAB_PRACTICE_URL=http://127.0.0.1:$(PRACTICE_PORT)/v1 $(PY) manage.py runserver $(HOST):$(PORT)
 
 # Production settings under gunicorn. Needs SECRET_KEY and ALLOWED_HOSTS; on a machine without

@@ -360,7 +360,12 @@ class Card(models.Model):
     def live_rows(self) -> list[dict[str, str]]:
         """The "Computed live" panel: each figure the card states, beside the model's value."""
         return [
-            {"label": figure.label, "stated": figure.stated, "live": self._live_text(figure.figure)}
+            {
+                "label": figure.label,
+                "stated": figure.stated,
+                "live": self._live_text(figure.figure),
+                "note": figure.note,
+            }
             for figure in self.figures.all()
         ]
 

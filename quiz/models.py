@@ -305,7 +305,7 @@ class CardStateQuerySet(LearnerQuerySet):
 
     def upcoming(self, now: datetime) -> CardStateQuerySet:
         """Cards not yet due at `now`, the soonest first."""
-        return self.filter(due__gte=scheduling.due_cutoff(now)).order_by("due", "card_id")
+        return self.filter(due__gt=now).order_by("due", "card_id")
 
     def rating_counts(self) -> dict[int, dict[int, int]]:
         """Per card id, how many learners' latest rating is each value."""
