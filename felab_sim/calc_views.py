@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET
 from .core.calc_charts import CHART_DESCRIPTIONS, Series, chart_json, measured_beside
 from .core.calculator import Calculator, Result
 from .core.calculators import CALCULATORS
-from .core.interim_numbers import format_figure
+from .core.numbers import format_figure
 from .core.params import ParamError, ParamValue
 from .core.presets import presets_for
 from .forms import CalculatorForm, field_text
