@@ -76,7 +76,7 @@ def _output_rows(result: Result) -> list[dict[str, str]]:
         {
             "key": key,
             "label": out.label[:1].upper() + out.label[1:],
-            "value": out.value if isinstance(out.value, str) else format_figure(out.value, out.unit),
+            "value": out.text(),
         }
         for key, out in result.outputs.items()
     ]
