@@ -78,6 +78,7 @@ test-postgres: $(VENV)/.dev chromium
 bench: $(VENV)/.dev
 	@command -v wrk >/dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y wrk)
 	-$(PY) bench/bench_model.py
+	-$(PY) bench/bench_calc.py
 	-$(PY) bench/bench_pages.py
 	-$(PY) bench/bench_http.py
 	-$(PY) bench/bench_load.py
