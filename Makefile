@@ -83,6 +83,7 @@ bench: $(VENV)/.dev
 	-$(PY) bench/bench_http.py
 	-$(PY) bench/bench_load.py
 	-$(PY) bench/bench_practice.py --capacity-levels 64,128,256
+	-$(PY) bench/bench_prefix_cache.py
 
 clean:
 	rm -rf $(VENV) staticfiles .pytest_cache .hypothesis
