@@ -72,7 +72,9 @@ def _sim_figure(result: SweepResult | None, measured: list) -> str | None:
 
 
 def _run_to_overlay(run_id: str | None) -> SweepRun | None:
-    if not run_id or not run_id.isdigit():
+    # isdigit() alone also accepts "²" and other digits that int() refuses; the length bound
+    # keeps the number within the primary key's range.
+    if not run_id or not (run_id.isascii() and run_id.isdigit()) or len(run_id) > 18:
         return None
     return SweepRun.objects.finished().prefetch_related("levels").filter(pk=int(run_id)).first()
 

@@ -55,3 +55,10 @@ def test_no_level_meeting_the_slo_is_explained(client):
 
 def test_pages_without_plots_do_not_load_plotly(client, db):
     assert PLOTLY not in client.get("/").content.decode()
+
+
+@pytest.mark.parametrize("run", ["²", "١٢", "x", "99999999999999999999999", ""])
+def test_a_run_id_that_is_not_a_plain_number_draws_no_overlay(client, run):
+    # "²".isdigit() is True but int("²") raises: this was a 500.
+    response = client.get(URL, {"run": run})
+    assert response.status_code == 200 and "Capacity is C = 8" in response.content.decode()
