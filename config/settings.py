@@ -152,7 +152,6 @@ if PRODUCTION:
     # DJANGO_INSECURE_HTTP=1 is for serving production settings on a machine without TLS
     # (benchmarks, a laptop): no HTTPS redirect, no HSTS, cookies sent over plain HTTP.
     HTTPS = not env_flag("DJANGO_INSECURE_HTTP")
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = HTTPS
     SESSION_COOKIE_SECURE = HTTPS
     CSRF_COOKIE_SECURE = HTTPS
@@ -168,17 +167,39 @@ RATE_LIMITS = {
     "login": (int(os.environ.get("FELAB_LOGIN_LIMIT", "10")), 60),
     "sweep": (int(os.environ.get("FELAB_SWEEP_LIMIT", "120")), 60),
 }
-CACHES = {
-    "default": (
-        {
-            # Shared by every gunicorn worker on the machine, so rate limits hold across them.
-            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-            "LOCATION": os.environ.get("FELAB_CACHE_DIR", "/tmp/felab-cache"),
+# The proxies in front of the site (addresses or networks, e.g. nginx on 127.0.0.1). Only a
+# request from one of them may name its client in X-Forwarded-For or its scheme in
+# X-Forwarded-Proto; with none configured both headers are ignored, since a client could
+# send them itself.
+TRUSTED_PROXIES = env_list("FELAB_TRUSTED_PROXIES")
+if TRUSTED_PROXIES:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# REDIS_URL: one cache for every host, so rate limits count once across them and sessions
+# are read from memory (cached_db keeps them in the database too, so a Redis restart logs
+# no one out). Without it, one host's workers share a file cache (production) or each
+# process has its own memory (development).
+REDIS_URL = os.environ.get("REDIS_URL", "")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": os.environ.get("FELAB_CACHE_PREFIX", "felab"),
         }
-        if PRODUCTION
-        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
-    )
-}
+    }
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+else:
+    CACHES = {
+        "default": (
+            {
+                "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+                "LOCATION": os.environ.get("FELAB_CACHE_DIR", "/tmp/felab-cache"),
+            }
+            if PRODUCTION
+            else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+        )
+    }
 
 LOGGING = {
     "version": 1,
