@@ -57,6 +57,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "template_partials",
+    "django_tasks",
+    "django_tasks_db",
     "lessons",
     "quiz",
     "felab_sim",
@@ -158,6 +160,10 @@ if PRODUCTION:
     SECURE_HSTS_SECONDS = 60 * 60 * 24 * 365 if HTTPS else 0
     SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
     SECURE_HSTS_PRELOAD = HTTPS
+
+# Slow work (real sweeps) runs in task workers, `manage.py db_worker`, on any host: the queue
+# is a table in the site's database, so it needs no server of its own.
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
 # The practice server that `make run` starts beside the site; sweeps from /sim/ measure it.
 PRACTICE_SERVER_URL = os.environ.get("FELAB_PRACTICE_URL", "http://127.0.0.1:8001/v1")

@@ -16,7 +16,7 @@ from .forms import SweepForm
 from .live import cached_figure, cached_sweep, sim_query
 from .model import ParamError, SweepParams, SweepResult, check_web_limits
 from .models import SweepRun
-from .runs import BROWSER_LIMITS, STALE_AFTER, SweepBusy, reap_stale_runs, start_run
+from .runs import BROWSER_LIMITS, STALE_AFTER, AlreadyWaiting, reap_stale_runs, start_run
 
 
 def _json_error(param: str, message: str, status: int = 400) -> JsonResponse:
@@ -55,6 +55,7 @@ def sim_page(request: HttpRequest) -> HttpResponse:
         "overlay": overlay,
         "recent_runs": SweepRun.objects.finished()[:5],
         "running": SweepRun.objects.running().first(),
+        "waiting": SweepRun.objects.queued().count(),
         "browser_limits": BROWSER_LIMITS,
     }
     template = "felab_sim/sim.html#results" if request.htmx else "felab_sim/sim.html"
@@ -83,20 +84,16 @@ def _run_to_overlay(run_id: str | None) -> SweepRun | None:
 @login_required
 @rate_limited("sweep")
 def run_start(request: HttpRequest) -> HttpResponse:
-    """Start a real sweep against the practice server; one at a time for the whole site."""
+    """Queue a real sweep against the practice server; the task workers run one at a time."""
     fields = {key: request.POST[key] for key in ("levels", "max_tokens", "slo_ms") if request.POST.get(key)}
     try:
         run = start_run(SweepParams.from_flat(fields), request.user)
     except ParamError as error:
         messages.error(request, f"The sweep did not start: {error.message}")
         return redirect(f"{reverse('sim')}#real-sweep")
-    except SweepBusy as busy:
-        running = busy.running
-        when = timezone.localtime(running.started_at).strftime("%H:%M:%S UTC") if running else "just now"
-        messages.error(
-            request, f"A sweep is already running (started at {when}); watch it or wait for it to end."
-        )
-        return redirect(running.get_absolute_url() if running else reverse("sim"))
+    except AlreadyWaiting as waiting:
+        messages.error(request, "You already have a sweep waiting or running; here it is.")
+        return redirect(waiting.run.get_absolute_url() if waiting.run else reverse("sim"))
     return redirect(run.get_absolute_url())
 
 
@@ -110,7 +107,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         # writing, since watchers poll this page every second.
         reap_stale_runs()
         run.refresh_from_db()
-    context: dict[str, object] = {"run": run, "levels": list(run.levels.all())}
+    context: dict[str, object] = {"run": run, "levels": list(run.levels.all()), "wait": run.wait_estimate()}
     if run.state == SweepRun.State.DONE:
         params = run.sweep_params()
         model = cached_sweep(params)

@@ -1,13 +1,20 @@
-"""Real sweeps started from the browser against a real (fast) practice server."""
+"""Real sweeps started from the browser, queued, and measured by a task worker against a real
+(fast) practice server."""
 
+import re
+import threading
 import time
+from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.utils import timezone
+from django_tasks_db.management.commands.db_worker import Worker
 
 from felab_sim.model import ServerParams
 from felab_sim.models import SweepRun, SweepRunLevel
-from felab_sim.runs import STALE_AFTER
+from felab_sim.runs import STALE_AFTER, claim_next_run
 from tests.practice.conftest import serving
 
 START_URL = "/sim/runs/"
@@ -21,11 +28,33 @@ def practice_server(settings):
         yield server
 
 
-def wait_finished(run_id: int, timeout: float = 60) -> SweepRun:
+@pytest.fixture
+def task_worker():
+    """django-tasks-db's own worker loop, in a thread of the test process (it shares the test
+    database, which a `manage.py db_worker` process could not)."""
+    worker = Worker(
+        queue_names=["default"], interval=0.05, batch=False, backend_name="default", startup_delay=False,
+        max_tasks=None, worker_id="test-worker", excluded_queue_names=[],
+    )  # fmt: skip
+
+    def work() -> None:
+        try:
+            worker.run()
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=work, name="test-task-worker", daemon=True)
+    thread.start()
+    yield worker
+    worker.running = False
+    thread.join(timeout=120)
+
+
+def wait_finished(run_id: int, timeout: float = 120) -> SweepRun:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         run = SweepRun.objects.get(pk=run_id)
-        if not run.is_running:
+        if not run.is_active:
             return run
         time.sleep(0.1)
     raise AssertionError(f"run {run_id} still running after {timeout} s")
@@ -39,7 +68,9 @@ def test_anonymous_must_log_in(client):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_student_runs_a_sweep_and_sees_it_over_the_model(student_client, student, practice_server):
+def test_a_student_runs_a_sweep_and_sees_it_over_the_model(
+    student_client, student, practice_server, task_worker
+):
     response = student_client.post(START_URL, {"levels": "1,2", "max_tokens": "16", "slo_ms": "500"})
     run = SweepRun.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/sim/runs/{run.pk}/"
@@ -59,23 +90,81 @@ def test_a_student_runs_a_sweep_and_sees_it_over_the_model(student_client, stude
     assert f"per user (run {run.pk})" in overlay and "(drawn above)" in overlay
 
 
+def running_run(user=None, **fields) -> SweepRun:
+    run = SweepRun.objects.create(
+        server_url="http://127.0.0.1:8001/v1", params={"levels": [1, 8, 16]}, started_by=user,
+        state=SweepRun.State.RUNNING, **fields,
+    )  # fmt: skip
+    for conc, requests in ((1, 12), (8, 24), (16, 48)):
+        SweepRunLevel.objects.create(run=run, conc=conc, requests=requests)
+    return run
+
+
 @pytest.mark.django_db
-def test_one_sweep_at_a_time_for_the_whole_site(student_client, other_student_client, other_student):
-    running = SweepRun.objects.create(server_url="http://127.0.0.1:8001/v1", params={"levels": [1]})
-    response = other_student_client.post(START_URL, {"levels": "1"}, follow=True)
-    assert response.redirect_chain[0] == (f"/sim/runs/{running.pk}/", 302)
-    assert "A sweep is already running (started at" in response.content.decode()
+def test_a_second_user_waits_in_the_queue_with_a_place_and_an_estimate(
+    student, student_client, other_student_client, other_student
+):
+    running_run(student)
+    response = other_student_client.post(START_URL, {"levels": "1,8,16"}, follow=True)
+    waiting = SweepRun.objects.get(started_by=other_student)
+    assert waiting.state == SweepRun.State.QUEUED
+    assert response.redirect_chain[0] == (f"/sim/runs/{waiting.pk}/", 302)
+    place, seconds = waiting.wait_estimate()
+    # The model's wall time for levels 1, 8 and 16 against the practice server: about 30 s.
+    assert place == 1 and 15 < seconds < 60
+    page = response.content.decode()
+    shown = re.search(r"Waiting in the queue: next, about (\d+) s until it starts\.", page)
+    # The page was drawn a moment before: the running sweep's remaining time was a little longer.
+    assert shown and 0 <= int(shown[1]) - seconds <= 5
+    assert 'hx-trigger="every 1s"' in page  # it keeps polling while it waits
+    assert "A sweep is running" in student_client.get("/sim/").content.decode()
+
+
+@pytest.mark.django_db
+def test_a_user_has_one_run_waiting_or_running_at_a_time(student, student_client):
+    mine = running_run(student)
+    response = student_client.post(START_URL, {"levels": "1"}, follow=True)
+    assert response.redirect_chain[0] == (f"/sim/runs/{mine.pk}/", 302)
+    assert "You already have a sweep waiting or running" in response.content.decode()
     assert SweepRun.objects.count() == 1
 
 
+@pytest.mark.django_db
+def test_whoever_ran_last_goes_after_everyone_already_waiting(student, other_student):
+    earlier = timezone.now() - timedelta(minutes=5)
+    last = running_run(student, started_at=earlier)
+    SweepRun.objects.filter(pk=last.pk).update(state=SweepRun.State.DONE)
+    # The student queued again the moment their run ended, before the other student did.
+    again = SweepRun.objects.create(server_url=last.server_url, params={"levels": [1]}, started_by=student)
+    other = SweepRun.objects.create(
+        server_url=last.server_url, params={"levels": [1]}, started_by=other_student,
+        queued_at=again.queued_at + timedelta(seconds=1),
+    )  # fmt: skip
+    assert [run.pk for run in SweepRun.objects.in_turn()] == [other.pk, again.pk]
+    assert other.wait_estimate()[0] == 1 and again.wait_estimate()[0] == 2
+    assert claim_next_run() == other
+    # One run at a time: nothing else is taken while the other student's run measures.
+    assert claim_next_run() is None
+
+
+@pytest.mark.django_db
+def test_alone_in_the_queue_the_last_user_runs_again(student):
+    last = running_run(student, started_at=timezone.now() - timedelta(minutes=5))
+    SweepRun.objects.filter(pk=last.pk).update(state=SweepRun.State.DONE)
+    again = SweepRun.objects.create(server_url=last.server_url, params={"levels": [1]}, started_by=student)
+    assert claim_next_run() == again
+
+
 @pytest.mark.django_db(transaction=True)
-def test_a_run_whose_worker_died_does_not_block_the_site(student_client, practice_server):
-    dead = SweepRun.objects.create(server_url=practice_server.api, params={"levels": [1]})
-    SweepRun.objects.filter(pk=dead.pk).update(heartbeat_at=dead.heartbeat_at - STALE_AFTER * 2)
+def test_a_run_whose_worker_died_does_not_block_the_queue(
+    student, student_client, practice_server, task_worker
+):
+    dead = running_run(heartbeat_at=timezone.now() - STALE_AFTER * 2)
     student_client.post(START_URL, {"levels": "1", "max_tokens": "4"})
+    run = wait_finished(SweepRun.objects.get(started_by=student).pk)
+    assert run.state == SweepRun.State.DONE, run.error
     dead.refresh_from_db()
     assert dead.state == SweepRun.State.FAILED and "stopped reporting" in dead.error
-    wait_finished(SweepRun.objects.latest("started_at").pk)
 
 
 @pytest.mark.django_db
@@ -95,7 +184,7 @@ def test_sweeps_too_big_for_the_browser_are_refused(student_client, levels, max_
 
 
 @pytest.mark.django_db(transaction=True)
-def test_an_unreachable_server_fails_the_run_with_a_message(student_client, settings):
+def test_an_unreachable_server_fails_the_run_with_a_message(student_client, settings, task_worker):
     settings.PRACTICE_SERVER_URL = "http://127.0.0.1:9/v1"
     student_client.post(START_URL, {"levels": "1"})
     run = wait_finished(SweepRun.objects.get().pk)
@@ -105,7 +194,9 @@ def test_an_unreachable_server_fails_the_run_with_a_message(student_client, sett
 
 @pytest.mark.django_db
 def test_progress_partial_polls_only_while_running(client):
-    run = SweepRun.objects.create(server_url="http://127.0.0.1:8001/v1", params={"levels": [1, 8]})
+    run = SweepRun.objects.create(
+        server_url="http://127.0.0.1:8001/v1", params={"levels": [1, 8]}, state=SweepRun.State.RUNNING
+    )
     SweepRunLevel.objects.create(run=run, conc=1, requests=12, done=5)
     SweepRunLevel.objects.create(run=run, conc=8, requests=24)
     partial = client.get(f"/sim/runs/{run.pk}/", headers={"HX-Request": "true"}).content.decode()
@@ -119,7 +210,9 @@ def test_progress_partial_polls_only_while_running(client):
 
 @pytest.mark.django_db
 def test_a_run_whose_worker_died_shows_as_failed_on_its_page(client):
-    run = SweepRun.objects.create(server_url="http://127.0.0.1:8001/v1", params={"levels": [1]})
+    run = SweepRun.objects.create(
+        server_url="http://127.0.0.1:8001/v1", params={"levels": [1]}, state=SweepRun.State.RUNNING
+    )
     page = client.get(f"/sim/runs/{run.pk}/").content.decode()
     assert "Running…" in page  # a fresh heartbeat: still running
     SweepRun.objects.filter(pk=run.pk).update(heartbeat_at=run.heartbeat_at - STALE_AFTER * 2)
