@@ -2,12 +2,9 @@
 (fast) practice server."""
 
 import re
-import threading
-import time
 from datetime import timedelta
 
 import pytest
-from django.db import connection
 from django.test import Client
 from django.utils import timezone
 from django_tasks_db.management.commands.db_worker import Worker
@@ -28,36 +25,14 @@ def practice_server(settings):
         yield server
 
 
-@pytest.fixture
-def task_worker():
-    """django-tasks-db's own worker loop, in a thread of the test process (it shares the test
-    database, which a `manage.py db_worker` process could not)."""
-    worker = Worker(
-        queue_names=["default"], interval=0.05, batch=False, backend_name="default", startup_delay=False,
+def work_off_the_queue() -> None:
+    """What `manage.py db_worker` does, here in the test's thread until the queue is empty: a
+    worker thread beside the test would share its in-memory SQLite database, whose locks fail
+    at once ("database schema is locked") instead of waiting as a database file's do."""
+    Worker(
+        queue_names=["default"], interval=0, batch=True, backend_name="default", startup_delay=False,
         max_tasks=None, worker_id="test-worker", excluded_queue_names=[],
-    )  # fmt: skip
-
-    def work() -> None:
-        try:
-            worker.run()
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=work, name="test-task-worker", daemon=True)
-    thread.start()
-    yield worker
-    worker.running = False
-    thread.join(timeout=120)
-
-
-def wait_finished(run_id: int, timeout: float = 120) -> SweepRun:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        run = SweepRun.objects.get(pk=run_id)
-        if not run.is_active:
-            return run
-        time.sleep(0.1)
-    raise AssertionError(f"run {run_id} still running after {timeout} s")
+    ).run()  # fmt: skip
 
 
 @pytest.mark.django_db
@@ -68,17 +43,17 @@ def test_anonymous_must_log_in(client):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_student_runs_a_sweep_and_sees_it_over_the_model(
-    student_client, student, practice_server, task_worker
-):
+def test_a_student_runs_a_sweep_and_sees_it_over_the_model(student_client, student, practice_server):
     # An SLO no busy machine misses: the capacity below is then C = 2 however slow the run was.
     response = student_client.post(START_URL, {"levels": "1,2", "max_tokens": "16", "slo_ms": "600000"})
     run = SweepRun.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/sim/runs/{run.pk}/"
     assert run.started_by == student and run.server_url == practice_server.api
     assert list(run.levels.values_list("conc", "requests")) == [(1, 12), (2, 12)]
+    assert "Waiting in the queue: next" in student_client.get(f"/sim/runs/{run.pk}/").content.decode()
 
-    run = wait_finished(run.pk)
+    work_off_the_queue()
+    run.refresh_from_db()
     assert run.state == SweepRun.State.DONE, run.error
     levels = list(run.levels.all())
     assert all(level.done == level.requests and level.is_finished for level in levels)
@@ -89,7 +64,11 @@ def test_a_student_runs_a_sweep_and_sees_it_over_the_model(
         assert level.user_tok_s > 0 and 0 < level.agg_tok_s <= level.conc * 1000 / FAST.step_ms
 
     page = student_client.get(f"/sim/runs/{run.pk}/").content.decode()
-    assert "Done: capacity C = 2 at a 600000 ms SLO" in page and 'id="run-figure"' in page and "hx-trigger" not in page
+    assert (
+        "Done: capacity C = 2 at a 600000 ms SLO" in page
+        and 'id="run-figure"' in page
+        and "hx-trigger" not in page
+    )
     overlay = student_client.get("/sim/", {"levels": "1,2", "run": run.pk}).content.decode()
     assert f"per user (run {run.pk})" in overlay and "(drawn above)" in overlay
 
@@ -160,12 +139,11 @@ def test_alone_in_the_queue_the_last_user_runs_again(student):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_run_whose_worker_died_does_not_block_the_queue(
-    student, student_client, practice_server, task_worker
-):
+def test_a_run_whose_worker_died_does_not_block_the_queue(student, student_client, practice_server):
     dead = running_run(heartbeat_at=timezone.now() - STALE_AFTER * 2)
     student_client.post(START_URL, {"levels": "1", "max_tokens": "4"})
-    run = wait_finished(SweepRun.objects.get(started_by=student).pk)
+    work_off_the_queue()
+    run = SweepRun.objects.get(started_by=student)
     assert run.state == SweepRun.State.DONE, run.error
     dead.refresh_from_db()
     assert dead.state == SweepRun.State.FAILED and "stopped reporting" in dead.error
@@ -188,10 +166,11 @@ def test_sweeps_too_big_for_the_browser_are_refused(student_client, levels, max_
 
 
 @pytest.mark.django_db(transaction=True)
-def test_an_unreachable_server_fails_the_run_with_a_message(student_client, settings, task_worker):
+def test_an_unreachable_server_fails_the_run_with_a_message(student_client, settings):
     settings.PRACTICE_SERVER_URL = "http://127.0.0.1:9/v1"
     student_client.post(START_URL, {"levels": "1"})
-    run = wait_finished(SweepRun.objects.get().pk)
+    work_off_the_queue()
+    run = SweepRun.objects.get()
     assert run.state == SweepRun.State.FAILED and "is the server running?" in run.error
     assert "Failed: " in Client().get(f"/sim/runs/{run.pk}/").content.decode()
 
