@@ -12,7 +12,7 @@ def queued_when_started(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("felab_sim", "0003_sweep_runs"),
+        ("felab_sim", "0005_instructors_edit_parameter_sets"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
