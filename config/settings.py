@@ -6,6 +6,7 @@ Anything else is development: SQLite by default, a throwaway secret key.
 """
 
 import os
+import tempfile
 from pathlib import Path
 
 import dj_database_url
@@ -164,6 +165,16 @@ if PRODUCTION:
 # Slow work (real sweeps) runs in task workers, `manage.py db_worker`, on any host: the queue
 # is a table in the site's database, so it needs no server of its own.
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+
+# Heavy simulations (more work than SIM_LIGHT_WORK: streamed tokens + 8 per request, about
+# 20 ms; the default sweep is 28,000) take one of SIM_SLOTS slots shared by the host's workers, waiting at most
+# SIM_SLOT_WAIT_S for one before a 503: half the cores, so the other pages keep the rest.
+SIM_SLOTS = int(os.environ.get("FELAB_SIM_SLOTS", "0")) or max(1, (os.cpu_count() or 2) // 2)
+SIM_SLOT_WAIT_S = float(os.environ.get("FELAB_SIM_SLOT_WAIT_S", "2"))
+SIM_SLOTS_DIR = Path(
+    os.environ.get("FELAB_SIM_SLOTS_DIR", Path(tempfile.gettempdir()) / f"felab-sim-slots-{os.getuid()}")
+)
+SIM_LIGHT_WORK = 50_000
 
 # The practice server that `make run` starts beside the site; sweeps from /sim/ measure it.
 PRACTICE_SERVER_URL = os.environ.get("FELAB_PRACTICE_URL", "http://127.0.0.1:8001/v1")
