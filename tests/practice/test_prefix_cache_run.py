@@ -6,6 +6,7 @@ import json
 
 import pytest
 from django.core.management import CommandError, call_command
+from felab_sim.model import BLOCK_CHARS, BLOCK_TOKENS, ParamError, PrefixCache, ServerParams, prompt_tokens
 
 from felab_sim.core.calculators import CALCULATORS
 from felab_sim.loadgen import (
@@ -14,7 +15,6 @@ from felab_sim.loadgen import (
     PrefixCacheSetup,
     run_prefix_cache,
 )
-from felab_sim.model import BLOCK_CHARS, BLOCK_TOKENS, ParamError, PrefixCache, ServerParams, prompt_tokens
 
 from .conftest import serving
 

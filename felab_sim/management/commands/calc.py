@@ -16,7 +16,6 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from felab_sim.core.calculator import Calculator, Result
 from felab_sim.core.calculators import CALCULATORS
-from felab_sim.core.numbers import format_figure
 from felab_sim.core.params import Param, ParamError
 from felab_sim.forms import field_text
 
