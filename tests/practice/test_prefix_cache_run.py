@@ -7,12 +7,19 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from felab_sim.core.model import (
+    BLOCK_CHARS,
+    BLOCK_TOKENS,
+    ParamError,
+    PrefixCache,
+    ServerParams,
+    prompt_tokens,
+)
 from felab_sim.loadgen import (
     LoadgenError,
     PrefixCacheSetup,
     run_prefix_cache,
 )
-from felab_sim.model import BLOCK_CHARS, BLOCK_TOKENS, ParamError, PrefixCache, ServerParams, prompt_tokens
 
 from .conftest import serving
 

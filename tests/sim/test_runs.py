@@ -5,7 +5,7 @@ import time
 import pytest
 from django.test import Client
 
-from felab_sim.model import ServerParams
+from felab_sim.core.model import ServerParams
 from felab_sim.models import SweepRun, SweepRunLevel
 from felab_sim.runs import STALE_AFTER
 from tests.practice.conftest import serving
