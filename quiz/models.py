@@ -297,11 +297,15 @@ class Review(models.Model):
 class CardStateQuerySet(LearnerQuerySet):
     def due(self, now: datetime) -> CardStateQuerySet:
         """Cards due at `now` (scheduling.is_due), the longest overdue first."""
-        return self.filter(due__lt=scheduling.due_cutoff(now)).order_by("due", "card_id")
+        return self.of_published_cards().filter(due__lt=scheduling.due_cutoff(now)).order_by("due", "card_id")
+
+    def of_published_cards(self) -> CardStateQuerySet:
+        """A card made a draft is nobody's to review until it is published again."""
+        return self.filter(card__published=True, card__lesson__published=True)
 
     def upcoming(self, now: datetime) -> CardStateQuerySet:
         """Cards not yet due at `now`, the soonest first."""
-        return self.filter(due__gte=scheduling.due_cutoff(now)).order_by("due", "card_id")
+        return self.filter(due__gt=now).order_by("due", "card_id")
 
     def rating_counts(self) -> dict[int, dict[int, int]]:
         """Per card id, how many learners' latest rating is each value."""
