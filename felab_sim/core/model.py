@@ -701,7 +701,7 @@ def run_sweep(params: SweepParams | None = None) -> SweepResult:
 
 @dataclass(frozen=True)
 class WebLimits:
-    """Caps on the sweeps the web endpoints simulate, so that each takes at most ~1 s here.
+    """Caps on the sweeps the web endpoints simulate, so that each takes at most 250 ms here.
 
     Virtual time is free: the cost is about one heap operation per streamed token (a little
     more with many requests in flight) plus a few per request. A sweep streams at most
@@ -717,7 +717,7 @@ class WebLimits:
         return sum(requests_at_level(c) for c in params.levels) * per_request
 
 
-WEB_LIMITS = WebLimits(max_tokens_streamed=1_000_000)
+WEB_LIMITS = WebLimits(max_tokens_streamed=400_000)
 
 
 def check_web_limits(params: SweepParams, limits: WebLimits = WEB_LIMITS) -> None:

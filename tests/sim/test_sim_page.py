@@ -87,3 +87,10 @@ def test_every_level_meeting_the_slo_says_capacity_is_at_least_not_a_knee(client
     assert "capacity is at least 8. Add higher levels to find the knee." in body
     assert "knee: capacity 8" not in body
     assert "every level within the SLO: capacity is at least 8" in body
+
+
+@pytest.mark.parametrize("run", ["²", "١٢", "x", "99999999999999999999999", ""])
+def test_a_run_id_that_is_not_a_plain_number_draws_no_overlay(client, run):
+    # "²".isdigit() is True but int("²") raises: this was a 500.
+    response = client.get(URL, {"run": run})
+    assert response.status_code == 200 and "Capacity is C = 8" in response.content.decode()
