@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from urllib.parse import urlencode
 
+from django import forms
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils.cache import patch_vary_headers
@@ -82,6 +83,32 @@ def _output_rows(result: Result) -> list[dict[str, str]]:
     ]
 
 
+def _form_rows(form: CalculatorForm) -> list[dict[str, object]]:
+    """Each field's parts for the template to write as plain HTML: rendering Django's widget
+    templates for every field cost more than the rest of the page (bench/bench_calc.py)."""
+    rows = []
+    for bound in form:
+        widget = bound.field.widget
+        value = bound.value()
+        rows.append(
+            {
+                "name": bound.name,
+                "id": bound.auto_id,
+                "label": bound.label,
+                "help": bound.help_text,
+                "value": "" if value is None else str(value),
+                "choices": list(widget.choices) if isinstance(widget, forms.Select) else None,
+                "attrs": {
+                    key: widget.attrs[key]
+                    for key in ("min", "max", "step", "placeholder")
+                    if key in widget.attrs
+                },
+                "errors": bound.errors,
+            }
+        )
+    return rows
+
+
 def _presets(calculator: Calculator, values: dict[str, ParamValue]) -> list[dict[str, str]]:
     return [
         {
@@ -106,6 +133,7 @@ def calc_page(request: HttpRequest, name: str) -> HttpResponse:
         "calculator": calculator,
         "calculators": CALCULATORS.values(),
         "form": form,
+        "fields": _form_rows(form),
         "result": result,
         "parameter_sets": ParameterSet.objects.filter(calculator=name),
     }

@@ -5,6 +5,16 @@ from playwright.sync_api import Page, expect
 
 from felab_sim.core.calculators import CALCULATORS
 
+
+@pytest.fixture(autouse=True)
+def _patient(page: Page, page_without_js: Page) -> None:
+    # Ten of these pages load plotly each: on a machine shared by many test runs, waiting for a
+    # page's load event can take longer than the suite's default 10 s. Generous, not lucky.
+    for each in (page, page_without_js):
+        each.set_default_navigation_timeout(60_000)
+        each.set_default_timeout(30_000)
+
+
 # For each calculator: a setting to change, a value for it, and an output that must change with it.
 CHANGES = {
     "prefill": ("prompt_tokens", "4000", "ttft_ms"),

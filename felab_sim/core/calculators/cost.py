@@ -19,12 +19,12 @@ def usd_per_task(
     return (input_tokens * input_usd_per_m + output_tokens * output_usd_per_m) / PER_M
 
 
-def tokens_param(name: str, default: int, help: str) -> Param:
-    return Param(name, "int", default, help, "tokens", low=0, high=100_000_000)
+def tokens_param(name: str, default: int, help: str, label: str = "") -> Param:
+    return Param(name, "int", default, help, "tokens", label=label, low=0, high=100_000_000)
 
 
-def price_param(name: str, default: float, help: str) -> Param:
-    return Param(name, "float", default, help, "$/M tokens", low=0, high=100_000)
+def price_param(name: str, default: float, help: str, label: str) -> Param:
+    return Param(name, "float", default, help, "$/M tokens", label=label, low=0, high=100_000)
 
 
 def _compute(p: Params) -> dict[str, float]:
@@ -61,8 +61,12 @@ CALCULATOR = Calculator(
     params=(
         tokens_param("input_tokens", 200, "Prompt tokens per task."),
         tokens_param("output_tokens", 50, "Generated tokens per task."),
-        price_param("input_usd_per_m", 0.07, "Price of input tokens (gpt-oss-20b example: $0.07)."),
-        price_param("output_usd_per_m", 0.30, "Price of output tokens (gpt-oss-20b example: $0.30)."),
+        price_param(
+            "input_usd_per_m", 0.07, "Price of input tokens (gpt-oss-20b example: $0.07).", "input price"
+        ),
+        price_param(
+            "output_usd_per_m", 0.30, "Price of output tokens (gpt-oss-20b example: $0.30).", "output price"
+        ),
         Param(
             "batch_discount",
             "float",
@@ -76,6 +80,7 @@ CALCULATOR = Calculator(
             "float",
             0.0,
             "Share of input tokens served from the prompt cache.",
+            label="cached share of input",
             low=0,
             high=1,
         ),
@@ -96,6 +101,7 @@ CALCULATOR = Calculator(
             800,
             "Fine-tuning examples (lesson 10: 800).",
             "examples",
+            label="training examples",
             low=0,
             high=1_000_000_000,
         ),
@@ -105,6 +111,7 @@ CALCULATOR = Calculator(
             "training_usd_per_m",
             0.50,
             "Price of training tokens (illustrative: the course gives only cents).",
+            "training price",
         ),
         Param(
             "serving_minutes",
@@ -112,6 +119,7 @@ CALCULATOR = Calculator(
             38.0,
             "Minutes a dedicated deployment ran, from deploy to delete (lesson 10: 38).",
             "min",
+            label="serving time",
             low=0,
             high=10_000_000,
         ),
@@ -121,6 +129,7 @@ CALCULATOR = Calculator(
             8.0,
             "Price of one GPU-hour of a dedicated deployment.",
             "$/h",
+            label="GPU-hour price",
             low=0,
             high=100_000,
         ),

@@ -59,8 +59,8 @@ def _compute(p: Params) -> dict[str, float]:
     }
 
 
-def _logp(name: str, help: str) -> Param:
-    return Param(name, "float", None, help, "nats", low=-1e6, high=0, optional=True)
+def _logp(name: str, help: str, label: str) -> Param:
+    return Param(name, "float", None, help, "nats", label=label, low=-1e6, high=0, optional=True)
 
 
 CALCULATOR = Calculator(
@@ -92,11 +92,19 @@ CALCULATOR = Calculator(
             high=1e6,
         ),
         _logp(
-            "policy_chosen_logp", "log π(chosen), the policy's summed log-probability of the chosen answer."
+            "policy_chosen_logp",
+            "log π(chosen), the policy's summed log-probability of the chosen answer.",
+            "log π(chosen)",
         ),
-        _logp("reference_chosen_logp", "log π_ref(chosen), the frozen reference's."),
-        _logp("policy_rejected_logp", "log π(rejected), the policy's for the rejected answer."),
-        _logp("reference_rejected_logp", "log π_ref(rejected), the frozen reference's."),
+        _logp("reference_chosen_logp", "log π_ref(chosen), the frozen reference's.", "log π_ref(chosen)"),
+        _logp(
+            "policy_rejected_logp",
+            "log π(rejected), the policy's for the rejected answer.",
+            "log π(rejected)",
+        ),
+        _logp(
+            "reference_rejected_logp", "log π_ref(rejected), the frozen reference's.", "log π_ref(rejected)"
+        ),
     ),
     outputs=(
         OutputSpec("margin", "nats", "margin"),

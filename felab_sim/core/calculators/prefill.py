@@ -29,6 +29,7 @@ OVERHEAD_MS = Param(
     15.0,
     "Fixed cost of every request before prefill starts.",
     "ms",
+    label="overhead per request",
     low=0,
     high=100_000,
 )
@@ -38,6 +39,7 @@ PREFILL_TOK_S = Param(
     2500.0,
     "How fast the server reads prompt tokens (the practice server's rate).",
     "tok/s",
+    label="prefill speed",
     low=1,
     high=10_000_000,
 )

@@ -68,6 +68,7 @@ CALCULATOR = Calculator(
             2.0,
             "Bytes per weight (BF16: 2, FP8: 1, 4-bit: about 0.6).",
             "B",
+            label="bytes per weight",
             low=0,
             low_open=True,
             high=8,
