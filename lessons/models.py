@@ -8,22 +8,32 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from felab_sim import figures, live
+from felab_sim.core import citations
+from felab_sim.core.calculator import Result
 from felab_sim.model import ParamError, SweepParams, SweepResult
-from felab_sim.models import Scenario
+from felab_sim.models import ParameterSet, Scenario
 
 from .markdown import render_markdown
 
+# Django's admin shows help text as HTML, unescaped: say everything here without markup
+# (a literal tag here once swallowed the rest of the admin's form). A test checks it.
 MARKDOWN_HELP = (
     "Markdown: a blank line starts a new paragraph, a line starting with '- ' is a bullet, "
     "**bold**, *italic*, `code`, [link text](https://example.org). "
-    "HTML such as <script> or <iframe> is removed when the card is shown. "
-    "{{sim.c8.agg_tok_s}} cites a figure computed live from the card's scenario "
-    "(the names are listed in felab_sim/figures.py)."
+    "Raw HTML tags such as scripts and frames are removed when the page is shown."
+)
+CARD_TEXT_HELP = (
+    MARKDOWN_HELP + " {{sim.c8.agg_tok_s}} cites a figure computed live from the card's scenario "
+    "(the names are listed in felab_sim/figures.py); it goes in the text, never in a link target."
 )
 
 
 def _live_span(name: str, value: str) -> str:
     return f'<span class="live-figure" title="Computed live: sim.{escape(name)}">{escape(value)}</span>'
+
+
+def _calc_span(citation: citations.Citation, value: str) -> str:
+    return f'<span class="live-figure" title="Computed live: {escape(citation)}">{escape(value)}</span>'
 
 
 class CourseQuerySet(models.QuerySet["Course"]):
@@ -65,6 +75,14 @@ class Lesson(models.Model):
     order = models.PositiveSmallIntegerField(
         default=0, help_text="Lessons are listed by this, then by number."
     )
+    intro = models.TextField(blank=True, help_text="Shown above the lesson's cards. " + MARKDOWN_HELP)
+    minutes = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="About how many minutes the lesson takes; blank when unknown."
+    )
+    published = models.BooleanField(
+        default=True, help_text="Students see only published lessons; a draft is shown to instructors only."
+    )
+    rendered = models.JSONField(default=dict, editable=False)
 
     class Meta:
         ordering = ["course", "order", "number"]
@@ -76,11 +94,31 @@ class Lesson(models.Model):
     def __str__(self) -> str:
         return f"Lesson {self.number:02d} · {self.title}"
 
+    def save(self, *args, **kwargs) -> None:
+        # Render once on save, as cards do, so pages only ever read sanitized HTML.
+        self.rendered = {"intro": render_markdown(self.intro)}
+        super().save(*args, **kwargs)
+
     def get_absolute_url(self) -> str:
         return reverse("lesson", args=[self.course.slug, self.slug])
 
+    @property
+    def intro_html(self) -> SafeString:
+        # Sanitized by nh3 when saved, so it is safe to mark as such.
+        return mark_safe(self.rendered.get("intro", ""))
+
     def natural_key(self) -> tuple[str, str]:
         return (self.course.slug, self.slug)
+
+    def following(self) -> Lesson | None:
+        """The course's next lesson in reading order (order, then number), or None after the last."""
+        later = models.Q(order__gt=self.order) | models.Q(order=self.order, number__gt=self.number)
+        return (
+            Lesson.objects.select_related("course")
+            .filter(later, course_id=self.course_id)
+            .order_by("order", "number")
+            .first()
+        )
 
 
 class GlossaryTerm(models.Model):
@@ -140,10 +178,10 @@ class Card(models.Model):
     lesson = models.ForeignKey(Lesson, on_delete=models.CASCADE, related_name="cards")
     step = models.PositiveSmallIntegerField(help_text="The step number within the lesson, from 1.")
     title = models.CharField(max_length=200, help_text="Shown as 'Step N · title'.")
-    question = models.TextField(help_text=MARKDOWN_HELP)
-    plain_words = models.TextField("In plain words", help_text=MARKDOWN_HELP)
+    question = models.TextField(help_text=CARD_TEXT_HELP)
+    plain_words = models.TextField("In plain words", help_text=CARD_TEXT_HELP)
     picture_it = models.TextField(
-        "Picture it", blank=True, help_text="An analogy, and where it stops working. " + MARKDOWN_HELP
+        "Picture it", blank=True, help_text="An analogy, and where it stops working. " + CARD_TEXT_HELP
     )
     real_numbers_source = models.CharField(
         "With real numbers: source note",
@@ -151,10 +189,10 @@ class Card(models.Model):
         blank=True,
         help_text="Where the numbers come from, shown first in 'With real numbers'.",
     )
-    real_numbers = models.TextField("With real numbers", blank=True, help_text=MARKDOWN_HELP)
-    kit_question = models.TextField("The kit's question", blank=True, help_text=MARKDOWN_HELP)
-    kit_answer = models.TextField("The kit's answer", blank=True, help_text=MARKDOWN_HELP)
-    more_detail = models.TextField("More detail", blank=True, help_text=MARKDOWN_HELP)
+    real_numbers = models.TextField("With real numbers", blank=True, help_text=CARD_TEXT_HELP)
+    kit_question = models.TextField("The kit's question", blank=True, help_text=CARD_TEXT_HELP)
+    kit_answer = models.TextField("The kit's answer", blank=True, help_text=CARD_TEXT_HELP)
+    more_detail = models.TextField("More detail", blank=True, help_text=CARD_TEXT_HELP)
     terms = models.ManyToManyField(GlossaryTerm, through="CardTerm", related_name="cards", blank=True)
     scenario = models.ForeignKey(
         Scenario,
@@ -163,6 +201,9 @@ class Card(models.Model):
         on_delete=models.PROTECT,
         related_name="cards",
         help_text="The simulator scenario behind this card's live figures and chart.",
+    )
+    published = models.BooleanField(
+        default=True, help_text="Students see only published cards; a draft is shown to instructors only."
     )
     rendered = models.JSONField(default=dict, editable=False)
     updated_at = models.DateTimeField(auto_now=True)
@@ -187,8 +228,14 @@ class Card(models.Model):
     def clean(self) -> None:
         params = self.scenario_params
         errors: dict[str, list[str]] = {}
+        cited = {name: citations.in_text(getattr(self, name)) for name in self.TEXT_FIELDS}
+        known_sets = ParameterSet.objects.calculators_by_slug(
+            citations.slugs(c for found in cited.values() for c in found)
+        )
         for name in self.TEXT_FIELDS:
-            if problems := figures.problems([getattr(self, name)], params):
+            problems = figures.problems([getattr(self, name)], params)
+            problems += citations.problems(cited[name], known_sets)
+            if problems:
                 errors.setdefault(name, []).extend(problems)
         if errors:
             raise ValidationError(errors)
@@ -199,6 +246,15 @@ class Card(models.Model):
 
     def natural_key(self) -> tuple[str, str, int]:
         return (*self.lesson.natural_key(), self.step)
+
+    def following(self) -> Card | None:
+        """The lesson's next step, or None on its last card."""
+        return (
+            Card.objects.select_related("lesson__course")
+            .filter(lesson_id=self.lesson_id, step__gt=self.step)
+            .order_by("step")
+            .first()
+        )
 
     @cached_property
     def scenario_params(self) -> SweepParams | None:
@@ -216,15 +272,31 @@ class Card(models.Model):
         params = self.scenario_params
         return None if params is None else live.cached_sweep(params)
 
+    def calc_citations(self) -> list[citations.Citation]:
+        """Every calculator output the card cites, in its text and its Computed live panel."""
+        found = [cited for name in self.TEXT_FIELDS for cited in citations.in_text(getattr(self, name))]
+        found += [cited for figure in self.figures.all() if (cited := citations.parse_figure(figure.figure))]
+        return found
+
+    @cached_property
+    def calc_results(self) -> dict[str, Result | None]:
+        """The cited parameter sets' results: one query for the whole card, not one per citation."""
+        cited = self.calc_citations()
+        return ParameterSet.objects.results_by_slug(citations.slugs(cited)) if cited else {}
+
     @cached_property
     def html(self) -> dict[str, SafeString]:
         """Each section's HTML, ready for a template, with live figures filled in.
 
         The HTML was sanitized by nh3 when saved; figures are numbers, escaped again.
         """
-        result = self.live_result
+        result, calc_results = self.live_result, self.calc_results
         return {
-            name: mark_safe(figures.fill(self.rendered.get(name, ""), result, _live_span))
+            name: mark_safe(
+                citations.fill(
+                    figures.fill(self.rendered.get(name, ""), result, _live_span), calc_results, _calc_span
+                )
+            )
             for name in self.TEXT_FIELDS
         }
 
@@ -239,11 +311,15 @@ class Card(models.Model):
 
     def live_rows(self) -> list[dict[str, str]]:
         """The "Computed live" panel: each figure the card states, beside the model's value."""
-        result = self.live_result
         return [
-            {"label": figure.label, "stated": figure.stated, "live": figures.text_of(figure.figure, result)}
+            {"label": figure.label, "stated": figure.stated, "live": self._live_text(figure.figure)}
             for figure in self.figures.all()
         ]
+
+    def _live_text(self, name: str) -> str:
+        if cited := citations.parse_figure(name):
+            return citations.text_of(cited, self.calc_results)
+        return figures.text_of(name, self.live_result)
 
     def ordered_terms(self) -> list[GlossaryTerm]:
         return [card_term.term for card_term in self.card_terms.all()]
@@ -277,16 +353,48 @@ class CardFigure(models.Model):
         help_text="A live figure's name without 'sim.', e.g. c8.agg_tok_s (see felab_sim/figures.py).",
     )
     stated = models.CharField("the card says", max_length=60, blank=True)
+    tolerance = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="How far the stated number may sit from the live one, relative: 0.01 is 1%. Blank: 2%.",
+    )
+    note = models.CharField(
+        max_length=300, blank=True, help_text="Why the stated number differs from the live one, when it does."
+    )
 
     class Meta:
         ordering = ["card", "order"]
         verbose_name = "live figure"
 
     def __str__(self) -> str:
-        return f"{self.label} (sim.{self.figure})"
+        name = self.figure if citations.is_calc_figure(self.figure) else f"sim.{self.figure}"
+        return f"{self.label} ({name})"
 
     def clean(self) -> None:
+        if citations.is_calc_figure(self.figure):
+            cited = citations.parse_figure(self.figure)
+            if cited is None:
+                raise ValidationError({"figure": "write a calculator's figure as calc.SET_SLUG.OUTPUT_KEY"})
+            known_sets = ParameterSet.objects.calculators_by_slug([cited.slug])
+            if problem := citations.problem(cited, known_sets):
+                raise ValidationError({"figure": problem})
+            return
         card = getattr(self, "card", None)  # unset on a blank inline row
         params = card.scenario_params if card is not None else None
         if problems := figures.problems([figures.placeholder(self.figure)], params):
             raise ValidationError({"figure": problems})
+
+
+class ImportBaseline(models.Model):
+    """What the last import_lessons wrote for one object, field by field.
+
+    The next import compares against it to tell a change in the files (the database
+    still holds what was imported: take the file's) from an instructor's edit (the
+    database differs: keep it and report the conflict).
+    """
+
+    key = models.CharField(max_length=300, unique=True, help_text="e.g. 'card course/lesson/3'.")
+    values = models.JSONField(default=dict)
+
+    def __str__(self) -> str:
+        return self.key

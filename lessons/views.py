@@ -1,20 +1,14 @@
+"""The course's pages: the home page, a lesson, and the card page (quiz's tags add the learner's work)."""
+
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.cache import patch_vary_headers
-
-from quiz import clock
-from quiz.models import CardState, CardStudy, Learner, Rating
 
 from .models import Card, Course, Lesson
 
 
 def home(request: HttpRequest) -> HttpResponse:
     courses = list(Course.objects.with_lessons_and_steps())
-    lessons = [lesson for course in courses for lesson in course.lessons.all()]
-    # The learner's progress bar per lesson: one query, none for a first-time visitor.
-    progress = CardState.objects.for_learner(Learner.of(request)).lesson_progress(lessons, clock.now())
-    for lesson in lessons:
-        lesson.progress = progress[lesson.pk]
     return render(request, "lessons/home.html", {"courses": courses})
 
 
@@ -47,9 +41,6 @@ def render_card(
         "card": card,
         "card_url": card.get_absolute_url(),
         "answer_shown": answer_shown,
-        "ratings": Rating.choices,
-        # The learner's typed answer and the four rating previews: two queries when shown.
-        "study": CardStudy.of(Learner.of(request), card, answer_shown=answer_shown),
         "review_mode": review_mode,
         **_neighbours(card),
     }
