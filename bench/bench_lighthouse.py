@@ -83,7 +83,9 @@ def lighthouse(url: str, form_factor: str) -> Scores:
             done = subprocess.run(command, env={"CHROME_PATH": CHROMIUM, "PATH": "/usr/bin:/bin"})
             if done.returncode == 0:
                 break
-            print(f"  (Lighthouse failed on {url} {form_factor}, attempt {attempt + 1} of 3)", file=sys.stderr)
+            print(
+                f"  (Lighthouse failed on {url} {form_factor}, attempt {attempt + 1} of 3)", file=sys.stderr
+            )
         else:
             raise RuntimeError(f"Lighthouse failed three times on {url} ({form_factor})")
         data = json.loads(report.read_text())
@@ -115,7 +117,9 @@ def reachable(url: str) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1, help="median of this many runs per cell")
-    parser.add_argument("--pages", default=",".join(PAGES), help="comma-separated names from: " + ", ".join(PAGES))
+    parser.add_argument(
+        "--pages", default=",".join(PAGES), help="comma-separated names from: " + ", ".join(PAGES)
+    )
     args = parser.parse_args()
     if not LIGHTHOUSE.exists():
         raise SystemExit("Lighthouse is missing: cd bench/lighthouse && npm ci (make bench does it)")
@@ -127,10 +131,14 @@ def main() -> None:
     if unknown:
         raise SystemExit(f"unknown page(s): {', '.join(unknown)}; choose from {', '.join(PAGES)}")
 
-    print(f"Lighthouse {json.loads((LIGHTHOUSE.parent.parent / 'lighthouse' / 'package.json').read_text())['version']}, "
-          f"median of {args.runs} run(s) per cell")
+    print(
+        f"Lighthouse {json.loads((LIGHTHOUSE.parent.parent / 'lighthouse' / 'package.json').read_text())['version']}, "
+        f"median of {args.runs} run(s) per cell"
+    )
     print()
-    print("| page | form factor | performance | accessibility | best practices | SEO | TBT ms | LCP ms | target |")
+    print(
+        "| page | form factor | performance | accessibility | best practices | SEO | TBT ms | LCP ms | target |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     all_met = True
     with running_site(scratch_database("sqlite")) as site:
