@@ -71,13 +71,19 @@ test-postgres: $(VENV)/.dev chromium
 
 # Every benchmark, each printing its table (a missed target does not stop the others);
 # the README keeps the latest figures.
-bench: $(VENV)/.dev
+# Lighthouse, pinned in bench/lighthouse/package-lock.json, for bench_lighthouse.py.
+bench/lighthouse/node_modules/.bin/lighthouse: bench/lighthouse/package-lock.json
+	cd bench/lighthouse && npm ci --no-audit --no-fund
+	touch $@
+
+bench: $(VENV)/.dev chromium bench/lighthouse/node_modules/.bin/lighthouse
 	@command -v wrk >/dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y wrk)
 	-$(PY) bench/bench_model.py
 	-$(PY) bench/bench_pages.py
 	-$(PY) bench/bench_http.py
 	-$(PY) bench/bench_load.py
 	-$(PY) bench/bench_practice.py --capacity-levels 64,128,256
+	-$(PY) bench/bench_lighthouse.py
 
 clean:
 	rm -rf $(VENV) staticfiles .pytest_cache .hypothesis
