@@ -296,14 +296,30 @@ class Chart:
 
     # -- drawing ------------------------------------------------------------------------
 
-    def svg(self) -> str:
+    def svg(self, uid: str) -> str:
+        """The chart; `uid` keeps its clip paths' ids apart from other charts' on the page."""
         parts: list[str] = []
         for axis in self.axes.values():
             parts.extend(self._grid_and_ticks(axis))
         parts.extend(self._shapes())
         stacks: dict[tuple[str, str], float] = {}
+        clips: dict[tuple[str, str], str] = {}
         for index, trace in enumerate(self.traces):
+            # A trace is clipped to its plot, as plotly does when a range is set by hand.
+            x_ref, y_ref = trace.get("xaxis", "x"), trace.get("yaxis", "y")
+            if (x_ref, y_ref) not in clips:
+                clip_id = f"{uid}-{self.width}-clip{len(clips)}"
+                x_axis, y_axis = self.axis(x_ref), self.axis(y_ref)
+                left, right = sorted((x_axis.pixel_low, x_axis.pixel_high))
+                top, bottom = sorted((y_axis.pixel_low, y_axis.pixel_high))
+                parts.append(
+                    f'<clipPath id="{escape(clip_id)}"><rect x="{left - 6:.1f}" y="{top - 6:.1f}" '
+                    f'width="{right - left + 12:.1f}" height="{bottom - top + 12:.1f}"/></clipPath>'
+                )
+                clips[(x_ref, y_ref)] = clip_id
+            parts.append(f'<g clip-path="url(#{escape(clips[(x_ref, y_ref)])})">')
             parts.extend(self._trace(trace, index, stacks))
+            parts.append("</g>")
         parts.extend(self._annotations())
         return (
             # The page labels the chart (and its table has the numbers); the drawing itself is
@@ -561,12 +577,15 @@ def _legend_html(entries: Sequence[tuple[str, str, str, bool]]) -> str:
     return f'<ul class="chart-legend">{"".join(items)}</ul>' if items else ""
 
 
-def render(figure: dict[str, Any]) -> str:
-    """The figure as HTML: a wide and a narrow SVG (CSS shows one) and the legend as a list."""
+def render(figure: dict[str, Any], uid: str = "chart") -> str:
+    """The figure as HTML: a wide and a narrow SVG (CSS shows one) and the legend as a list.
+
+    `uid`, unique on the page (the chart's element id), names the SVGs' clip paths.
+    """
     wide, narrow = Chart(figure, WIDE), Chart(figure, NARROW)
     return (
         f'<div class="chart-static">'
-        f'<div class="chart-wide">{wide.svg()}</div>'
-        f'<div class="chart-narrow">{narrow.svg()}</div>'
+        f'<div class="chart-wide">{wide.svg(uid)}</div>'
+        f'<div class="chart-narrow">{narrow.svg(uid)}</div>'
         f"{_legend_html(wide.legend())}</div>"
     )

@@ -24,10 +24,10 @@ def figure_island(element_id: str, figure_json: str) -> SafeString:
 
 
 @lru_cache(maxsize=256)
-def _static_chart(figure_json: str) -> str:
+def _static_chart(figure_json: str, uid: str) -> str:
     # Figures are cached as JSON by their parameters, so the same string comes back for the
     # same chart: drawing it once per process is enough.
-    return svgchart.render(json.loads(figure_json))
+    return svgchart.render(json.loads(figure_json), uid)
 
 
 @register.simple_tag
@@ -43,6 +43,6 @@ def chart(element_id: str, figure_json: str | dict, label: str) -> SafeString:
         figure_island(element_id, figure_json),
         element_id,
         label,
-        mark_safe(_static_chart(figure_json)),  # svgchart escapes every text it writes
+        mark_safe(_static_chart(figure_json, element_id)),  # svgchart escapes every text it writes
         element_id,
     )
