@@ -74,6 +74,7 @@ def test_stacked_horizontal_bars_stack():
     bars = [bar for bar in bars if bar.find(f"{SVG}title") is not None]
     assert len(bars) == 3  # a zero is not drawn
     a_one, b_one, a_two = bars
+    assert float(b_one.get("width")) == 200.0
     # "two" starts where "one" ended on the same row: 1 of 4 units of 400 px.
     assert float(a_two.get("x")) == float(a_one.get("x")) + float(a_one.get("width")) == 100.0
     assert float(a_two.get("width")) == 300.0
