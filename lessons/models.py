@@ -5,6 +5,7 @@ from django.db import models
 from django.urls import reverse
 from django.utils.functional import cached_property
 from django.utils.html import escape
+from django.utils.text import slugify
 from django.utils.safestring import SafeString, mark_safe
 
 from felab_sim import figures, live
@@ -83,6 +84,15 @@ class Lesson(models.Model):
         return (self.course.slug, self.slug)
 
 
+class GlossaryTermQuerySet(models.QuerySet["GlossaryTerm"]):
+    def with_cards(self) -> GlossaryTermQuerySet:
+        """Terms with the cards that list them, in course order: two queries whatever the size."""
+        card_terms = CardTerm.objects.select_related("card__lesson__course").order_by(
+            "card__lesson__course__order", "card__lesson__order", "card__lesson__number", "card__step"
+        )
+        return self.prefetch_related(models.Prefetch("card_terms", queryset=card_terms))
+
+
 class GlossaryTerm(models.Model):
     """A word to know, written once and reused by every card that needs it."""
 
@@ -90,6 +100,8 @@ class GlossaryTerm(models.Model):
     definition = models.TextField(help_text=MARKDOWN_HELP)
     example = models.TextField(blank=True, help_text=MARKDOWN_HELP)
     rendered = models.JSONField(default=dict, editable=False)
+
+    objects = GlossaryTermQuerySet.as_manager()
 
     class Meta:
         ordering = ["term"]
@@ -106,6 +118,18 @@ class GlossaryTerm(models.Model):
 
     def natural_key(self) -> tuple[str]:
         return (self.term,)
+
+    @property
+    def anchor(self) -> str:
+        """The term's id on the glossary page, e.g. term-time-to-first-token-ttft."""
+        return f"term-{slugify(self.term)}"
+
+    def get_absolute_url(self) -> str:
+        return f"{reverse('glossary')}#{self.anchor}"
+
+    def cards_using(self) -> list[Card]:
+        """The cards that list this term, in course order (prefetched by with_cards)."""
+        return [card_term.card for card_term in self.card_terms.all()]
 
     @property
     def html(self) -> dict[str, SafeString]:

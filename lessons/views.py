@@ -3,19 +3,29 @@ from django.shortcuts import get_object_or_404, render
 from django.utils.cache import patch_vary_headers
 
 from quiz import clock
-from quiz.models import CardState, CardStudy, Learner, Rating
+from quiz.models import CardState, CardStudy, Learner, Rating, Showing
 
-from .models import Card, Course, Lesson
+from .course_map import CourseMap
+from .models import Card, Course, GlossaryTerm, Lesson
 
 
 def home(request: HttpRequest) -> HttpResponse:
+    """The course map: lessons in order, the learner's progress in each, and where to continue."""
+    learner = Learner.of(request)
     courses = list(Course.objects.with_lessons_and_steps())
     lessons = [lesson for course in courses for lesson in course.lessons.all()]
-    # The learner's progress bar per lesson: one query, none for a first-time visitor.
-    progress = CardState.objects.for_learner(Learner.of(request)).lesson_progress(lessons, clock.now())
-    for lesson in lessons:
-        lesson.progress = progress[lesson.pk]
-    return render(request, "lessons/home.html", {"courses": courses})
+    # Two queries for the learner, whatever the course's size; none for a first-time visitor.
+    progress = CardState.objects.for_learner(learner).lesson_progress(lessons, clock.now())
+    seen = set(Showing.objects.for_learner(learner).values_list("card_id", flat=True).order_by().distinct())
+    maps = [CourseMap.build(course, progress, seen) for course in courses]
+    return render(request, "lessons/home.html", {"course_maps": maps})
+
+
+def glossary(request: HttpRequest) -> HttpResponse:
+    """Every word to know, each with the cards that use it."""
+    # Sorted here, not by the database, so "p95" files under P on SQLite and PostgreSQL alike.
+    terms = sorted(GlossaryTerm.objects.with_cards(), key=lambda term: term.term.casefold())
+    return render(request, "lessons/glossary.html", {"terms": terms})
 
 
 def lesson_detail(request: HttpRequest, course_slug: str, lesson_slug: str) -> HttpResponse:
