@@ -29,11 +29,10 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from .core.numbers import MISSING, format_number
 from .model import MAX_LEVEL, SweepParams, SweepResult
 
 PLACEHOLDER = re.compile(r"\{\{\s*sim\.([A-Za-z0-9_.]*)\s*\}\}")
-# Shown where a figure cannot be computed (e.g. no level meets the SLO): never an error page.
-MISSING = "—"
 HEADROOM = 1.2
 MAX_USERS = 10_000_000
 
@@ -70,21 +69,17 @@ class UnknownFigure(ValueError):
 
 @dataclass(frozen=True)
 class Figure:
-    """A parsed name: what to compute, for which level or user count, and how to print it."""
+    """A parsed name: what to compute, for which level or user count."""
 
     name: str
     compute: Callable[[SweepResult], float | None]
-    decimals: int
-    suffix: str = ""
 
     def value(self, result: SweepResult) -> float | None:
         return self.compute(result)
 
     def text(self, result: SweepResult) -> str:
-        value = self.compute(result)
-        if value is None or not math.isfinite(value):
-            return MISSING
-        return f"{value:.{self.decimals}f}{self.suffix}"
+        # The site's one formatting rule (felab_sim/core/numbers.py); a dash when it cannot be computed.
+        return format_number(self.compute(result))
 
 
 def _level(result: SweepResult, conc: int):
@@ -126,10 +121,10 @@ def _replicas(users: int, headroom: bool):
 def parse(name: str, params: SweepParams) -> Figure:
     """The figure a name stands for, checked against the scenario's parameters."""
     if name == "capacity":
-        return Figure(name, lambda r: None if r.capacity is None else float(r.capacity), 0)
+        return Figure(name, lambda r: None if r.capacity is None else float(r.capacity))
     if name in SETTINGS:
         getter = SETTINGS[name]
-        return Figure(name, lambda r: float(getter(r.params)), 0 if name in {"slots", "max_tokens"} else 1)
+        return Figure(name, lambda r: float(getter(r.params)))
     if match := _LEVEL_FIGURE.fullmatch(name):
         conc, metric = int(match[1]), match[2]
         if metric not in LEVEL_METRICS:
@@ -139,8 +134,7 @@ def parse(name: str, params: SweepParams) -> Figure:
         if conc not in params.levels:
             levels = ", ".join(str(level) for level in params.levels)
             raise UnknownFigure(name, f"level {conc} is not in the scenario's levels ({levels})")
-        decimals = 0 if metric == "requests" else 2 if metric == "goodput_rps" else 1
-        return Figure(name, _metric(conc, metric), decimals)
+        return Figure(name, _metric(conc, metric))
     if match := _DERIVED.fullmatch(name):
         kind, unit, number = match[1], match[2], int(match[3])
         if unit == "c" and kind in PER_LEVEL:
@@ -148,7 +142,7 @@ def parse(name: str, params: SweepParams) -> Figure:
         if unit == "u" and kind in PER_USERS:
             if not 1 <= number <= MAX_USERS:
                 raise UnknownFigure(name, f"users must be from 1 to {MAX_USERS:,}")
-            return Figure(name, _replicas(number, headroom=kind == "replicas_headroom"), 0)
+            return Figure(name, _replicas(number, headroom=kind == "replicas_headroom"))
     raise UnknownFigure(name, "not a known live figure; see felab_sim/figures.py for the list")
 
 
@@ -156,17 +150,17 @@ def _per_level(name: str, kind: str, conc: int, params: SweepParams) -> Figure:
     if not 1 <= conc <= MAX_LEVEL:
         raise UnknownFigure(name, f"level must be from 1 to {MAX_LEVEL}")
     if kind == "step_ms":
-        return Figure(name, lambda r: r.params.server.decode_step_ms(conc), 1)
+        return Figure(name, lambda r: r.params.server.decode_step_ms(conc))
     if kind == "ideal_user_tok_s":
-        return Figure(name, lambda r: 1000.0 / r.params.server.decode_step_ms(conc), 1)
+        return Figure(name, lambda r: 1000.0 / r.params.server.decode_step_ms(conc))
     missing = [level for level in (1, conc) if level not in params.levels]
     if missing:
         raise UnknownFigure(name, f"needs level {missing[0]} in the scenario's levels")
     if kind == "speedup":
-        return Figure(name, _ratio(conc, "agg_tok_s"), 1)
+        return Figure(name, _ratio(conc, "agg_tok_s"))
     if kind == "keeps_pct":
-        return Figure(name, _ratio(conc, "user_tok_s", 100.0), 0)
-    return Figure(name, _ratio(conc, "user_tok_s", -100.0, 100.0), 0)
+        return Figure(name, _ratio(conc, "user_tok_s", 100.0))
+    return Figure(name, _ratio(conc, "user_tok_s", -100.0, 100.0))
 
 
 def placeholder(name: str) -> str:

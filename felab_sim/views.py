@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from config.ratelimit import rate_limited
 
 from . import plots
+from .core.numbers import format_figure
 from .forms import SweepForm
 from .live import cached_figure, cached_sweep, sim_query
 from .model import ParamError, SweepParams, SweepResult, check_web_limits
@@ -44,6 +45,7 @@ def sim_page(request: HttpRequest) -> HttpResponse:
     """The explorable simulator: a GET form whose URL holds the parameters."""
     form = SweepForm({**SweepForm.defaults(), **request.GET.dict()})
     result = cached_sweep(form.params) if form.is_valid() else None
+    rows = published_beside(result) if result else []
     overlay = _run_to_overlay(request.GET.get("run"))
     measured = [(f"run {overlay.pk}", overlay.measured_rows())] if overlay else []
     context = {
@@ -51,7 +53,9 @@ def sim_page(request: HttpRequest) -> HttpResponse:
         "result": result,
         "figure": _sim_figure(result, measured),
         "summary": capacity_sentence(result) if result else "",
-        "rows": published_beside(result) if result else [],
+        "rows": rows,
+        "course_run_shown": any(course for _, course in rows),
+        "course_run_settings": plots.COURSE_RUN_SETTINGS,
         "overlay": overlay,
         "recent_runs": SweepRun.objects.finished()[:5],
         "running": SweepRun.objects.running().first(),
@@ -124,32 +128,39 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
 
 def capacity_sentence(result: SweepResult) -> str:
     """One sentence: where capacity is, and why the next level misses the SLO."""
-    slo = f"{result.params.slo_ms:g} ms"
+    slo = format_figure(result.params.slo_ms, "ms")
     levels = result.levels
     slots = result.params.server.slots
     if result.capacity is None:
         first = levels[0]
         return (
-            f"No level meets the SLO: already at C = {first.conc}, TTFT p95 is {first.ttft_p95_ms:,.1f} ms, "
+            f"No level meets the SLO: already at C = {first.conc}, TTFT p95 is {format_figure(first.ttft_p95_ms, 'ms')}, "
             f"over the {slo} target, so capacity is below {first.conc}."
         )
     at_capacity = next(level for level in levels if level.conc == result.capacity)
     beyond = next((level for level in levels if level.conc > result.capacity), None)
     sentence = (
         f"Capacity is C = {result.capacity}: the highest level whose TTFT p95 "
-        f"({at_capacity.ttft_p95_ms:,.1f} ms) stays within the {slo} SLO."
+        f"({format_figure(at_capacity.ttft_p95_ms, 'ms')}) stays within the {slo} SLO."
     )
     if beyond is None:
-        return sentence + " Every level meets it; add higher levels to find the knee."
+        return (
+            f"Every level you swept meets the {slo} SLO, up to C = {result.capacity} "
+            f"(TTFT p95 {format_figure(at_capacity.ttft_p95_ms, 'ms')}): capacity is at least "
+            f"{result.capacity}. Add higher levels to find the knee."
+        )
     why = (
         f"requests queue for one of the {slots} slots"
         if beyond.conc > slots
         else "prefill and the slower shared steps push the first token late"
     )
-    return sentence + f" At C = {beyond.conc}, {why}, and TTFT p95 jumps to {beyond.ttft_p95_ms:,.1f} ms."
+    return (
+        sentence
+        + f" At C = {beyond.conc}, {why}, and TTFT p95 jumps to {format_figure(beyond.ttft_p95_ms, 'ms')}."
+    )
 
 
 def published_beside(result: SweepResult) -> list[tuple[object, dict | None]]:
     """Each simulated level with the course's published figures for it, when it has them."""
-    published = {row["conc"]: row for row in plots.PUBLISHED}
+    published = {row["conc"]: row for row in plots.published_for(result.params)}
     return [(level, published.get(level.conc)) for level in result.levels]

@@ -8,11 +8,13 @@ Layout under a content directory:
     <course-slug>/lesson-NN-<slug>.yaml  one lesson and its cards, in step order
 
 Cards name their glossary terms in the order the card lists them, their scenario by
-slug, and the figures of their "Computed live" panel.
+slug, and the figures of their "Computed live" panel. A lesson may carry an `intro`
+(Markdown) and `minutes`; a lesson or card is published unless it says `published: false`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,12 +26,12 @@ from felab_sim import figures
 from felab_sim.model import ParamError, SweepParams
 from felab_sim.models import Scenario
 
-from .models import Card, CardFigure, CardTerm, Course, GlossaryTerm, Lesson
+from .models import Card, CardFigure, CardTerm, Course, GlossaryTerm, ImportBaseline, Lesson
 
 CONTENT_DIR = Path(__file__).resolve().parent / "content"
 
 COURSE_FIELDS = ("title", "description", "order")
-LESSON_FIELDS = ("number", "title", "order")
+LESSON_FIELDS = ("number", "title", "order", "intro", "minutes", "published")
 TERM_FIELDS = ("definition", "example")
 SCENARIO_FIELDS = ("name", "description", *SweepParams.FLAT_KEYS)
 FIGURE_FIELDS = ("label", "figure", "stated")
@@ -40,18 +42,28 @@ class ContentError(ValueError):
     """A content file that cannot be imported, with the file and the reason."""
 
 
+@dataclass(frozen=True)
+class Conflict:
+    """A field that both an edit in the database and the files changed since the last import."""
+
+    label: str
+    field: str
+    database: Any
+    file: Any
+
+
 @dataclass
 class ImportReport:
     created: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
+    conflicts: list[Conflict] = field(default_factory=list)
     unchanged: int = 0
 
-    @property
-    def changed(self) -> bool:
-        return bool(self.created or self.updated)
-
     def summary(self) -> str:
-        return f"{len(self.created)} created, {len(self.updated)} updated, {self.unchanged} unchanged"
+        return (
+            f"{len(self.created)} created, {len(self.updated)} updated, {self.unchanged} unchanged, "
+            f"{len(self.conflicts)} conflicts"
+        )
 
 
 class _BlockDumper(yaml.SafeDumper):
@@ -85,23 +97,67 @@ def _require(data: Any, key: str, path: Path) -> Any:
     return data[key]
 
 
-def _sync(model_obj: Any, values: dict[str, Any], created: bool) -> bool:
-    """Save only what changed, so a second import writes nothing. True when saved."""
-    changed = [name for name, value in values.items() if getattr(model_obj, name) != value]
-    for name in changed:
-        setattr(model_obj, name, values[name])
-    if created or changed:
-        model_obj.save()
-    return created or bool(changed)
+# A field with no recorded import holds whatever the database had before baselines were
+# kept; an import only fills it when it is empty, so an edit from those days is never lost.
+_EMPTY_VALUES: tuple[Any, ...] = ("", None, [])
 
 
-def _record(report: ImportReport, label: str, created: bool, changed: bool) -> None:
-    if created:
-        report.created.append(label)
-    elif changed:
-        report.updated.append(label)
-    else:
-        report.unchanged += 1
+class _Merger:
+    """One import run: what to write for each object, from the files, the database and the last import."""
+
+    def __init__(self, force: bool) -> None:
+        self.force = force
+        self.report = ImportReport()
+        self._baselines = dict(ImportBaseline.objects.values_list("key", "values"))
+
+    def merge(
+        self, label: str, created: bool, file_values: dict[str, Any], db_values: dict[str, Any]
+    ) -> dict[str, Any]:
+        """The file's values to write. A field edited in the database since the last import is
+        kept and reported as a conflict, unless forced."""
+        last = self._baselines.get(label)
+        to_write: dict[str, Any] = {}
+        baseline: dict[str, Any] = {}
+        for name, file_value in file_values.items():
+            db_value = None if created else db_values[name]
+            if not created and db_value == file_value:
+                baseline[name] = file_value
+            elif created or self.force or _unedited(db_value, last, name):
+                to_write[name] = baseline[name] = file_value
+            else:
+                self.report.conflicts.append(Conflict(label, name, db_value, file_value))
+                if last is not None and name in last:
+                    baseline[name] = last[name]
+        self._remember(label, baseline)
+        if created:
+            self.report.created.append(label)
+        elif to_write:
+            self.report.updated.append(label)
+        else:
+            self.report.unchanged += 1
+        return to_write
+
+    def _remember(self, label: str, baseline: dict[str, Any]) -> None:
+        if self._baselines.get(label) != baseline:
+            ImportBaseline.objects.update_or_create(key=label, defaults={"values": baseline})
+            self._baselines[label] = baseline
+
+
+def _unedited(db_value: Any, last: dict[str, Any] | None, name: str) -> bool:
+    if last is not None and name in last:
+        return db_value == last[name]
+    return db_value in _EMPTY_VALUES
+
+
+def _field_values(obj: Any, names: Iterable[str]) -> dict[str, Any]:
+    return {name: getattr(obj, name) for name in names}
+
+
+def _write_fields(obj: Any, to_write: dict[str, Any], created: bool) -> None:
+    for name, value in to_write.items():
+        setattr(obj, name, value)
+    if created or to_write:
+        obj.save()
 
 
 def _text(data: dict[str, Any], name: str) -> str:
@@ -110,41 +166,41 @@ def _text(data: dict[str, Any], name: str) -> str:
 
 
 @transaction.atomic
-def import_content(directory: Path = CONTENT_DIR) -> ImportReport:
-    """Create or update courses, lessons, cards and terms by natural key."""
-    report = ImportReport()
+def import_content(directory: Path = CONTENT_DIR, *, force: bool = False) -> ImportReport:
+    """Create what is missing and update what still holds the last import's values.
+
+    Matching is by natural key. A field an instructor edited since the last import is
+    left as it is and reported as a conflict; force takes the file's value instead.
+    """
     if not directory.is_dir():
         raise ContentError(f"{directory}: no such content directory")
-
-    glossary_path = directory / "glossary.yaml"
-    terms: dict[str, GlossaryTerm] = {}
-    if glossary_path.exists():
-        for entry in _load(glossary_path) or []:
-            name = str(_require(entry, "term", glossary_path))
-            term, created = GlossaryTerm.objects.get_or_create(
-                term=name, defaults={name_: _text(entry, name_) for name_ in TERM_FIELDS}
-            )
-            changed = _sync(term, {f: _text(entry, f) for f in TERM_FIELDS}, created)
-            _record(report, f"term {name}", created, changed)
-            terms[name] = term
-
-    scenarios = _import_scenarios(directory / "scenarios.yaml", report)
-
+    merger = _Merger(force)
+    terms = _import_glossary(directory / "glossary.yaml", merger)
+    scenarios = _import_scenarios(directory / "scenarios.yaml", merger)
     for course_path in sorted(directory.glob("*/course.yaml")):
-        course_data = _load(course_path)
-        slug = str(_require(course_data, "slug", course_path))
-        course, created = Course.objects.get_or_create(
-            slug=slug, defaults={"title": _require(course_data, "title", course_path)}
-        )
-        values = {"title": str(course_data["title"]), "description": _text(course_data, "description"),
-                  "order": int(course_data.get("order", 0))}  # fmt: skip
-        _record(report, f"course {slug}", created, _sync(course, values, created))
+        course = _import_course(course_path, merger)
         for lesson_path in sorted(course_path.parent.glob("lesson-*.yaml")):
-            _import_lesson(course, lesson_path, terms, scenarios, report)
-    return report
+            _import_lesson(course, lesson_path, terms, scenarios, merger)
+    return merger.report
 
 
-def _import_scenarios(path: Path, report: ImportReport) -> dict[str, Scenario]:
+def _import_glossary(path: Path, merger: _Merger) -> dict[str, GlossaryTerm]:
+    terms: dict[str, GlossaryTerm] = {}
+    if not path.exists():
+        return terms
+    for entry in _load(path) or []:
+        name = str(_require(entry, "term", path))
+        term = GlossaryTerm.objects.filter(term=name).first()
+        created = term is None
+        term = term or GlossaryTerm(term=name)
+        values = {name_: _text(entry, name_) for name_ in TERM_FIELDS}
+        to_write = merger.merge(f"term {name}", created, values, _field_values(term, TERM_FIELDS))
+        _write_fields(term, to_write, created)
+        terms[name] = term
+    return terms
+
+
+def _import_scenarios(path: Path, merger: _Merger) -> dict[str, Scenario]:
     scenarios: dict[str, Scenario] = {}
     if not path.exists():
         return scenarios
@@ -157,12 +213,26 @@ def _import_scenarios(path: Path, report: ImportReport) -> dict[str, Scenario]:
             SweepParams.from_flat({k: v for k, v in values.items() if k in SweepParams.FLAT_KEYS})
         except ParamError as error:
             raise ContentError(f"{path}: scenario {slug}: {error}") from error
-        scenario, created = Scenario.objects.get_or_create(
-            slug=slug, defaults={"name": values.get("name", slug)}
-        )
-        _record(report, f"scenario {slug}", created, _sync(scenario, values, created))
+        scenario = Scenario.objects.filter(slug=slug).first()
+        created = scenario is None
+        scenario = scenario or Scenario(slug=slug, name=slug)
+        to_write = merger.merge(f"scenario {slug}", created, values, _field_values(scenario, values))
+        _write_fields(scenario, to_write, created)
         scenarios[slug] = scenario
     return scenarios
+
+
+def _import_course(path: Path, merger: _Merger) -> Course:
+    data = _load(path)
+    slug = str(_require(data, "slug", path))
+    values = {"title": str(_require(data, "title", path)), "description": _text(data, "description"),
+              "order": int(data.get("order", 0))}  # fmt: skip
+    course = Course.objects.filter(slug=slug).first()
+    created = course is None
+    course = course or Course(slug=slug)
+    to_write = merger.merge(f"course {slug}", created, values, _field_values(course, COURSE_FIELDS))
+    _write_fields(course, to_write, created)
+    return course
 
 
 def _import_lesson(
@@ -170,77 +240,121 @@ def _import_lesson(
     path: Path,
     terms: dict[str, GlossaryTerm],
     scenarios: dict[str, Scenario],
-    report: ImportReport,
+    merger: _Merger,
 ) -> None:
     data = _load(path)
     slug = str(_require(data, "slug", path))
     number = int(_require(data, "number", path))
-    lesson, created = Lesson.objects.get_or_create(
-        course=course, slug=slug, defaults={"number": number, "title": _require(data, "title", path)}
-    )
-    values = {"number": number, "title": str(data["title"]), "order": int(data.get("order", number))}
-    _record(report, f"lesson {course.slug}/{slug}", created, _sync(lesson, values, created))
+    values = {
+        "number": number,
+        "title": str(_require(data, "title", path)),
+        "order": int(data.get("order", number)),
+        "intro": _text(data, "intro"),
+        "minutes": _minutes(data.get("minutes"), path),
+        "published": _published(data, path),
+    }
+    lesson = Lesson.objects.filter(course=course, slug=slug).first()
+    created = lesson is None
+    lesson = lesson or Lesson(course=course, slug=slug)
+    label = f"lesson {course.slug}/{slug}"
+    _write_fields(lesson, merger.merge(label, created, values, _field_values(lesson, LESSON_FIELDS)), created)
 
     for card_data in _require(data, "cards", path) or []:
-        step = int(_require(card_data, "step", path))
-        label = f"card {course.slug}/{slug}/{step}"
-        card, created = Card.objects.get_or_create(
-            lesson=lesson, step=step, defaults={"title": _require(card_data, "title", path)}
+        _import_card(lesson, card_data, path, terms, scenarios, merger)
+
+
+def _import_card(
+    lesson: Lesson,
+    card_data: dict[str, Any],
+    path: Path,
+    terms: dict[str, GlossaryTerm],
+    scenarios: dict[str, Scenario],
+    merger: _Merger,
+) -> None:
+    step = int(_require(card_data, "step", path))
+    values: dict[str, Any] = {"title": str(_require(card_data, "title", path))}
+    values.update({name: _text(card_data, name) for name in Card.TEXT_FIELDS})
+    values["published"] = _published(card_data, path)
+    values["scenario"] = _scenario_slug(card_data.get("scenario"), scenarios, path, step)
+    values["figures"] = [
+        {name: str(row.get(name, "")) for name in FIGURE_FIELDS} for row in card_data.get("figures") or []
+    ]
+    values["terms"] = [str(name) for name in card_data.get("terms") or []]
+    for name in values["terms"]:
+        if name not in terms:
+            raise ContentError(f"{path}: card step {step} names unknown glossary term '{name}'")
+    _check_figures(values, scenarios, path, step)
+
+    card = Card.objects.filter(lesson=lesson, step=step).first()
+    created = card is None
+    card = card or Card(lesson=lesson, step=step)
+    label = f"card {lesson.course.slug}/{lesson.slug}/{step}"
+    to_write = merger.merge(label, created, values, {} if created else card_values(card))
+    figure_rows = to_write.pop("figures", None)
+    term_names = to_write.pop("terms", None)
+    if "scenario" in to_write:
+        slug = to_write.pop("scenario")
+        card.scenario = scenarios[slug] if slug else None
+        to_write["scenario_id"] = card.scenario_id  # saved with the fields below
+    _write_fields(card, to_write, created)
+    if figure_rows is not None:
+        card.figures.all().delete()
+        CardFigure.objects.bulk_create(
+            CardFigure(card=card, order=index, **row) for index, row in enumerate(figure_rows, start=1)
         )
-        values: dict[str, Any] = {name: _text(card_data, name) for name in CARD_FIELDS}
-        values["scenario"] = _scenario_for(card_data.get("scenario"), scenarios, path, step)
-        _check_figures(values, card_data.get("figures") or [], path, step)
-        changed = _sync(card, values, created)
-        terms_changed = _sync_card_terms(card, card_data.get("terms") or [], terms, path)
-        figures_changed = _sync_card_figures(card, card_data.get("figures") or [])
-        _record(report, label, created, changed or terms_changed or figures_changed)
+    if term_names is not None:
+        card.card_terms.all().delete()
+        CardTerm.objects.bulk_create(
+            CardTerm(card=card, term=terms[name], order=index)
+            for index, name in enumerate(term_names, start=1)
+        )
 
 
-def _scenario_for(slug: Any, scenarios: dict[str, Scenario], path: Path, step: int) -> Scenario | None:
+def card_values(card: Card) -> dict[str, Any]:
+    """A card as its file holds it: text, scenario by slug, figures and terms in order."""
+    return {
+        **_field_values(card, CARD_FIELDS),
+        "published": card.published,
+        "scenario": card.scenario.slug if card.scenario else None,
+        "figures": [
+            _field_values(row, FIGURE_FIELDS) for row in sorted(card.figures.all(), key=lambda f: f.order)
+        ],
+        "terms": [ct.term.term for ct in sorted(card.card_terms.all(), key=lambda ct: ct.order)],
+    }
+
+
+def _minutes(value: Any, path: Path) -> int | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ContentError(f"{path}: 'minutes' must be a whole number of minutes, not {value!r}")
+    return value
+
+
+def _published(data: dict[str, Any], path: Path) -> bool:
+    # Absent means published: a draft says so with `published: false`.
+    value = data.get("published", True)
+    if not isinstance(value, bool):
+        raise ContentError(f"{path}: 'published' must be true or false, not {value!r}")
+    return value
+
+
+def _scenario_slug(slug: Any, scenarios: dict[str, Scenario], path: Path, step: int) -> str | None:
     if not slug:
         return None
     if slug not in scenarios:
         raise ContentError(f"{path}: card step {step} names unknown scenario '{slug}'")
-    return scenarios[slug]
+    return str(slug)
 
 
-def _check_figures(values: dict[str, Any], figure_rows: list[dict[str, Any]], path: Path, step: int) -> None:
+def _check_figures(values: dict[str, Any], scenarios: dict[str, Scenario], path: Path, step: int) -> None:
     """Refuse a card whose text or panel cites a live figure its scenario cannot give."""
-    scenario = values["scenario"]
-    params = scenario.sweep_params() if scenario else None
+    slug = values["scenario"]
+    params = scenarios[slug].sweep_params() if slug else None
     texts = [values[name] for name in Card.TEXT_FIELDS]
-    texts += [figures.placeholder(str(row.get("figure", ""))) for row in figure_rows]
+    texts += [figures.placeholder(row["figure"]) for row in values["figures"]]
     if problems := figures.problems(texts, params):
         raise ContentError(f"{path}: card step {step}: {'; '.join(problems)}")
-
-
-def _sync_card_figures(card: Card, rows: list[dict[str, Any]]) -> bool:
-    wanted = [tuple(str(row.get(name, "")) for name in FIGURE_FIELDS) for row in rows]
-    current = list(card.figures.order_by("order").values_list(*FIGURE_FIELDS))
-    if current == wanted:
-        return False
-    card.figures.all().delete()
-    CardFigure.objects.bulk_create(
-        CardFigure(card=card, order=index, **dict(zip(FIGURE_FIELDS, row, strict=True)))
-        for index, row in enumerate(wanted, start=1)
-    )
-    return True
-
-
-def _sync_card_terms(card: Card, names: list[str], terms: dict[str, GlossaryTerm], path: Path) -> bool:
-    wanted = []
-    for name in names:
-        if name not in terms:
-            raise ContentError(f"{path}: card step {card.step} names unknown glossary term '{name}'")
-        wanted.append(terms[name].pk)
-    current = list(card.card_terms.order_by("order").values_list("term_id", flat=True))
-    if current == wanted:
-        return False
-    card.card_terms.all().delete()
-    CardTerm.objects.bulk_create(
-        CardTerm(card=card, term_id=term_id, order=index) for index, term_id in enumerate(wanted, start=1)
-    )
-    return True
 
 
 def export_content(directory: Path = CONTENT_DIR) -> list[Path]:
@@ -266,22 +380,36 @@ def export_content(directory: Path = CONTENT_DIR) -> list[Path]:
                "order": course.order}, course_dir / "course.yaml")  # fmt: skip
         written.append(course_dir / "course.yaml")
         for lesson in course.lessons.all():
-            cards = []
-            for card in sorted(lesson.cards.all(), key=lambda c: c.step):
-                entry: dict[str, Any] = {"step": card.step}
-                entry.update({name: getattr(card, name) for name in CARD_FIELDS})
-                if card.scenario:
-                    entry["scenario"] = card.scenario.slug
-                if figure_rows := sorted(card.figures.all(), key=lambda f: f.order):
-                    entry["figures"] = [
-                        {name: getattr(f, name) for name in FIGURE_FIELDS} for f in figure_rows
-                    ]
-                entry["terms"] = [
-                    ct.term.term for ct in sorted(card.card_terms.all(), key=lambda ct: ct.order)
-                ]
-                cards.append(entry)
+            cards = [_card_entry(card) for card in sorted(lesson.cards.all(), key=lambda c: c.step)]
             path = course_dir / f"lesson-{lesson.number:02d}-{lesson.slug}.yaml"
-            _dump({"number": lesson.number, "slug": lesson.slug, "title": lesson.title,
-                   "order": lesson.order, "cards": cards}, path)  # fmt: skip
+            _dump({**_lesson_entry(lesson), "cards": cards}, path)
             written.append(path)
     return written
+
+
+def _lesson_entry(lesson: Lesson) -> dict[str, Any]:
+    """A lesson's own keys; optional ones only when set, so files that omit them export unchanged."""
+    entry: dict[str, Any] = {"number": lesson.number, "slug": lesson.slug, "title": lesson.title,
+                             "order": lesson.order}  # fmt: skip
+    if lesson.intro:
+        entry["intro"] = lesson.intro
+    if lesson.minutes is not None:
+        entry["minutes"] = lesson.minutes
+    if not lesson.published:
+        entry["published"] = False
+    return entry
+
+
+def _card_entry(card: Card) -> dict[str, Any]:
+    """A card's keys in file order, from the same values the import compares against."""
+    values = card_values(card)
+    entry: dict[str, Any] = {"step": card.step}
+    if not values["published"]:
+        entry["published"] = False
+    entry.update({name: values[name] for name in CARD_FIELDS})
+    if values["scenario"]:
+        entry["scenario"] = values["scenario"]
+    if values["figures"]:
+        entry["figures"] = values["figures"]
+    entry["terms"] = values["terms"]
+    return entry

@@ -1,5 +1,7 @@
 """The Instructors group: may add, change, delete and view lesson content, nothing else.
 
+is_instructor() is the one test of who counts as an instructor, for every app.
+
 Migrations call grant_lesson_content() with their historical app registry, so each
 app that adds instructor-editable models grants them in its own migration.
 """
@@ -8,6 +10,20 @@ from typing import Any
 
 INSTRUCTORS_GROUP = "Instructors"
 ACTIONS = ("add", "change", "delete", "view")
+
+
+def is_instructor(user: Any) -> bool:
+    """Superusers and members of the Instructors group; never an anonymous visitor."""
+    if not user.is_authenticated:
+        return False
+    if user.is_superuser:
+        return True
+    # Asked by the nav on every page and again by the view: remember it on the user.
+    cached = getattr(user, "_felab_is_instructor", None)
+    if cached is None:
+        cached = user.groups.filter(name=INSTRUCTORS_GROUP).exists()
+        user._felab_is_instructor = cached
+    return cached
 
 
 def grant_content_permissions(apps: Any, app_label: str, model_names: list[str]) -> None:

@@ -14,12 +14,16 @@ from felab_sim.models import Scenario
 
 from .markdown import render_markdown
 
+# Django's admin shows help text as HTML, unescaped: say everything here without markup
+# (a literal tag here once swallowed the rest of the admin's form). A test checks it.
 MARKDOWN_HELP = (
     "Markdown: a blank line starts a new paragraph, a line starting with '- ' is a bullet, "
     "**bold**, *italic*, `code`, [link text](https://example.org). "
-    "HTML such as <script> or <iframe> is removed when the card is shown. "
-    "{{sim.c8.agg_tok_s}} cites a figure computed live from the card's scenario "
-    "(the names are listed in felab_sim/figures.py)."
+    "Raw HTML tags such as scripts and frames are removed when the page is shown."
+)
+CARD_TEXT_HELP = (
+    MARKDOWN_HELP + " {{sim.c8.agg_tok_s}} cites a figure computed live from the card's scenario "
+    "(the names are listed in felab_sim/figures.py); it goes in the text, never in a link target."
 )
 
 
@@ -66,6 +70,14 @@ class Lesson(models.Model):
     order = models.PositiveSmallIntegerField(
         default=0, help_text="Lessons are listed by this, then by number."
     )
+    intro = models.TextField(blank=True, help_text="Shown above the lesson's cards. " + MARKDOWN_HELP)
+    minutes = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="About how many minutes the lesson takes; blank when unknown."
+    )
+    published = models.BooleanField(
+        default=True, help_text="Students see only published lessons; a draft is shown to instructors only."
+    )
+    rendered = models.JSONField(default=dict, editable=False)
 
     class Meta:
         ordering = ["course", "order", "number"]
@@ -77,11 +89,31 @@ class Lesson(models.Model):
     def __str__(self) -> str:
         return f"Lesson {self.number:02d} · {self.title}"
 
+    def save(self, *args, **kwargs) -> None:
+        # Render once on save, as cards do, so pages only ever read sanitized HTML.
+        self.rendered = {"intro": render_markdown(self.intro)}
+        super().save(*args, **kwargs)
+
     def get_absolute_url(self) -> str:
         return reverse("lesson", args=[self.course.slug, self.slug])
 
+    @property
+    def intro_html(self) -> SafeString:
+        # Sanitized by nh3 when saved, so it is safe to mark as such.
+        return mark_safe(self.rendered.get("intro", ""))
+
     def natural_key(self) -> tuple[str, str]:
         return (self.course.slug, self.slug)
+
+    def following(self) -> Lesson | None:
+        """The course's next lesson in reading order (order, then number), or None after the last."""
+        later = models.Q(order__gt=self.order) | models.Q(order=self.order, number__gt=self.number)
+        return (
+            Lesson.objects.select_related("course")
+            .filter(later, course_id=self.course_id)
+            .order_by("order", "number")
+            .first()
+        )
 
 
 class GlossaryTermQuerySet(models.QuerySet["GlossaryTerm"]):
@@ -164,10 +196,10 @@ class Card(models.Model):
     lesson = models.ForeignKey(Lesson, on_delete=models.CASCADE, related_name="cards")
     step = models.PositiveSmallIntegerField(help_text="The step number within the lesson, from 1.")
     title = models.CharField(max_length=200, help_text="Shown as 'Step N · title'.")
-    question = models.TextField(help_text=MARKDOWN_HELP)
-    plain_words = models.TextField("In plain words", help_text=MARKDOWN_HELP)
+    question = models.TextField(help_text=CARD_TEXT_HELP)
+    plain_words = models.TextField("In plain words", help_text=CARD_TEXT_HELP)
     picture_it = models.TextField(
-        "Picture it", blank=True, help_text="An analogy, and where it stops working. " + MARKDOWN_HELP
+        "Picture it", blank=True, help_text="An analogy, and where it stops working. " + CARD_TEXT_HELP
     )
     real_numbers_source = models.CharField(
         "With real numbers: source note",
@@ -175,10 +207,10 @@ class Card(models.Model):
         blank=True,
         help_text="Where the numbers come from, shown first in 'With real numbers'.",
     )
-    real_numbers = models.TextField("With real numbers", blank=True, help_text=MARKDOWN_HELP)
-    kit_question = models.TextField("The kit's question", blank=True, help_text=MARKDOWN_HELP)
-    kit_answer = models.TextField("The kit's answer", blank=True, help_text=MARKDOWN_HELP)
-    more_detail = models.TextField("More detail", blank=True, help_text=MARKDOWN_HELP)
+    real_numbers = models.TextField("With real numbers", blank=True, help_text=CARD_TEXT_HELP)
+    kit_question = models.TextField("The kit's question", blank=True, help_text=CARD_TEXT_HELP)
+    kit_answer = models.TextField("The kit's answer", blank=True, help_text=CARD_TEXT_HELP)
+    more_detail = models.TextField("More detail", blank=True, help_text=CARD_TEXT_HELP)
     terms = models.ManyToManyField(GlossaryTerm, through="CardTerm", related_name="cards", blank=True)
     scenario = models.ForeignKey(
         Scenario,
@@ -187,6 +219,9 @@ class Card(models.Model):
         on_delete=models.PROTECT,
         related_name="cards",
         help_text="The simulator scenario behind this card's live figures and chart.",
+    )
+    published = models.BooleanField(
+        default=True, help_text="Students see only published cards; a draft is shown to instructors only."
     )
     rendered = models.JSONField(default=dict, editable=False)
     updated_at = models.DateTimeField(auto_now=True)
@@ -223,6 +258,15 @@ class Card(models.Model):
 
     def natural_key(self) -> tuple[str, str, int]:
         return (*self.lesson.natural_key(), self.step)
+
+    def following(self) -> Card | None:
+        """The lesson's next step, or None on its last card."""
+        return (
+            Card.objects.select_related("lesson__course")
+            .filter(lesson_id=self.lesson_id, step__gt=self.step)
+            .order_by("step")
+            .first()
+        )
 
     @cached_property
     def scenario_params(self) -> SweepParams | None:
@@ -314,3 +358,18 @@ class CardFigure(models.Model):
         params = card.scenario_params if card is not None else None
         if problems := figures.problems([figures.placeholder(self.figure)], params):
             raise ValidationError({"figure": problems})
+
+
+class ImportBaseline(models.Model):
+    """What the last import_lessons wrote for one object, field by field.
+
+    The next import compares against it to tell a change in the files (the database
+    still holds what was imported: take the file's) from an instructor's edit (the
+    database differs: keep it and report the conflict).
+    """
+
+    key = models.CharField(max_length=300, unique=True, help_text="e.g. 'card course/lesson/3'.")
+    values = models.JSONField(default=dict)
+
+    def __str__(self) -> str:
+        return self.key

@@ -1,24 +1,15 @@
+"""The course's pages: the home page, a lesson, and the card page (quiz's tags add the learner's work)."""
+
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.cache import patch_vary_headers
 
-from quiz import clock
-from quiz.models import CardState, CardStudy, Learner, Rating, Showing
-
-from .course_map import CourseMap
 from .models import Card, Course, GlossaryTerm, Lesson
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    """The course map: lessons in order, the learner's progress in each, and where to continue."""
-    learner = Learner.of(request)
     courses = list(Course.objects.with_lessons_and_steps())
-    lessons = [lesson for course in courses for lesson in course.lessons.all()]
-    # Two queries for the learner, whatever the course's size; none for a first-time visitor.
-    progress = CardState.objects.for_learner(learner).lesson_progress(lessons, clock.now())
-    seen = set(Showing.objects.for_learner(learner).values_list("card_id", flat=True).order_by().distinct())
-    maps = [CourseMap.build(course, progress, seen) for course in courses]
-    return render(request, "lessons/home.html", {"course_maps": maps})
+    return render(request, "lessons/home.html", {"courses": courses})
 
 
 def glossary(request: HttpRequest) -> HttpResponse:
@@ -57,9 +48,6 @@ def render_card(
         "card": card,
         "card_url": card.get_absolute_url(),
         "answer_shown": answer_shown,
-        "ratings": Rating.choices,
-        # The learner's typed answer and the four rating previews: two queries when shown.
-        "study": CardStudy.of(Learner.of(request), card, answer_shown=answer_shown),
         "review_mode": review_mode,
         **_neighbours(card),
     }

@@ -6,4 +6,4 @@ class QuizConfig(AppConfig):
     verbose_name = "Self-assessment and progress"
 
     def ready(self) -> None:
-        from . import signals  # noqa: F401  (connects the log-in merge)
+        from . import learners  # noqa: F401  (connects the merge at log in)

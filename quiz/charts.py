@@ -6,7 +6,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from .models import CardOverview, Rating
+from .models import Rating
+from .pages import CardOverview
 
 # The rating buttons' colours in felab.css, so the chart reads like the card.
 RATING_COLOURS = {

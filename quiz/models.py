@@ -1,35 +1,28 @@
 """What students do with cards: show the answer, rate themselves, come back when due.
 
-A *learner* is an account, or, for anyone studying without one, an anonymous key
-kept in their session. Every row here belongs to exactly one learner, and every
-read goes through `for_learner`, so nobody sees another's answers or ratings.
+Every row here belongs to exactly one learner (quiz.learners: an account, or an
+anonymous visitor), and every read goes through `for_learner`, so nobody sees
+another's answers or ratings.
 """
 
 from __future__ import annotations
 
 import enum
 from collections import defaultdict
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import models, transaction
-from django.http import HttpRequest
 
-from lessons.instructors import INSTRUCTORS_GROUP
-from lessons.models import Card, Lesson
+from lessons.models import Card
 
 from . import clock, scheduling
 
 # A rating may be changed for this long after it was first given.
 CHANGE_WINDOW = timedelta(minutes=1)
 ANSWER_MAX_LENGTH = 4000
-# The anonymous learner's key lives in the session's data, not in its key: Django
-# cycles the session key at log in, and the data survives that.
-LEARNER_SESSION_FIELD = "quiz_learner"
 
 
 class Rating(models.IntegerChoices):
@@ -47,19 +40,6 @@ class Layer(models.TextChoices):
     DEEPER = "deeper", "Go deeper"
 
 
-def is_instructor(user: AbstractBaseUser | AnonymousUser) -> bool:
-    if not user.is_authenticated:
-        return False
-    if user.is_superuser:
-        return True
-    # Asked by the nav on every page and again by the view: remember it on the user.
-    cached = getattr(user, "_felab_is_instructor", None)
-    if cached is None:
-        cached = user.groups.filter(name=INSTRUCTORS_GROUP).exists()
-        user._felab_is_instructor = cached
-    return cached
-
-
 def shared_name(user: Any) -> str:
     """A learner as an instructor may see them: a name only with the student's consent."""
     if user is None:
@@ -73,100 +53,21 @@ def shared_name(user: Any) -> str:
     return "a student (name not shared)"
 
 
-@dataclass(frozen=True)
-class Learner:
-    """Who is studying: an account, or an anonymous session's key; possibly nobody yet."""
-
-    user: Any = None
-    session_key: str = ""
-
-    @classmethod
-    def of(cls, request: HttpRequest) -> Learner:
-        """The requesting learner, without creating anything (safe for GET)."""
-        if request.user.is_authenticated:
-            return cls(user=request.user)
-        return cls(session_key=request.session.get(LEARNER_SESSION_FIELD, ""))
-
-    @classmethod
-    def of_or_start(cls, request: HttpRequest) -> Learner:
-        """The requesting learner, giving an anonymous visitor a key to record against."""
-        learner = cls.of(request)
-        if learner.known:
-            return learner
-        if not request.session.session_key:
-            request.session.save()
-        key = request.session.session_key or ""
-        request.session[LEARNER_SESSION_FIELD] = key
-        return cls(session_key=key)
-
-    @classmethod
-    def owning(cls, row: Showing | Review | CardState) -> Learner:
-        return cls(user=row.user, session_key=row.session_key)
+class Owner(Protocol):
+    """Whom rows belong to: a quiz.learners.Learner, or a row that already belongs to one."""
 
     @property
-    def known(self) -> bool:
-        return self.user is not None or bool(self.session_key)
+    def known(self) -> bool: ...
 
-    @property
-    def is_anonymous(self) -> bool:
-        return self.user is None
+    def owner_filter(self) -> models.Q: ...
 
-    def owner_fields(self) -> dict[str, Any]:
-        """The columns that say a row is this learner's."""
-        if self.user is not None:
-            return {"user": self.user, "session_key": ""}
-        return {"user": None, "session_key": self.session_key}
-
-    @transaction.atomic
-    def merge_into(self, user: Any) -> int:
-        """Hand this anonymous learner's showings and reviews to an account; return the reviews moved.
-
-        Rows are moved, not copied, so nothing is lost or counted twice; the
-        account's schedule for each touched card is then replayed from the joined history.
-        """
-        if not self.is_anonymous or not self.session_key:
-            return 0
-        mine = {"user__isnull": True, "session_key": self.session_key}
-        card_ids = set(Showing.objects.filter(**mine).values_list("card_id", flat=True))
-        Showing.objects.filter(**mine).update(user=user, session_key="")
-        moved = Review.objects.filter(**mine).update(user=user, session_key="")
-        CardState.objects.filter(**mine).delete()
-        account = Learner(user=user)
-        for card_id in sorted(card_ids):
-            CardState.rebuild(account, card_id)
-        return moved
-
-    def export(self) -> dict[str, Any]:
-        """Everything recorded about this learner, as plain JSON-ready data."""
-        showings = (
-            Showing.objects.for_learner(self)
-            .select_related("card__lesson__course", "review")
-            .prefetch_related("openings")
-            .order_by("shown_at", "id")
-        )
-        states = CardState.objects.for_learner(self).select_related("card__lesson__course").order_by("due")
-        profile = None
-        if self.user is not None:
-            profile = LearnerProfile.objects.filter(user=self.user).first()
-        return {
-            "learner": {
-                "account": self.user.get_username() if self.user is not None else None,
-                "shares_name_with_instructors": bool(profile and profile.share_name),
-            },
-            "exported_at": clock.now().isoformat(),
-            "showings": [showing.as_export() for showing in showings],
-            "schedule": [state.as_export() for state in states],
-        }
+    def owner_fields(self) -> dict[str, Any]: ...
 
 
 class LearnerQuerySet(models.QuerySet):
-    def for_learner(self, learner: Learner) -> models.QuerySet:
+    def for_learner(self, learner: Owner) -> models.QuerySet:
         """Only this learner's rows: their account's, or their anonymous session's."""
-        if learner.user is not None:
-            return self.filter(user=learner.user)
-        if learner.session_key:
-            return self.filter(user__isnull=True, session_key=learner.session_key)
-        return self.none()
+        return self.filter(learner.owner_filter()) if learner.known else self.none()
 
     def learner_count(self) -> int:
         return self.aggregate(n=_distinct_learners())["n"]
@@ -192,7 +93,7 @@ def _card_key(card: Card) -> str:
 
 
 class ShowingQuerySet(LearnerQuerySet):
-    def current_for(self, learner: Learner, card: Card | int, now: datetime) -> Showing | None:
+    def current_for(self, learner: Owner, card: Card | int, now: datetime) -> Showing | None:
         """The showing a rating would belong to: the latest, while it is still open for rating."""
         if not learner.known:
             return None
@@ -241,7 +142,7 @@ class Showing(models.Model):
         return f"{self.card.label} shown {self.shown_at:%Y-%m-%d %H:%M}"
 
     @classmethod
-    def record(cls, learner: Learner, card: Card, answer: str = "") -> Showing:
+    def record(cls, learner: Owner, card: Card, answer: str = "") -> Showing:
         # NUL cannot be stored in a PostgreSQL text field, and no one types it on purpose.
         answer = answer.replace("\x00", "").strip()[:ANSWER_MAX_LENGTH]
         return cls.objects.create(
@@ -252,7 +153,7 @@ class Showing(models.Model):
         )
 
     @classmethod
-    def for_rating(cls, learner: Learner, card: Card, showing_id: str | None) -> Showing:
+    def for_rating(cls, learner: Owner, card: Card, showing_id: str | None) -> Showing:
         """The showing a rating or an opened layer belongs to.
 
         The page names it when it knows it; a page reached by a plain link that
@@ -267,6 +168,19 @@ class Showing(models.Model):
             )
         now = clock.now()
         return cls.objects.current_for(learner, card, now) or cls.record(learner, card)
+
+    @property
+    def known(self) -> bool:
+        return True
+
+    def owner_filter(self) -> models.Q:
+        """This showing's learner's rows (a Showing always has one)."""
+        if self.user_id is not None:
+            return models.Q(user_id=self.user_id)
+        return models.Q(user__isnull=True, session_key=self.session_key)
+
+    def owner_fields(self) -> dict[str, Any]:
+        return {"user_id": self.user_id, "session_key": self.session_key}
 
     @property
     def review_or_none(self) -> Review | None:
@@ -355,7 +269,6 @@ class Review(models.Model):
     def rate(cls, showing: Showing, rating: Rating) -> Rated:
         """Record a rating for a showing, or change it within the window; then reschedule the card."""
         now = clock.now()
-        learner = Learner.owning(showing)
         with transaction.atomic():
             review, created = cls.objects.select_for_update().get_or_create(
                 showing=showing,
@@ -363,7 +276,7 @@ class Review(models.Model):
                     "card_id": showing.card_id,
                     "rating": rating,
                     "reviewed_at": now,
-                    **learner.owner_fields(),
+                    **showing.owner_fields(),
                 },
             )
             if created:
@@ -375,25 +288,18 @@ class Review(models.Model):
                 if review.rating != rating:
                     review.rating = rating
                     review.save(update_fields=["rating"])
-            state = CardState.rebuild(learner, showing.card_id)
+            state = CardState.rebuild(showing, showing.card_id)
         return Rated(review, outcome, state)
 
 
 class CardStateQuerySet(LearnerQuerySet):
     def due(self, now: datetime) -> CardStateQuerySet:
-        """Cards due at `now`, the longest overdue first."""
-        return self.filter(due__lte=now).order_by("due", "card_id")
+        """Cards due at `now` (scheduling.is_due), the longest overdue first."""
+        return self.filter(due__lt=scheduling.due_cutoff(now)).order_by("due", "card_id")
 
-    def lesson_progress(self, lessons: Iterable[Lesson], now: datetime) -> dict[int, LessonProgress]:
-        """Per lesson id, how far the learner is; the lessons' cards must be prefetched."""
-        states = {state.card_id: state for state in self.only("card_id", "last_rating", "due")}
-        return {
-            lesson.pk: LessonProgress(
-                lesson=lesson,
-                cards=[CardProgress(card, states.get(card.pk), now) for card in lesson.cards.all()],
-            )
-            for lesson in lessons
-        }
+    def upcoming(self, now: datetime) -> CardStateQuerySet:
+        """Cards not yet due at `now`, the soonest first."""
+        return self.filter(due__gte=scheduling.due_cutoff(now)).order_by("due", "card_id")
 
     def rating_counts(self) -> dict[int, dict[int, int]]:
         """Per card id, how many learners' latest rating is each value."""
@@ -446,7 +352,7 @@ class CardState(models.Model):
         return f"{self.card.label} due {self.due:%Y-%m-%d %H:%M}"
 
     @classmethod
-    def rebuild(cls, learner: Learner, card_id: int) -> CardState | None:
+    def rebuild(cls, learner: Owner, card_id: int) -> CardState | None:
         """Replay the learner's reviews of a card through FSRS and store the result."""
         history = Review.objects.for_learner(learner).history(card_id)
         mine = cls.objects.for_learner(learner).filter(card_id=card_id)
@@ -478,81 +384,6 @@ class CardState(models.Model):
             "reviews": self.review_count,
             "fsrs": self.fsrs_card,
         }
-
-
-@dataclass(frozen=True)
-class Preview:
-    """One rating button: what it means and when the card would come back."""
-
-    value: int
-    label: str
-    due: datetime
-    when: str
-
-    @classmethod
-    def for_history(cls, card_id: int, history: list[tuple[int, datetime]], now: datetime) -> list[Preview]:
-        fsrs_card = scheduling.replay(card_id, history, start=history[0][1] if history else now)
-        dues = scheduling.previews(fsrs_card, now)
-        return [
-            cls(value, label, dues[value], scheduling.humanize_interval(dues[value] - now))
-            for value, label in Rating.choices
-        ]
-
-
-@dataclass
-class CardProgress:
-    card: Card
-    state: CardState | None
-    now: datetime
-
-    @property
-    def rated(self) -> bool:
-        return self.state is not None
-
-    @property
-    def last_rating_label(self) -> str:
-        return self.state.get_last_rating_display() if self.state else ""
-
-    @property
-    def is_due(self) -> bool:
-        return self.state is not None and self.state.due <= self.now
-
-    @property
-    def comes_back(self) -> str:
-        return scheduling.humanize_interval(self.state.due - self.now) if self.state else ""
-
-
-@dataclass
-class LessonProgress:
-    """One lesson, as far as one learner has gone through it."""
-
-    lesson: Lesson
-    cards: list[CardProgress] = field(default_factory=list)
-
-    @property
-    def total(self) -> int:
-        return len(self.cards)
-
-    @property
-    def rated(self) -> int:
-        return sum(1 for card in self.cards if card.rated)
-
-    @property
-    def percent(self) -> int:
-        return round(100 * self.rated / self.total) if self.total else 0
-
-    @property
-    def good(self) -> int:
-        """Cards whose last rating is Got it or Easy."""
-        return sum(1 for card in self.cards if card.state and card.state.last_rating >= Rating.GOT_IT)
-
-    @property
-    def good_percent(self) -> int | None:
-        return round(100 * self.good / self.rated) if self.rated else None
-
-    @property
-    def due_count(self) -> int:
-        return sum(1 for card in self.cards if card.is_due)
 
 
 class LayerOpeningQuerySet(models.QuerySet):
@@ -602,69 +433,3 @@ class LearnerProfile(models.Model):
 
     def __str__(self) -> str:
         return f"profile of {self.user}"
-
-
-@dataclass(frozen=True)
-class CardStudy:
-    """What a card page shows of one learner's work on it: their showing and the four previews."""
-
-    showing: Showing | None = None
-    previews: tuple[Preview, ...] = ()
-
-    @classmethod
-    def of(cls, learner: Learner, card: Card, *, answer_shown: bool) -> CardStudy:
-        if not answer_shown:
-            return cls()
-        now = clock.now()
-        showing = Showing.objects.current_for(learner, card, now)
-        history: list[tuple[int, datetime]] = []
-        if learner.known:
-            reviews = Review.objects.for_learner(learner)
-            if showing is not None:
-                # A rating being changed within the window: preview from before it.
-                reviews = reviews.exclude(showing=showing)
-            history = reviews.history(card)
-        return cls(showing, tuple(Preview.for_history(card.pk, history, now)))
-
-    @property
-    def typed_answer(self) -> str:
-        return self.showing.answer if self.showing else ""
-
-    @property
-    def review(self) -> Review | None:
-        return self.showing.review_or_none if self.showing else None
-
-
-@dataclass(frozen=True)
-class CardOverview:
-    """One card as the class has used it: latest ratings, reveals and opened layers."""
-
-    card: Card
-    counts: dict[int, int]
-    revealed: int
-    opened: dict[str, int]
-
-    @classmethod
-    def for_cards(cls, cards: Iterable[Card]) -> list[CardOverview]:
-        counts = CardState.objects.rating_counts()
-        revealed = Showing.objects.revealed_by()
-        opened = LayerOpening.objects.opened_by()
-        return [
-            cls(
-                card=card,
-                counts=counts.get(card.pk, {}),
-                revealed=revealed.get(card.pk, 0),
-                opened={layer: opened.get((card.pk, layer), 0) for layer in Layer.values},
-            )
-            for card in cards
-        ]
-
-    @property
-    def rated(self) -> int:
-        return sum(self.counts.values())
-
-    def ratings(self) -> list[tuple[int, str, int]]:
-        return [(value, label, self.counts.get(value, 0)) for value, label in Rating.choices]
-
-    def layers(self) -> list[tuple[str, int]]:
-        return [(label, self.opened.get(value, 0)) for value, label in Layer.choices]

@@ -18,6 +18,22 @@ from .clock import as_utc
 SCHEDULER = fsrs.Scheduler(enable_fuzzing=False)
 
 
+# "Due" has one definition, and every page (review, progress, the rating's "comes back")
+# uses it: a card is due once less than a minute is left before its due time. A minute is
+# the finest step a student is shown ("in 1 min"), so a card never reads "comes back now"
+# while it is not yet due, nor "due" while it says "in 1 min".
+DUE_WITHIN = timedelta(minutes=1)
+
+
+def due_cutoff(now: datetime) -> datetime:
+    """Cards whose due time is before this moment are due at `now`."""
+    return now + DUE_WITHIN
+
+
+def is_due(due: datetime, now: datetime) -> bool:
+    return due < due_cutoff(now)
+
+
 def new_card(card_id: int, at: datetime) -> fsrs.Card:
     # An explicit id: fsrs would otherwise derive one from the clock and sleep a millisecond.
     return fsrs.Card(card_id=card_id, due=as_utc(at))
@@ -42,10 +58,9 @@ def previews(card: fsrs.Card, at: datetime) -> dict[int, datetime]:
 
 def humanize_interval(delta: timedelta) -> str:
     """'in 10 min', 'in 5 hours', 'in 3 days': how a student reads a due time."""
-    seconds = max(delta.total_seconds(), 0)
-    minutes = seconds / 60
-    if minutes < 1:
-        return "now"
+    if delta < DUE_WITHIN:
+        return "now"  # due, by is_due's definition
+    minutes = delta.total_seconds() / 60
     if minutes < 59.5:
         return _plural(round(minutes), "min", "min")
     hours = minutes / 60

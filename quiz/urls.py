@@ -2,6 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from config.ratelimit import rate_limited
+from lessons.urls import CARD_PATH
 
 from . import views
 
@@ -10,12 +11,10 @@ login_view = rate_limited("login", methods=("POST",))(
     auth_views.LoginView.as_view(redirect_authenticated_user=True)
 )
 
-card_path = "learn/<slug:course_slug>/<slug:lesson_slug>/step-<int:step>/"
-
 urlpatterns = [
-    path(f"{card_path}show/", views.show_answer, name="show_answer"),
-    path(f"{card_path}rate/", views.rate_card, name="rate_card"),
-    path(f"{card_path}opened/", views.open_layer, name="open_layer"),
+    path(f"{CARD_PATH}show/", views.show_answer, name="show_answer"),
+    path(f"{CARD_PATH}rate/", views.rate_card, name="rate_card"),
+    path(f"{CARD_PATH}opened/", views.open_layer, name="open_layer"),
     path("progress/", views.progress, name="progress"),
     path("progress/export.json", views.export, name="progress_export"),
     path("progress/sharing/", views.sharing, name="sharing"),

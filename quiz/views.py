@@ -26,24 +26,15 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import push_url
 
 from config.ratelimit import rate_limited
+from lessons.instructors import is_instructor
 from lessons.models import Card, Course
 from lessons.views import card_for_page, render_card
 
 from . import charts, clock, scheduling
 from .forms import SharingForm, SignupForm
-from .models import (
-    CardOverview,
-    CardState,
-    Layer,
-    LayerOpening,
-    Learner,
-    LearnerProfile,
-    Outcome,
-    Rating,
-    Review,
-    Showing,
-    is_instructor,
-)
+from .learners import Learner
+from .models import CardState, Layer, LayerOpening, LearnerProfile, Outcome, Rating, Review, Showing
+from .pages import CardOverview, LessonProgress
 
 LATEST_ANSWERS = 20
 
@@ -110,8 +101,8 @@ def rate_card(request: HttpRequest, course_slug: str, lesson_slug: str, step: in
     if rated.outcome is Outcome.FINAL:
         messages.warning(
             request,
-            f"Your rating for this showing is final: {rated.review.get_rating_display()}. "
-            "Show the answer again to review the card again.",
+            f"Your rating is final for this time through the card: {rated.review.get_rating_display()}. "
+            "Show the answer again to rate the card again.",
         )
     else:
         verb = "Saved" if rated.outcome is Outcome.SAVED else "Changed to"
@@ -138,7 +129,7 @@ def progress(request: HttpRequest) -> HttpResponse:
     learner = Learner.of(request)
     courses = list(Course.objects.with_lessons_and_steps())
     lessons = [lesson for course in courses for lesson in course.lessons.all()]
-    by_lesson = CardState.objects.for_learner(learner).lesson_progress(lessons, clock.now())
+    by_lesson = LessonProgress.by_lesson(CardState.objects.for_learner(learner), lessons, clock.now())
     sharing_form = None
     if learner.user is not None:
         profile = LearnerProfile.objects.filter(user=learner.user).first() or LearnerProfile(
@@ -179,7 +170,7 @@ def review(request: HttpRequest) -> HttpResponse:
     now = clock.now()
     states = CardState.objects.for_learner(learner).select_related("card__lesson__course")
     due = list(states.due(now))
-    upcoming = None if due else states.filter(due__gt=now).order_by("due").first()
+    upcoming = None if due else states.upcoming(now).first()
     context = {
         "due": due,
         "upcoming": upcoming,

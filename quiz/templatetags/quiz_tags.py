@@ -1,12 +1,58 @@
+"""What lessons' pages show of the learner's own work; lessons' views know nothing of quiz.
+
+The card page and the home page belong to lessons. They load these tags to add the
+learner's study state and progress bars, so quiz depends on lessons and never the
+other way round.
+"""
+
+from collections.abc import Iterable
 from typing import Any
 
 from django import template
 
-from quiz.models import is_instructor as _is_instructor
+from lessons.models import Card, Course
+
+from .. import clock
+from ..learners import Learner
+from ..course_map import CourseMap
+from ..models import CardState, Showing
+from ..pages import CardStudy, LessonProgress
 
 register = template.Library()
 
 
-@register.filter
-def is_instructor(user: Any) -> bool:
-    return _is_instructor(user)
+@register.simple_tag(takes_context=True)
+def card_study(context: template.Context, card: Card, answer_shown: bool) -> CardStudy:
+    """The requesting learner's typed answer and rating previews: two queries when shown, none when not."""
+    return CardStudy.of(Learner.of(context["request"]), card, answer_shown=answer_shown)
+
+
+@register.simple_tag(takes_context=True)
+def learner_progress(context: template.Context, courses: Iterable[Course]) -> dict[int, LessonProgress]:
+    """Per lesson id, the requesting learner's progress: one query, none for a first-time visitor.
+
+    The courses' lessons and cards must be prefetched (Course.objects.with_lessons_and_steps).
+    """
+    lessons = [lesson for course in courses for lesson in course.lessons.all()]
+    states = CardState.objects.for_learner(Learner.of(context["request"]))
+    return LessonProgress.by_lesson(states, lessons, clock.now())
+
+
+@register.inclusion_tag("quiz/progress_bar.html")
+def progress_bar(progress_by_lesson: dict[int, LessonProgress], lesson: Any) -> dict[str, Any]:
+    return {"progress": progress_by_lesson[lesson.pk]}
+
+
+@register.simple_tag(takes_context=True)
+def course_maps(context: template.Context, courses: Iterable[Course]) -> list[CourseMap]:
+    """Each course's map for the requesting learner: two queries whatever the course's size.
+
+    None for a first-time visitor; the courses' lessons and cards must be prefetched.
+    """
+    learner = Learner.of(context["request"])
+    courses = list(courses)
+    lessons = [lesson for course in courses for lesson in course.lessons.all()]
+    progress = LessonProgress.by_lesson(CardState.objects.for_learner(learner), lessons, clock.now())
+    seen = Showing.objects.for_learner(learner).values_list("card_id", flat=True).order_by().distinct()
+    seen_ids = set(seen)
+    return [CourseMap.build(course, progress, seen_ids) for course in courses]

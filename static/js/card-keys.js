@@ -1,5 +1,6 @@
 // Keyboard shortcuts on a card page, as listed on the page:
-//   Space or Enter shows the answer, 1 to 4 rate once it is shown, Escape hides it.
+//   Space or Enter shows the answer, 1 to 4 rate once it is shown, Escape hides it,
+//   N follows the "Next" link that appears once the card is rated.
 // They press the page's own buttons, so htmx (or a plain form post) does the rest,
 // and they stay out of the way while the student types or uses a focused control.
 (function () {
@@ -37,6 +38,13 @@
     if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey || event.isComposing) return;
     var target = event.target;
     if (isTextEntry(target)) return;
+    if (event.key === "n" || event.key === "N") {
+      var next = document.querySelector("#rating-result a.next-step");
+      if (!next) return;
+      event.preventDefault();
+      next.click();
+      return;
+    }
     var toggle = answerToggle();
     if (!toggle) return;
 

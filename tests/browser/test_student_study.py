@@ -143,7 +143,7 @@ def test_study_without_javascript(page_without_js: Page, live_lessons, clock):
     expect(page.locator(".typed-answer")).to_contain_text("plain form")
     page.get_by_role("button", name="Hard").click()
     expect(page.get_by_text("Saved: Hard.")).to_be_visible()
-    expect(page.get_by_text("You rated this showing Hard")).to_be_visible()
+    expect(page.get_by_text("You rated it Hard this time")).to_be_visible()
     assert Review.objects.get().showing.answer == "plain form"
 
 

@@ -4,8 +4,9 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from felab_sim.models import Scenario
 from lessons.content_files import CONTENT_DIR
-from lessons.models import Card, CardTerm, Course, GlossaryTerm, Lesson
+from lessons.models import Card, CardTerm, Course, GlossaryTerm, ImportBaseline, Lesson
 
 SEED = Path(__file__).resolve().parent.parent / "data" / "lesson03-step1-concurrency-sweep.txt"
 
@@ -119,3 +120,190 @@ def test_bundled_seed_card_holds_every_word_of_the_seed(seed_card):
     assert [t.term for t in terms] == ["Decode", "Memory-bound", "Batching", "Tokens per second (tok/s)"]
     for term in terms:
         assert f"- {term.definition} Example: {term.example}" in seed
+
+
+DRAFT_LESSON = """\
+number: 1
+slug: x
+title: X
+order: 1
+intro: |-
+  What this lesson is about.
+
+  And why it matters.
+minutes: 12
+published: false
+cards:
+- step: 1
+  published: false
+  title: T
+  question: Q
+  plain_words: A
+  picture_it: ''
+  real_numbers_source: ''
+  real_numbers: ''
+  kit_question: ''
+  kit_answer: ''
+  more_detail: ''
+  terms: []
+"""
+
+
+@pytest.mark.django_db
+def test_intro_minutes_and_drafts_import_and_export_unchanged(tmp_path):
+    source, exported = tmp_path / "source", tmp_path / "exported"
+    (source / "c").mkdir(parents=True)
+    (source / "c" / "course.yaml").write_text("slug: c\ntitle: C\ndescription: ''\norder: 0\n")
+    (source / "c" / "lesson-01-x.yaml").write_text(DRAFT_LESSON)
+    run("import_lessons", "--dir", str(source))
+    lesson = Lesson.objects.get(slug="x")
+    assert lesson.intro == "What this lesson is about.\n\nAnd why it matters."
+    assert "<p>And why it matters.</p>" in lesson.intro_html
+    assert lesson.minutes == 12
+    assert lesson.published is False
+    assert Card.objects.get(lesson=lesson).published is False
+    run("export_lessons", "--dir", str(exported))
+    assert (exported / "c" / "lesson-01-x.yaml").read_text() == DRAFT_LESSON
+
+
+@pytest.mark.django_db
+def test_bundled_lessons_and_cards_are_published(lessons):
+    assert Lesson.objects.exists() and not Lesson.objects.filter(published=False).exists()
+    assert Card.objects.exists() and not Card.objects.filter(published=False).exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("minutes: soon", "'minutes' must be a whole number"),
+        ("published: 'no'", "'published' must be true or false"),
+    ],
+)
+def test_import_refuses_unreadable_minutes_or_published(tmp_path, line, message):
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "course.yaml").write_text("slug: c\ntitle: C\n")
+    (tmp_path / "c" / "lesson-01-x.yaml").write_text(f"number: 1\nslug: x\ntitle: X\n{line}\ncards: []\n")
+    with pytest.raises(CommandError, match=message):
+        run("import_lessons", "--dir", str(tmp_path))
+
+
+SEED_LABEL = "card llm-inference-performance/concurrency-sweep/1"
+
+
+def edit_in_the_admin(card: Card, **changes) -> None:
+    for name, value in changes.items():
+        setattr(card, name, value)
+    card.save()
+
+
+def copy_of_the_bundled_content(tmp_path: Path) -> Path:
+    run("export_lessons", "--dir", str(tmp_path))
+    return tmp_path
+
+
+@pytest.mark.django_db
+def test_an_edit_in_the_database_survives_the_import_and_is_reported(seed_card):
+    edit_in_the_admin(seed_card, plain_words="Rewritten by Ines.")
+    out = run("import_lessons")
+    card = Card.objects.get(pk=seed_card.pk)
+    assert card.plain_words == "Rewritten by Ines."
+    assert f"conflict: {SEED_LABEL}, field 'plain_words'" in out
+    assert "database: 'Rewritten by Ines.'" in out
+    assert "file:     'To write each token" in out
+    assert "0 updated" in out and "1 conflicts" in out
+    assert "export_lessons" in out and "--force" in out  # how to resolve it
+
+
+@pytest.mark.django_db
+def test_force_takes_the_files_version(seed_card):
+    original = seed_card.plain_words
+    edit_in_the_admin(seed_card, plain_words="Rewritten by Ines.")
+    out = run("import_lessons", "--force")
+    assert f"updated {SEED_LABEL}" in out and "0 conflicts" in out
+    assert Card.objects.get(pk=seed_card.pk).plain_words == original
+    # Forced values are the new baseline: the next plain import has nothing to report.
+    assert "0 created, 0 updated" in run("import_lessons") and "0 conflicts" in run("import_lessons")
+
+
+@pytest.mark.django_db
+def test_a_file_change_updates_the_fields_nobody_edited_and_keeps_the_edited_one(seed_card, tmp_path):
+    content = copy_of_the_bundled_content(tmp_path)
+    edit_in_the_admin(seed_card, plain_words="Rewritten by Ines.")
+    lesson_file = next(content.glob("*/lesson-03-*.yaml"))
+    text = lesson_file.read_text()
+    text = text.replace("To write each token", "In the file, to write each token")
+    text = text.replace("Why does sharing cost so little?", "Why so cheap?")
+    lesson_file.write_text(text)
+    out = run("import_lessons", "--dir", str(content))
+    card = Card.objects.get(pk=seed_card.pk)
+    assert card.question.endswith("Why so cheap?")  # unedited in the database: the file wins
+    assert card.plain_words == "Rewritten by Ines."  # edited: kept, and reported
+    assert f"updated {SEED_LABEL}" in out
+    assert "field 'plain_words'" in out and "file:     'In the file, to write each token" in out
+    assert "field 'question'" not in out
+
+
+@pytest.mark.django_db
+def test_edited_terms_figures_scenario_and_drafts_survive_the_import(seed_card):
+    CardTerm.objects.filter(card=seed_card, term__term="Batching").delete()
+    seed_card.figures.filter(order=1).update(stated="54")
+    Lesson.objects.filter(pk=seed_card.lesson_id).update(published=False)
+    edit_in_the_admin(seed_card, scenario=None, published=False)
+    out = run("import_lessons")
+    card = Card.objects.get(pk=seed_card.pk)
+    assert "Batching" not in [t.term for t in card.ordered_terms()]
+    assert card.figures.get(order=1).stated == "54"
+    assert card.scenario is None and card.published is False
+    assert card.lesson.published is False
+    for field in ("terms", "figures", "scenario", "published"):
+        assert f"{SEED_LABEL}, field '{field}'" in out
+    assert "lesson llm-inference-performance/concurrency-sweep, field 'published'" in out
+
+
+@pytest.mark.django_db
+def test_edited_glossary_course_and_scenario_survive_the_import(lessons):
+    term = GlossaryTerm.objects.get(term="Decode")
+    term.example = "Mine."
+    term.save()
+    Course.objects.update(title="My course")
+    Scenario.objects.update(slots=4)
+    out = run("import_lessons")
+    assert GlossaryTerm.objects.get(term="Decode").example == "Mine."
+    assert Course.objects.get().title == "My course"
+    assert set(Scenario.objects.values_list("slots", flat=True)) == {4}
+    assert "term Decode, field 'example'" in out
+    assert "course llm-inference-performance, field 'title'" in out
+    assert "field 'slots'" in out
+
+
+@pytest.mark.django_db
+def test_export_then_import_changes_nothing(seed_card, tmp_path):
+    edit_in_the_admin(seed_card, plain_words="Rewritten by Ines.", published=False)
+    before, saved_at = snapshot(), Card.objects.get(pk=seed_card.pk).updated_at
+    out = run("import_lessons", "--dir", str(copy_of_the_bundled_content(tmp_path)))
+    assert "0 created, 0 updated" in out and "0 conflicts" in out
+    assert snapshot() == before
+    assert Card.objects.get(pk=seed_card.pk).updated_at == saved_at  # not even saved again
+    # The exported edit is now what the files say: importing again is quiet too.
+    assert "0 conflicts" in run("import_lessons", "--dir", str(tmp_path))
+
+
+@pytest.mark.django_db
+def test_without_a_recorded_import_only_empty_fields_are_filled(seed_card):
+    # A database from before import baselines were kept: its values may be anyone's edits.
+    ImportBaseline.objects.all().delete()
+    edit_in_the_admin(seed_card, plain_words="Edited before baselines existed.", picture_it="")
+    out = run("import_lessons")
+    card = Card.objects.get(pk=seed_card.pk)
+    assert card.plain_words == "Edited before baselines existed."
+    assert card.picture_it.startswith("A bus takes about the same time")
+    assert "field 'plain_words'" in out and "field 'picture_it'" not in out
+
+
+def test_make_run_and_serve_import_without_force():
+    # They import at every start: with --force they would revert the admin's edits.
+    makefile = (Path(__file__).resolve().parents[2] / "Makefile").read_text()
+    imports = [line for line in makefile.splitlines() if "import_lessons" in line]
+    assert len(imports) >= 2
+    assert not [line for line in imports if "--force" in line]

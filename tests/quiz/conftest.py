@@ -2,7 +2,7 @@ import pytest
 from django.test import Client
 
 from lessons.models import Card
-from quiz.models import LEARNER_SESSION_FIELD, Learner
+from quiz.learners import LEARNER_SESSION_FIELD, Learner
 from tests.conftest import SEED_CARD_URL
 from tests.quiz.clocks import MovableClock
 

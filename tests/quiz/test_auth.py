@@ -4,7 +4,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from quiz.models import CardState, Learner, LearnerProfile, Rating, Review, Showing
+from quiz.learners import Learner
+from quiz.models import CardState, LearnerProfile, Rating, Review, Showing
 from tests.conftest import PASSWORD, SEED_CARD_URL
 from tests.quiz.conftest import anonymous_learner, rate, show
 

@@ -93,10 +93,10 @@ def test_after_a_minute_the_rating_for_that_showing_is_final(client, seed_card, 
     showing = Showing.objects.get()
     clock.advance(seconds=61)
     response = rate(client, 1, showing=showing.pk)
-    assert "final: <strong>Easy</strong>" in response.content.decode()
+    assert "final for this time through the card: <strong>Easy</strong>" in response.content.decode()
     assert Review.objects.get().rating == Rating.EASY
     plain = client.post(RATE_URL, {"rating": 1, "showing": showing.pk}, follow=True)
-    assert "Your rating for this showing is final: Easy." in plain.content.decode()
+    assert "Your rating is final for this time through the card: Easy." in plain.content.decode()
     assert Review.objects.count() == 1
 
 
@@ -135,4 +135,4 @@ def test_rated_showing_is_marked_on_the_full_page(client, seed_card):
     show(client)
     client.post(RATE_URL, {"rating": 2})
     body = client.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
-    assert "You rated this showing <strong>Hard</strong>" in body
+    assert "You rated it <strong>Hard</strong> this time" in body

@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from quiz import scheduling
-from quiz.models import CardState, Preview, Rating
+from quiz.models import CardState, Rating
+from quiz.pages import Preview
 from tests.conftest import SEED_CARD_URL
 from tests.quiz.conftest import rate, show
 

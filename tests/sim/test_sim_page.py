@@ -55,3 +55,35 @@ def test_no_level_meeting_the_slo_is_explained(client):
 
 def test_pages_without_plots_do_not_load_plotly(client, db):
     assert PLOTLY not in client.get("/").content.decode()
+
+
+def test_figures_print_by_the_sites_one_rule(client):
+    body = client.get(URL, {"levels": "1,8,16,32", "slo_ms": "500"}).content.decode()
+    assert "course 3,357" in body  # not 3357.0
+    assert "within the 500 ms SLO" in body  # not 500.0 ms
+    assert ".0<" not in body and ".0 ms" not in body
+
+
+def test_the_course_run_is_beside_only_the_settings_it_was_measured_at(client):
+    default = client.get(URL).content.decode()
+    assert "course 275.1" in default and "run (8 slots, 128 max tokens) at the levels it measured" in default
+    assert "(course's run, 8 slots, 128 max tokens)" in default  # the chart's legend
+    sixteen = client.get(URL, {"slots": "16"}).content.decode()
+    assert "course 275.1" not in sixteen and "(course's run" not in sixteen
+    assert "measured at 8 slots, 128 max tokens, so it is not shown" in sixteen
+
+
+def test_the_course_run_is_drawn_only_at_the_levels_swept():
+    from felab_sim.live import cached_sweep
+    from felab_sim.model import SweepParams
+    from felab_sim.plots import published_for
+
+    assert [row["conc"] for row in published_for(SweepParams(levels=(1, 8)))] == [1, 8]
+    assert published_for(cached_sweep(SweepParams(levels=(1, 8))).params)[-1]["conc"] == 8
+
+
+def test_every_level_meeting_the_slo_says_capacity_is_at_least_not_a_knee(client):
+    body = client.get(URL, {"levels": "1,8"}).content.decode()
+    assert "capacity is at least 8. Add higher levels to find the knee." in body
+    assert "knee: capacity 8" not in body
+    assert "every level within the SLO: capacity is at least 8" in body

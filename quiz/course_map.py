@@ -1,8 +1,7 @@
 """The home page's course map: every lesson in order with one learner's progress, and where to go next.
 
-Built from rows the home view has already loaded (the course's lessons and cards, the
-learner's schedules and the cards they have opened), so it adds no query however long
-the course is.
+Built from rows already loaded (the course's prefetched lessons and cards, the learner's
+schedules and the cards they have opened), so it adds no query however long the course is.
 """
 
 from __future__ import annotations
@@ -10,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from quiz.models import CardProgress, LessonProgress
+from lessons.models import Card, Course, Lesson
 
-from .models import Card, Course, Lesson
+from .pages import CardProgress, LessonProgress
 
 
 @dataclass(frozen=True)

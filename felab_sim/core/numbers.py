@@ -1,0 +1,91 @@
+"""The site's one rule for printing a figure. Pure Python: no Django import.
+
+Every number a student reads (card text, the "Computed live" panel, /sim/'s table and
+summary, progress counts) goes through :func:`format_number` or :func:`format_figure`,
+so the same value never appears as "26.0" on one page and "26" on another.
+
+The rule:
+
+- Precision follows size, so a figure keeps three or four significant digits and never
+  shows noise: 1,000 and above, no decimals ("3,357", "25,856"); from 1 to 1,000, one
+  decimal ("275.1", "41.4", "5.1"); below 1, two significant digits ("0.53", "0.042").
+- A decimal part of zeros is dropped: "500", "26", "18", "2.5" (not "500.0" or "2.50").
+- Thousands are separated by commas at any size: "1,234,567".
+- Integers (``int``) print whole, with separators: "25,856".
+- A value that cannot be computed (None, NaN, infinity) prints as an em dash, never an error.
+- Units follow the number after a space ("26 ms", "275.1 tok/s"), except the ones that
+  read as part of the number: "%", "×" and "x" ("71%", "5.1×").
+
+:func:`parse_number` reads back what a person wrote ("3,357", "5.1×", "about 26 ms"), so
+tests can compare a card's stated numbers with computed ones.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+MISSING = "—"
+# Units written against the number, not after a space.
+_ATTACHED_UNITS = frozenset({"%", "×", "x"})
+_NUMBER = re.compile(r"[-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+
+
+def decimals_for(value: float) -> int:
+    """How many decimals the rule prints for a value of this size (before dropping zeros)."""
+    size = abs(value)
+    if size >= 1000:
+        return 0
+    if size >= 1 or size == 0:
+        return 1
+    # Below 1: two significant digits, e.g. 0.53 -> 2 decimals, 0.042 -> 3.
+    return 1 - math.floor(math.log10(size))
+
+
+def format_number(value: float | int | None) -> str:
+    """A figure as the site prints it, without a unit; see the module's docstring for the rule."""
+    if value is None or isinstance(value, bool):
+        return MISSING
+    if isinstance(value, int):
+        return f"{value:,}"
+    if not math.isfinite(value):
+        return MISSING
+    text = f"{value:,.{decimals_for(value)}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    if text in {"-0", "−0"}:
+        text = "0"
+    return text
+
+
+def format_figure(value: float | int | None, unit: str = "") -> str:
+    """A figure with its unit: "26 ms", "275.1 tok/s", "71%"; just the dash when it is missing."""
+    number = format_number(value)
+    if not unit or number == MISSING:
+        return number
+    return f"{number}{unit}" if unit in _ATTACHED_UNITS else f"{number} {unit}"
+
+
+def parse_number(text: str) -> float | None:
+    """The first number written in a text ("3,357 ms" -> 3357.0), or None when there is none."""
+    match = _NUMBER.search(text)
+    if match is None:
+        return None
+    return float(match[0].replace(",", "").replace("−", "-"))
+
+
+def numbers_in(text: str) -> list[float]:
+    """Every number written in a text, in order."""
+    return [float(found.replace(",", "").replace("−", "-")) for found in _NUMBER.findall(text)]
+
+
+def agrees(stated: float, computed: float, tolerance: float = 0.02) -> bool:
+    """Whether a stated number matches a computed one within a relative tolerance.
+
+    A stated number is also accepted when it is the computed one printed by the rule
+    (a rounded figure is not a disagreement, e.g. 0.53 for 0.5349).
+    """
+    if format_number(computed) == format_number(stated):
+        return True
+    scale = max(abs(stated), abs(computed))
+    return scale == 0 or abs(stated - computed) <= tolerance * scale

@@ -1,0 +1,13 @@
+from django.urls import path
+
+from . import views
+
+# quiz/urls.py adds the card's Show answer, rate and opened endpoints under the same path.
+CARD_PATH = "learn/<slug:course_slug>/<slug:lesson_slug>/step-<int:step>/"
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("learn/<slug:course_slug>/<slug:lesson_slug>/", views.lesson_detail, name="lesson"),
+    path(CARD_PATH, views.card_detail, name="card"),
+    path("glossary/", views.glossary, name="glossary"),
+]

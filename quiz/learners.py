@@ -1,0 +1,126 @@
+"""Who is studying: an account, or an anonymous visitor known by a key in their session.
+
+The one place that reads a learner from a request, starts an anonymous learner, and
+hands an anonymous learner's work to their account when they log in. Every row in
+quiz.models belongs to exactly one learner, and every read goes through
+`for_learner`, so nobody sees another's answers or ratings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.signals import user_logged_in
+from django.db import models, transaction
+from django.dispatch import receiver
+from django.http import HttpRequest
+
+from . import clock
+from .models import CardState, LearnerProfile, Review, Showing
+
+# The anonymous learner's key lives in the session's data, not in its key: Django
+# cycles the session key at log in, and the data survives that.
+LEARNER_SESSION_FIELD = "quiz_learner"
+
+
+@dataclass(frozen=True)
+class Learner:
+    """An account, or an anonymous session's key; possibly nobody yet."""
+
+    user: Any = None
+    session_key: str = ""
+
+    @classmethod
+    def of(cls, request: HttpRequest) -> Learner:
+        """The requesting learner, without creating anything (safe for GET)."""
+        if request.user.is_authenticated:
+            return cls(user=request.user)
+        return cls(session_key=request.session.get(LEARNER_SESSION_FIELD, ""))
+
+    @classmethod
+    def of_or_start(cls, request: HttpRequest) -> Learner:
+        """The requesting learner, giving an anonymous visitor a key to record against."""
+        learner = cls.of(request)
+        if learner.known:
+            return learner
+        if not request.session.session_key:
+            request.session.save()
+        key = request.session.session_key or ""
+        request.session[LEARNER_SESSION_FIELD] = key
+        return cls(session_key=key)
+
+    @property
+    def known(self) -> bool:
+        return self.user is not None or bool(self.session_key)
+
+    @property
+    def is_anonymous(self) -> bool:
+        return self.user is None
+
+    def owner_filter(self) -> models.Q:
+        """This learner's rows: their account's, or their anonymous session's."""
+        if self.user is not None:
+            return models.Q(user=self.user)
+        return models.Q(user__isnull=True, session_key=self.session_key)
+
+    def owner_fields(self) -> dict[str, Any]:
+        """The columns that say a row is this learner's."""
+        if self.user is not None:
+            return {"user": self.user, "session_key": ""}
+        return {"user": None, "session_key": self.session_key}
+
+    @transaction.atomic
+    def merge_into(self, user: Any) -> int:
+        """Hand this anonymous learner's showings and reviews to an account; return the reviews moved.
+
+        Rows are moved, not copied, so nothing is lost or counted twice; the
+        account's schedule for each touched card is then replayed from the joined history.
+        """
+        if not self.is_anonymous or not self.session_key:
+            return 0
+        card_ids = set(Showing.objects.for_learner(self).values_list("card_id", flat=True))
+        Showing.objects.for_learner(self).update(user=user, session_key="")
+        moved = Review.objects.for_learner(self).update(user=user, session_key="")
+        CardState.objects.for_learner(self).delete()
+        account = Learner(user=user)
+        for card_id in sorted(card_ids):
+            CardState.rebuild(account, card_id)
+        return moved
+
+    def export(self) -> dict[str, Any]:
+        """Everything recorded about this learner, as plain JSON-ready data."""
+        showings = (
+            Showing.objects.for_learner(self)
+            .select_related("card__lesson__course", "review")
+            .prefetch_related("openings")
+            .order_by("shown_at", "id")
+        )
+        states = CardState.objects.for_learner(self).select_related("card__lesson__course").order_by("due")
+        profile = None
+        if self.user is not None:
+            profile = LearnerProfile.objects.filter(user=self.user).first()
+        return {
+            "learner": {
+                "account": self.user.get_username() if self.user is not None else None,
+                "shares_name_with_instructors": bool(profile and profile.share_name),
+            },
+            "exported_at": clock.now().isoformat(),
+            "showings": [showing.as_export() for showing in showings],
+            "schedule": [state.as_export() for state in states],
+        }
+
+
+@receiver(user_logged_in, dispatch_uid="quiz_join_session_progress")
+def join_session_progress(sender: Any, request: HttpRequest | None, user: Any, **kwargs: Any) -> None:
+    """What the visitor studied before logging in becomes the account's.
+
+    By now login() has cycled the session key; the anonymous learner's key was kept
+    in the session's data, which survives the cycle.
+    """
+    session = getattr(request, "session", None)
+    if session is None:
+        return
+    key = session.pop(LEARNER_SESSION_FIELD, "")
+    if key:
+        Learner(session_key=key).merge_into(user)

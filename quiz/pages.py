@@ -1,0 +1,173 @@
+"""What the quiz pages show, built from quiz.models: rating previews, a card's study
+state, a lesson's progress, and the class's use of each card for instructors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db import models
+
+from lessons.models import Card, Lesson
+
+from . import clock, scheduling
+from .models import CardState, Layer, LayerOpening, Owner, Rating, Review, Showing
+
+
+@dataclass(frozen=True)
+class Preview:
+    """One rating button: what it means and when the card would come back."""
+
+    value: int
+    label: str
+    due: datetime
+    when: str
+
+    @classmethod
+    def for_history(cls, card_id: int, history: list[tuple[int, datetime]], now: datetime) -> list[Preview]:
+        fsrs_card = scheduling.replay(card_id, history, start=history[0][1] if history else now)
+        dues = scheduling.previews(fsrs_card, now)
+        return [
+            cls(value, label, dues[value], scheduling.humanize_interval(dues[value] - now))
+            for value, label in Rating.choices
+        ]
+
+
+@dataclass
+class CardProgress:
+    card: Card
+    state: CardState | None
+    now: datetime
+
+    @property
+    def rated(self) -> bool:
+        return self.state is not None
+
+    @property
+    def last_rating_label(self) -> str:
+        return self.state.get_last_rating_display() if self.state else ""
+
+    @property
+    def is_due(self) -> bool:
+        return self.state is not None and scheduling.is_due(self.state.due, self.now)
+
+    @property
+    def comes_back(self) -> str:
+        return scheduling.humanize_interval(self.state.due - self.now) if self.state else ""
+
+
+@dataclass
+class LessonProgress:
+    """One lesson, as far as one learner has gone through it."""
+
+    lesson: Lesson
+    cards: list[CardProgress] = field(default_factory=list)
+
+    @classmethod
+    def by_lesson(
+        cls, states: models.QuerySet[CardState], lessons: Iterable[Lesson], now: datetime
+    ) -> dict[int, LessonProgress]:
+        """Per lesson id, how far the learner whose `states` these are has gone.
+
+        One query; the lessons' cards must be prefetched.
+        """
+        by_card = {state.card_id: state for state in states.only("card_id", "last_rating", "due")}
+        return {
+            lesson.pk: cls(
+                lesson, [CardProgress(card, by_card.get(card.pk), now) for card in lesson.cards.all()]
+            )
+            for lesson in lessons
+        }
+
+    @property
+    def total(self) -> int:
+        return len(self.cards)
+
+    @property
+    def rated(self) -> int:
+        return sum(1 for card in self.cards if card.rated)
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.rated / self.total) if self.total else 0
+
+    @property
+    def good(self) -> int:
+        """Cards whose last rating is Got it or Easy."""
+        return sum(1 for card in self.cards if card.state and card.state.last_rating >= Rating.GOT_IT)
+
+    @property
+    def good_percent(self) -> int | None:
+        return round(100 * self.good / self.rated) if self.rated else None
+
+    @property
+    def due_count(self) -> int:
+        return sum(1 for card in self.cards if card.is_due)
+
+
+@dataclass(frozen=True)
+class CardStudy:
+    """What a card page shows of one learner's work on it: their showing and the four previews."""
+
+    showing: Showing | None = None
+    previews: tuple[Preview, ...] = ()
+
+    @classmethod
+    def of(cls, learner: Owner, card: Card, *, answer_shown: bool) -> CardStudy:
+        if not answer_shown:
+            return cls()
+        now = clock.now()
+        showing = Showing.objects.current_for(learner, card, now)
+        history: list[tuple[int, datetime]] = []
+        if learner.known:
+            reviews = Review.objects.for_learner(learner)
+            if showing is not None:
+                # A rating being changed within the window: preview from before it.
+                reviews = reviews.exclude(showing=showing)
+            history = reviews.history(card)
+        return cls(showing, tuple(Preview.for_history(card.pk, history, now)))
+
+    @property
+    def typed_answer(self) -> str:
+        return self.showing.answer if self.showing else ""
+
+    @property
+    def review(self) -> Review | None:
+        return self.showing.review_or_none if self.showing else None
+
+
+@dataclass(frozen=True)
+class CardOverview:
+    """One card as the class has used it: latest ratings, reveals and opened layers."""
+
+    card: Card
+    counts: dict[int, int]
+    revealed: int
+    opened: dict[str, int]
+
+    @classmethod
+    def for_cards(cls, cards: Iterable[Card]) -> list[CardOverview]:
+        counts = CardState.objects.rating_counts()
+        revealed = Showing.objects.revealed_by()
+        opened = LayerOpening.objects.opened_by()
+        return [
+            cls(
+                card=card,
+                counts=counts.get(card.pk, {}),
+                revealed=revealed.get(card.pk, 0),
+                opened={layer: opened.get((card.pk, layer), 0) for layer in Layer.values},
+            )
+            for card in cards
+        ]
+
+    @property
+    def rated(self) -> int:
+        return sum(self.counts.values())
+
+    def ratings(self) -> list[tuple[int, str, int]]:
+        return [(value, label, self.counts.get(value, 0)) for value, label in Rating.choices]
+
+    def layers(self) -> list[tuple[str, int]]:
+        return [(label, self.opened.get(value, 0)) for value, label in Layer.choices]

@@ -1,0 +1,99 @@
+"""The one number-formatting rule: precision by size, separators, units, missing values."""
+
+import ast
+import math
+from pathlib import Path
+
+import pytest
+from django.template import Context, Template
+
+from felab_sim.core import numbers
+from felab_sim.core.numbers import agrees, format_figure, format_number, parse_number
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (25856.4, "25,856"),
+        (4450.2, "4,450"),
+        (3357.0, "3,357"),
+        (1234567.0, "1,234,567"),
+        (275.1, "275.1"),
+        (500.0, "500"),
+        (26.0, "26"),
+        (41.43, "41.4"),
+        (5.085, "5.1"),
+        (999.96, "1,000"),
+        (0.5349, "0.53"),
+        (0.4, "0.4"),
+        (0.0423, "0.042"),
+        (0.0, "0"),
+        (-0.01, "-0.01"),
+        (-0.0, "0"),
+        (-1234.5, "-1,234"),
+        (24, "24"),
+        (25856, "25,856"),
+    ],
+)
+def test_precision_follows_size_with_separators_and_no_trailing_zeros(value, text):
+    assert format_number(value) == text
+
+
+@pytest.mark.parametrize("value", [None, math.nan, math.inf, -math.inf, True])
+def test_what_cannot_be_a_figure_prints_as_a_dash(value):
+    assert format_number(value) == "—"
+    assert format_figure(value, "ms") == "—"
+
+
+@pytest.mark.parametrize(
+    ("value", "unit", "text"),
+    [
+        (26.0, "ms", "26 ms"),
+        (275.1, "tok/s", "275.1 tok/s"),
+        (71.0, "%", "71%"),
+        (5.08, "×", "5.1×"),
+        (3.0, "", "3"),
+    ],
+)
+def test_units_follow_after_a_space_except_the_attached_ones(value, unit, text):
+    assert format_figure(value, unit) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("3,357", 3357.0),
+        ("3357.0 with 8 seats", 3357.0),
+        ("5.1×", 5.1),
+        ("about 26 ms", 26.0),
+        ("−2.5", -2.5),
+        ("none", None),
+    ],
+)
+def test_parse_number_reads_what_a_person_wrote(text, value):
+    assert parse_number(text) == value
+
+
+def test_agreement_is_relative_and_accepts_the_rounded_print():
+    assert agrees(41.4, 41.43)
+    assert agrees(0.53, 0.5349)  # 1% off, but it is exactly what the rule prints
+    assert not agrees(26.0, 41.4)
+    assert agrees(100.0, 104.0, tolerance=0.05)
+    assert not agrees(100.0, 104.0)
+
+
+def test_the_template_filter_uses_the_rule():
+    template = Template(
+        '{% load numbers %}{{ a|figure }} · {{ b|figure:"ms" }} · {{ c|figure }} · {{ d|figure }}'
+    )
+    assert (
+        template.render(Context({"a": 25856.4, "b": 26.0, "c": None, "d": "oops"}))
+        == "25,856 · 26 ms · — · —"
+    )
+
+
+def test_the_rule_is_free_of_django():
+    tree = ast.parse(Path(numbers.__file__).read_text())
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert not any(name.startswith("django") for name in imported)
