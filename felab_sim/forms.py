@@ -1,5 +1,7 @@
 from django import forms
 
+from .core.calculator import Calculator
+from .core.params import Param, ParamValue
 from .live import flat_text
 from .model import MAX_LEVEL, MAX_LEVELS, MAX_MAX_TOKENS, MAX_SLOTS, ParamError, SweepParams, check_web_limits
 
@@ -58,3 +60,75 @@ class SweepForm(forms.Form):
             return data
         self.params = params
         return data
+
+
+# --------------------------------------------------------------------------- calculators
+# Fields generated from a calculator's parameter declarations (docs/architecture.md,
+# "Parameters: declared once"): the calculator pages and the admin's parameter sets share them.
+
+_ON_OFF = [("off", "off"), ("on", "on")]
+
+
+class DeclaredField(forms.Field):
+    """A field checked by its Param, so the page, the admin and the JSON agree on every rule."""
+
+    def __init__(self, param: Param, **kwargs) -> None:
+        self.param = param
+        super().__init__(required=False, **kwargs)
+
+    def to_python(self, value):
+        text = "" if value is None else str(value).strip()
+        if text == "" and not self.param.optional:
+            return self.param.default  # an emptied box means "the default", as a missing key does
+        try:
+            return self.param.parse(text)  # refuses text longer than MAX_TEXT too
+        except ParamError as error:
+            raise forms.ValidationError(error.message) from None
+
+
+def _help(param: Param) -> str:
+    unit = f" ({param.unit})" if param.unit else ""
+    return param.help + unit
+
+
+def param_field(param: Param) -> forms.Field:
+    label = param.label[:1].upper() + param.label[1:]
+    if param.kind in ("choice", "bool"):
+        choices = list(param.choices.items()) if param.kind == "choice" else _ON_OFF
+        field = DeclaredField(
+            param, label=label, help_text=_help(param), widget=forms.Select(choices=choices)
+        )
+        return field
+    attrs: dict[str, object] = {"step": "1" if param.kind == "int" else "any", "inputmode": "decimal"}
+    if param.low is not None:
+        attrs["min"] = param.low
+    if param.high is not None:
+        attrs["max"] = param.high
+    if param.optional:
+        attrs["placeholder"] = "empty"
+    return DeclaredField(param, label=label, help_text=_help(param), widget=forms.NumberInput(attrs=attrs))
+
+
+def field_text(value: ParamValue) -> str:
+    """A parameter value as a form or a query string writes it."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if value is None:
+        return ""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def param_fields(calculator: Calculator) -> dict[str, forms.Field]:
+    return {param.name: param_field(param) for param in calculator.params}
+
+
+def check_across(form: forms.BaseForm, calculator: Calculator, values: dict[str, ParamValue]) -> bool:
+    """The calculator's rules across parameters, as an error on the field to change."""
+    if calculator.check is None:
+        return True
+    try:
+        calculator.check(values)
+    except ParamError as error:
+        form.add_error(error.param if error.param in form.fields else None, error.message)
+        return False
+    return True

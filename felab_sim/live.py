@@ -7,6 +7,8 @@ the card pages and /sim/ ask for the same few scenarios again and again.
 from functools import lru_cache
 from urllib.parse import urlencode
 
+from .core.calculator import Result
+from .core.calculators import get as get_calculator
 from .model import SweepParams, SweepResult, run_sweep
 
 
@@ -33,3 +35,9 @@ def flat_text(params: SweepParams) -> dict[str, str]:
 def sim_query(params: SweepParams) -> str:
     """The /sim/ query string that shows these parameters."""
     return urlencode(flat_text(params))
+
+
+@lru_cache(maxsize=1024)
+def cached_calculation(calculator: str, params: tuple[tuple[str, object], ...]) -> Result:
+    """A calculator's result for a parameter set's stored values (a pure function of them)."""
+    return get_calculator(calculator).run(dict(params))

@@ -25,6 +25,8 @@ from operator import sub
 from statistics import median
 from typing import ClassVar
 
+from .core.params import ParamError  # one error type for the sweep and the calculators
+
 __all__ = [
     "WARMUP_PROMPT",
     "WEB_LIMITS",
@@ -75,15 +77,6 @@ MAX_LEVELS = 12
 MAX_SLOTS = 1024
 MAX_MAX_TOKENS = 4096
 _MAX_TEXT = 200  # longest string accepted for one flat value (levels included)
-
-
-class ParamError(ValueError):
-    """An invalid parameter; ``param`` is its flat name, the message names it and its range."""
-
-    def __init__(self, param: str, message: str) -> None:
-        super().__init__(message)
-        self.param = param
-        self.message = message
 
 
 # --------------------------------------------------------------------------- validation

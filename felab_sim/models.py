@@ -1,11 +1,17 @@
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
+from .core.calculator import Result
+from .core.calculators import CALCULATORS
+from .core.params import ParamValue
+from .live import cached_calculation
 from .model import ParamError, SweepParams, check_web_limits
 
 DEFAULTS = SweepParams()
@@ -53,6 +59,98 @@ class Scenario(models.Model):
 
     def sweep_params(self) -> SweepParams:
         return SweepParams.from_flat({key: getattr(self, key) for key in SweepParams.FLAT_KEYS})
+
+
+class ParameterSetQuerySet(models.QuerySet["ParameterSet"]):
+    def calculators_by_slug(self, slugs: Iterable[str]) -> dict[str, str]:
+        """Each named set's calculator, in one query (how citations are checked)."""
+        return dict(self.filter(slug__in=set(slugs)).values_list("slug", "calculator"))
+
+    def results_by_slug(self, slugs: Iterable[str]) -> dict[str, Result | None]:
+        """Each named set's computed result, in one query whatever the number of citations."""
+        return {
+            parameter_set.slug: parameter_set.result() for parameter_set in self.filter(slug__in=set(slugs))
+        }
+
+
+class ParameterSet(models.Model):
+    """A named set of one calculator's parameters, which cards cite as {{calc.SLUG.OUTPUT}}.
+
+    ``params`` holds only the values that differ from the calculator's defaults, so a default
+    improved later reaches every set that did not choose its own. See docs/architecture.md.
+    """
+
+    slug = models.SlugField(
+        max_length=60, unique=True, help_text="Start with the lesson, e.g. l04-m4-max-llama8b-q4km."
+    )
+    # Checked in clean() against the registry, not as field choices: adding a calculator
+    # needs no migration.
+    calculator = models.CharField(max_length=40, help_text="The calculator's name, e.g. decode-ceiling.")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    params = models.JSONField(
+        default=dict, blank=True, help_text="Only the parameters that differ from the calculator's defaults."
+    )
+
+    objects = ParameterSetQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.calculator})"
+
+    def natural_key(self) -> tuple[str]:
+        return (self.slug,)
+
+    def clean(self) -> None:
+        calculator = CALCULATORS.get(self.calculator)
+        if calculator is None:
+            raise ValidationError({"calculator": f"'{self.calculator}' is not a calculator"})
+        if not isinstance(self.params, dict):
+            raise ValidationError({"params": "the parameters must be a mapping of names to values"})
+        try:
+            values = calculator.validate(self.params)
+        except ParamError as error:
+            raise ValidationError({"params": error.message}) from error
+        changed = calculator.changed(values)
+        if same := [name for name in self.params if name not in changed]:
+            # Stored sets keep only changes, so a default written out would vanish on export.
+            raise ValidationError({"params": f"{same[0]} is the calculator's default; leave it out"})
+        self.params = changed
+
+    def values(self) -> dict[str, ParamValue]:
+        """Every parameter, defaults filled in (raises ParamError if the stored ones are bad)."""
+        return CALCULATORS[self.calculator].validate(self.params)
+
+    def result(self) -> Result | None:
+        """The calculator's outputs for this set; None if the set no longer validates."""
+        try:
+            return cached_calculation(self.calculator, tuple(sorted(self.params.items())))
+        except (KeyError, ParamError, TypeError, AttributeError):
+            return None
+
+    def params_for_file(self) -> dict[str, ParamValue]:
+        """The stored values in the calculator's declaration order (a database may reorder JSON
+        keys), whole numbers without ".0", so export writes what a person would."""
+        calculator = CALCULATORS.get(self.calculator)
+        order = [param.name for param in calculator.params] if calculator else []
+        names = sorted(self.params, key=lambda name: order.index(name) if name in order else len(order))
+        return {name: _plain(self.params[name]) for name in names}
+
+    def query(self) -> dict[str, str]:
+        """The set's changed parameters as a calculator page's query string writes them."""
+        return {name: _query_text(value) for name, value in self.params.items()}
+
+
+def _plain(value: ParamValue) -> ParamValue:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _query_text(value: ParamValue) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return "" if value is None else str(value)
 
 
 class SweepRunQuerySet(models.QuerySet["SweepRun"]):

@@ -4,6 +4,7 @@ Layout under a content directory:
 
     glossary.yaml                     every word to know: term, definition, example
     scenarios.yaml                    simulator scenarios that cards cite by slug
+    parameter_sets.yaml               calculators' named parameter sets ({{calc.SLUG.OUTPUT}})
     <course-slug>/course.yaml         the course: slug, title, description, order
     <course-slug>/lesson-NN-<slug>.yaml  one lesson and its cards, in step order
 
@@ -20,11 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from felab_sim import figures
+from felab_sim.core import citations
 from felab_sim.model import ParamError, SweepParams
-from felab_sim.models import Scenario
+from felab_sim.models import ParameterSet, Scenario
 
 from .models import Card, CardFigure, CardTerm, Course, GlossaryTerm, ImportBaseline, Lesson
 
@@ -34,6 +37,7 @@ COURSE_FIELDS = ("title", "description", "order")
 LESSON_FIELDS = ("number", "title", "order", "intro", "minutes", "published")
 TERM_FIELDS = ("definition", "example")
 SCENARIO_FIELDS = ("name", "description", *SweepParams.FLAT_KEYS)
+PARAMETER_SET_FIELDS = ("calculator", "name", "description", "params")
 FIGURE_FIELDS = ("label", "figure", "stated")
 CARD_FIELDS = ("title", *Card.TEXT_FIELDS)
 
@@ -177,6 +181,7 @@ def import_content(directory: Path = CONTENT_DIR, *, force: bool = False) -> Imp
     merger = _Merger(force)
     terms = _import_glossary(directory / "glossary.yaml", merger)
     scenarios = _import_scenarios(directory / "scenarios.yaml", merger)
+    _import_parameter_sets(directory / "parameter_sets.yaml", merger)
     for course_path in sorted(directory.glob("*/course.yaml")):
         course = _import_course(course_path, merger)
         for lesson_path in sorted(course_path.parent.glob("lesson-*.yaml")):
@@ -233,6 +238,30 @@ def _import_course(path: Path, merger: _Merger) -> Course:
     to_write = merger.merge(f"course {slug}", created, values, _field_values(course, COURSE_FIELDS))
     _write_fields(course, to_write, created)
     return course
+
+
+def _import_parameter_sets(path: Path, merger: _Merger) -> None:
+    if not path.exists():
+        return
+    for entry in _load(path) or []:
+        slug = str(_require(entry, "slug", path))
+        values = {name: entry.get(name) for name in PARAMETER_SET_FIELDS}
+        values["calculator"] = str(values["calculator"] or "")
+        values["name"] = str(values["name"] or slug)
+        values["description"] = _text(entry, "description")
+        values["params"] = values["params"] or {}
+        candidate = ParameterSet(slug=slug, **values)
+        try:
+            candidate.clean()  # validates the params by the calculator's declaration
+        except ValidationError as error:
+            raise ContentError(f"{path}: parameter set {slug}: {'; '.join(error.messages)}") from error
+        values["params"] = candidate.params
+        parameter_set = ParameterSet.objects.filter(slug=slug).first()
+        created = parameter_set is None
+        parameter_set = parameter_set or ParameterSet(slug=slug)
+        current = _field_values(parameter_set, PARAMETER_SET_FIELDS)
+        to_write = merger.merge(f"parameter set {slug}", created, values, current)
+        _write_fields(parameter_set, to_write, created)
 
 
 def _import_lesson(
@@ -352,8 +381,17 @@ def _check_figures(values: dict[str, Any], scenarios: dict[str, Scenario], path:
     slug = values["scenario"]
     params = scenarios[slug].sweep_params() if slug else None
     texts = [values[name] for name in Card.TEXT_FIELDS]
-    texts += [figures.placeholder(row["figure"]) for row in values["figures"]]
-    if problems := figures.problems(texts, params):
+    names = [str(row["figure"]) for row in values["figures"]]
+    texts += [figures.placeholder(name) for name in names if not citations.is_calc_figure(name)]
+    problems = figures.problems(texts, params)
+    cited = [found for text in texts for found in citations.in_text(text)]
+    for name in filter(citations.is_calc_figure, names):
+        if (found := citations.parse_figure(name)) is None:
+            problems.append(f"{name}: write a calculator's figure as calc.SET_SLUG.OUTPUT_KEY")
+        else:
+            cited.append(found)
+    problems += citations.problems(cited, ParameterSet.objects.calculators_by_slug(citations.slugs(cited)))
+    if problems:
         raise ContentError(f"{path}: card step {step}: {'; '.join(problems)}")
 
 
@@ -373,6 +411,19 @@ def export_content(directory: Path = CONTENT_DIR) -> list[Path]:
     if scenarios:
         _dump(scenarios, directory / "scenarios.yaml")
         written.append(directory / "scenarios.yaml")
+    parameter_sets = [
+        {
+            "slug": parameter_set.slug,
+            "calculator": parameter_set.calculator,
+            "name": parameter_set.name,
+            "description": parameter_set.description,
+            "params": parameter_set.params_for_file(),
+        }
+        for parameter_set in ParameterSet.objects.order_by("slug")
+    ]
+    if parameter_sets:
+        _dump(parameter_sets, directory / "parameter_sets.yaml")
+        written.append(directory / "parameter_sets.yaml")
     courses = Course.objects.prefetch_related("lessons__cards__card_terms__term", "lessons__cards__figures")
     for course in courses.prefetch_related("lessons__cards__scenario"):
         course_dir = directory / course.slug

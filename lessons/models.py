@@ -9,8 +9,10 @@ from django.utils.text import slugify
 from django.utils.safestring import SafeString, mark_safe
 
 from felab_sim import figures, live
+from felab_sim.core import citations
+from felab_sim.core.calculator import Result
 from felab_sim.model import ParamError, SweepParams, SweepResult
-from felab_sim.models import Scenario
+from felab_sim.models import ParameterSet, Scenario
 
 from .markdown import render_markdown
 
@@ -29,6 +31,10 @@ CARD_TEXT_HELP = (
 
 def _live_span(name: str, value: str) -> str:
     return f'<span class="live-figure" title="Computed live: sim.{escape(name)}">{escape(value)}</span>'
+
+
+def _calc_span(citation: citations.Citation, value: str) -> str:
+    return f'<span class="live-figure" title="Computed live: {escape(citation)}">{escape(value)}</span>'
 
 
 class CourseQuerySet(models.QuerySet["Course"]):
@@ -246,8 +252,14 @@ class Card(models.Model):
     def clean(self) -> None:
         params = self.scenario_params
         errors: dict[str, list[str]] = {}
+        cited = {name: citations.in_text(getattr(self, name)) for name in self.TEXT_FIELDS}
+        known_sets = ParameterSet.objects.calculators_by_slug(
+            citations.slugs(c for found in cited.values() for c in found)
+        )
         for name in self.TEXT_FIELDS:
-            if problems := figures.problems([getattr(self, name)], params):
+            problems = figures.problems([getattr(self, name)], params)
+            problems += citations.problems(cited[name], known_sets)
+            if problems:
                 errors.setdefault(name, []).extend(problems)
         if errors:
             raise ValidationError(errors)
@@ -284,15 +296,31 @@ class Card(models.Model):
         params = self.scenario_params
         return None if params is None else live.cached_sweep(params)
 
+    def calc_citations(self) -> list[citations.Citation]:
+        """Every calculator output the card cites, in its text and its Computed live panel."""
+        found = [cited for name in self.TEXT_FIELDS for cited in citations.in_text(getattr(self, name))]
+        found += [cited for figure in self.figures.all() if (cited := citations.parse_figure(figure.figure))]
+        return found
+
+    @cached_property
+    def calc_results(self) -> dict[str, Result | None]:
+        """The cited parameter sets' results: one query for the whole card, not one per citation."""
+        cited = self.calc_citations()
+        return ParameterSet.objects.results_by_slug(citations.slugs(cited)) if cited else {}
+
     @cached_property
     def html(self) -> dict[str, SafeString]:
         """Each section's HTML, ready for a template, with live figures filled in.
 
         The HTML was sanitized by nh3 when saved; figures are numbers, escaped again.
         """
-        result = self.live_result
+        result, calc_results = self.live_result, self.calc_results
         return {
-            name: mark_safe(figures.fill(self.rendered.get(name, ""), result, _live_span))
+            name: mark_safe(
+                citations.fill(
+                    figures.fill(self.rendered.get(name, ""), result, _live_span), calc_results, _calc_span
+                )
+            )
             for name in self.TEXT_FIELDS
         }
 
@@ -307,11 +335,15 @@ class Card(models.Model):
 
     def live_rows(self) -> list[dict[str, str]]:
         """The "Computed live" panel: each figure the card states, beside the model's value."""
-        result = self.live_result
         return [
-            {"label": figure.label, "stated": figure.stated, "live": figures.text_of(figure.figure, result)}
+            {"label": figure.label, "stated": figure.stated, "live": self._live_text(figure.figure)}
             for figure in self.figures.all()
         ]
+
+    def _live_text(self, name: str) -> str:
+        if cited := citations.parse_figure(name):
+            return citations.text_of(cited, self.calc_results)
+        return figures.text_of(name, self.live_result)
 
     def ordered_terms(self) -> list[GlossaryTerm]:
         return [card_term.term for card_term in self.card_terms.all()]
@@ -351,9 +383,18 @@ class CardFigure(models.Model):
         verbose_name = "live figure"
 
     def __str__(self) -> str:
-        return f"{self.label} (sim.{self.figure})"
+        name = self.figure if citations.is_calc_figure(self.figure) else f"sim.{self.figure}"
+        return f"{self.label} ({name})"
 
     def clean(self) -> None:
+        if citations.is_calc_figure(self.figure):
+            cited = citations.parse_figure(self.figure)
+            if cited is None:
+                raise ValidationError({"figure": "write a calculator's figure as calc.SET_SLUG.OUTPUT_KEY"})
+            known_sets = ParameterSet.objects.calculators_by_slug([cited.slug])
+            if problem := citations.problem(cited, known_sets):
+                raise ValidationError({"figure": problem})
+            return
         card = getattr(self, "card", None)  # unset on a blank inline row
         params = card.scenario_params if card is not None else None
         if problems := figures.problems([figures.placeholder(self.figure)], params):

@@ -27,6 +27,7 @@ URLS = [
     "/accounts/logout/",
     "/sim/",
     "/sim/sweep.json",
+    "/sim/calc/prefill.json",
     "/sim/runs/",
     "/sim/runs/{run}/",
     "/healthz",
@@ -59,7 +60,7 @@ def test_every_route_is_in_the_hostile_list():
             continue
         concrete = "/" + route.replace("<slug:course_slug>", "llm-inference-performance").replace(
             "<slug:lesson_slug>", "concurrency-sweep"
-        ).replace("<int:step>", "1").replace("<int:run_id>", "{run}")
+        ).replace("<int:step>", "1").replace("<int:run_id>", "{run}").replace("<slug:name>", "prefill")
         assert concrete in covered, f"{route} is not exercised by the hostile request tests"
 
 

@@ -11,7 +11,8 @@ How a request is timed (the same :class:`~felab_sim.model.ServerParams` as the s
 
 * A request takes a slot, first come first served (:class:`Slots`); the active count includes
   requests still prefilling, and queued requests do not count.
-* Prefill lasts ``prefill_ms(uncached tokens)``, with the shared :class:`PrefixCache`.
+* Prefill lasts ``prefill_ms(uncached tokens)``, with the shared :class:`PrefixCache`; the
+  prompt tokens it found cached are reported as ``usage.prompt_tokens_details.cached_tokens``.
 * After each token is sent, the next one is due one decode step later, the step's length read
   from the active count at that moment; after the last token one more step passes before the
   slot is released and the stream closed.
@@ -244,19 +245,32 @@ class PracticeApp:
                 await generating
         if generating.cancelled():
             return  # the client left; its slot is already free
+        cached_tokens = generating.result()
         if job.stream:
-            await send({"type": "http.response.body", "body": reply.closing_events(), "more_body": False})
+            await send(
+                {
+                    "type": "http.response.body",
+                    "body": reply.closing_events(cached_tokens),
+                    "more_body": False,
+                }
+            )
         else:
-            await _send_json(send, 200, reply.whole())
+            await _send_json(send, 200, reply.whole(cached_tokens))
 
-    async def _generate(self, job: Job, emit: Callable[[int], Awaitable[None]]) -> None:
-        """Hold a slot for the reply's prefill, its tokens and the step after the last one."""
+    async def _generate(self, job: Job, emit: Callable[[int], Awaitable[None]]) -> int:
+        """Hold a slot for the reply's prefill, its tokens and the step after the last one.
+
+        Returns how many of the prompt's tokens the prefix cache held.
+        """
         loop = asyncio.get_running_loop()
         params = self.params
         slots = self.slots
         granted = await slots.acquire()
         try:
-            deadline = granted + params.prefill_ms(self.cache.uncached_tokens(job.prompt)) / 1000.0
+            # The cache is read when the slot is granted, as a server reads it when prefill starts:
+            # a twin request queued behind the first finds its blocks already there.
+            uncached = self.cache.uncached_tokens(job.prompt)
+            deadline = granted + params.prefill_ms(uncached) / 1000.0
             await _sleep_until(loop, deadline)
             for index in range(job.n_tokens):
                 await emit(index)
@@ -271,3 +285,4 @@ class PracticeApp:
                 await asyncio.sleep(deadline - now)
         finally:
             slots.release()
+        return job.prompt_tokens - uncached

@@ -1,6 +1,7 @@
 """The OpenAI wire format as the practice server speaks it: request checks, chunks and replies.
 
-Status codes: 400 when the body is not a JSON object at all, 422 when it is one but a field is
+Status codes: 400 when the body is not a JSON object at all or holds text that is not Unicode
+(a lone surrogate escape such as ``"\\ud800"``), 422 when it is one but a field is
 missing, of the wrong type or out of range, 404 for unknown paths and models, 405 for a wrong
 method, 413 for a body over 1 MiB. Every error carries OpenAI's ``{"error": {"message", "type",
 "param", "code"}}`` object, so the official client raises its usual typed exceptions.
@@ -9,6 +10,7 @@ method, 413 for a body over 1 MiB. Every error carries OpenAI's ``{"error": {"me
 from __future__ import annotations
 
 import json
+import re
 import sys
 import uuid
 import zlib
@@ -17,6 +19,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from felab_sim.model import MAX_MAX_TOKENS, output_tokens, prompt_tokens
+
+from . import structured
 
 MODEL_ID = "felab-practice"
 MAX_BODY_BYTES = 1 << 20
@@ -78,13 +82,15 @@ class Job:
     stream: bool
     include_usage: bool
     word_start: int = 0
+    # The reply's words when it is not filler prose (a JSON reply), one per streamed chunk.
+    words: tuple[str, ...] = ()
 
     @property
     def prompt_tokens(self) -> int:
         return prompt_tokens(self.prompt)
 
     def word(self, index: int) -> str:
-        word = WORDS[(self.word_start + index) % len(WORDS)]
+        word = self.words[index] if self.words else WORDS[(self.word_start + index) % len(WORDS)]
         return word if index == 0 else " " + word
 
     def text(self) -> str:
@@ -107,7 +113,58 @@ def parse_body(body: bytes) -> dict[str, object]:
         raise ApiError(400, f"The request body is not valid JSON: {detail}.", code="invalid_json") from None
     if not isinstance(data, dict):
         raise ApiError(400, "The request body must be a JSON object.", code="invalid_request_body") from None
+    if _SURROGATE_ESCAPE.search(body):
+        _refuse_lone_surrogates(data)
     return data
+
+
+# JSON may escape a UTF-16 surrogate (\\ud800 to \\udfff); only one outside a pair decodes to a
+# Python string that is not Unicode, which then fails when a reply or the prompt's seed encodes
+# it. Bodies without such an escape (nearly all) skip the walk.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown_path(path: str) -> str:
+    return path.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _refuse_lone_surrogates(data: dict[str, object]) -> None:
+    """400 naming a field whose text (or a key) holds a lone surrogate."""
+    pending: list[tuple[str, object]] = [("", data)]
+    while pending:
+        path, value = pending.pop()
+        if isinstance(value, str) and not _is_unicode(value):
+            where = _shown_path(path)
+            raise ApiError(
+                400,
+                f"Invalid '{where}': the text holds a lone UTF-16 surrogate, which is not a "
+                "character. Send UTF-8 text, and escape a character beyond U+FFFF as a whole "
+                "surrogate pair.",
+                param=where,
+                code="invalid_unicode",
+            )
+        if isinstance(value, dict):
+            for key, item in value.items():
+                inner = f"{path}.{key}" if path else key
+                if not _is_unicode(key):
+                    where = _shown_path(inner)
+                    raise ApiError(
+                        400,
+                        f"Invalid key '{where}': it holds a lone UTF-16 surrogate, which is not a character.",
+                        param=where,
+                        code="invalid_unicode",
+                    )
+                pending.append((inner, item))
+        elif isinstance(value, list):
+            pending.extend((f"{path}[{i}]", item) for i, item in enumerate(value))
 
 
 def _type_name(value: object) -> str:
@@ -205,7 +262,8 @@ def _message_text(index: int, message: object) -> str:
     return "".join(texts)
 
 
-def _chat_prompt(data: Mapping[str, object]) -> str:
+def _chat_texts(data: Mapping[str, object]) -> tuple[str, str]:
+    """The prompt (every message's text, joined by newlines) and the last user message's text."""
     if "messages" not in data:
         raise _missing("messages")
     messages = data["messages"]
@@ -220,7 +278,72 @@ def _chat_prompt(data: Mapping[str, object]) -> str:
         )
     # One user message is the prompt itself, so a chat request draws the same output length
     # and prefix-cache blocks as the model does for that prompt text.
-    return "\n".join(_message_text(i, m) for i, m in enumerate(messages))
+    texts = [_message_text(i, m) for i, m in enumerate(messages)]
+    user_texts = [text for text, m in zip(texts, messages, strict=True) if m.get("role") == "user"]
+    return "\n".join(texts), user_texts[-1] if user_texts else texts[-1]
+
+
+def _response_format(data: Mapping[str, object]) -> tuple[str, object | None]:
+    """The asked format ("text", "json_object" or "json_schema") and the schema, if one is given."""
+    value = data.get("response_format")
+    if value is None:
+        return "text", None
+    if not isinstance(value, dict):
+        raise _wrong_type("response_format", "an object", value)
+    if "type" not in value:
+        raise _missing("response_format.type")
+    kind = value["type"]
+    if kind not in ("text", "json_object", "json_schema"):
+        raise ApiError(
+            422,
+            "Invalid 'response_format.type': expected one of 'text', 'json_object', 'json_schema', "
+            f"but got {repr(kind[:40]) if isinstance(kind, str) else 'a ' + _type_name(kind)}.",
+            param="response_format.type",
+            code="invalid_value",
+        )
+    if kind != "json_schema":
+        return str(kind), None
+    if "json_schema" not in value:
+        raise _missing("response_format.json_schema")
+    spec = value["json_schema"]
+    if not isinstance(spec, dict):
+        raise _wrong_type("response_format.json_schema", "an object", spec)
+    if "name" not in spec:
+        raise _missing("response_format.json_schema.name")
+    if not isinstance(spec["name"], str):
+        raise _wrong_type("response_format.json_schema.name", "a string", spec["name"])
+    schema = spec.get("schema")
+    if schema is not None and not isinstance(schema, dict | bool):
+        raise _wrong_type("response_format.json_schema.schema", "an object", schema)
+    if "strict" in spec and spec["strict"] is not None and not isinstance(spec["strict"], bool):
+        raise _wrong_type("response_format.json_schema.strict", "a boolean", spec["strict"])
+    return "json_schema", schema
+
+
+def _json_reply(data: Mapping[str, object], prompt: str, ticket_text: str, model_id: str) -> str | None:
+    """The reply's text when it is JSON (lesson 07; see ``structured``), else None for prose."""
+    kind, schema = _response_format(data)
+    if kind == "text" and not structured.asks_for_json(prompt):
+        return None
+    accuracy = structured.LORA_ACCURACY if "lora" in model_id.lower() else structured.BASE_MODEL_ACCURACY
+    ticket = structured.classify(ticket_text, model_id, accuracy)
+    if kind == "text":
+        return structured.prompt_only_reply(prompt, ticket)
+    if schema is None:
+        return structured.compact(ticket.as_dict())
+    try:
+        # Seeded by the prompt and the schema: the same request always gets the same values.
+        seed = f"{prompt}\x00{json.dumps(schema, sort_keys=True)}"
+        value = structured.fill_schema(schema, seed, ticket.as_dict())
+    except (structured.SchemaError, RecursionError) as exc:
+        reason = str(exc) if isinstance(exc, structured.SchemaError) else "a schema nested this deep"
+        raise ApiError(
+            422,
+            f"Invalid 'response_format.json_schema.schema': this server cannot fill {reason}.",
+            param="response_format.json_schema.schema",
+            code="invalid_json_schema",
+        ) from None
+    return structured.compact(value)
 
 
 def _completion_prompt(data: Mapping[str, object]) -> str:
@@ -236,7 +359,10 @@ def _completion_prompt(data: Mapping[str, object]) -> str:
 
 def parse_request(kind: Kind, data: Mapping[str, object], model_id: str = MODEL_ID) -> Job:
     """Check a chat or completions request body (already a JSON object) and plan its reply."""
-    prompt = _chat_prompt(data) if kind == "chat" else _completion_prompt(data)
+    if kind == "chat":
+        prompt, ticket_text = _chat_texts(data)
+    else:
+        prompt = ticket_text = _completion_prompt(data)
     _check_model(data, model_id)
     caps = [
         cap
@@ -268,8 +394,12 @@ def parse_request(kind: Kind, data: Mapping[str, object], model_id: str = MODEL_
             )
         include_usage = _optional_bool(options, "include_usage", "stream_options.include_usage")
 
-    # The reply's natural length is the seeded draw; with both caps given, both are honoured.
-    natural = output_tokens(prompt, sys.maxsize)
+    # JSON replies (chat only: response_format is a chat parameter) have the length of their
+    # text; prose has the seeded draw. With both caps given, both are honoured. A cap shorter
+    # than a JSON reply cuts it, with finish_reason "length", as OpenAI's servers do.
+    json_text = _json_reply(data, prompt, ticket_text, model_id) if kind == "chat" else None
+    reply_words = structured.words(json_text) if json_text is not None else ()
+    natural = len(reply_words) if reply_words else output_tokens(prompt, sys.maxsize)
     n_tokens = min([natural, *caps])
     return Job(
         kind=kind,
@@ -279,6 +409,7 @@ def parse_request(kind: Kind, data: Mapping[str, object], model_id: str = MODEL_
         stream=stream,
         include_usage=include_usage,
         word_start=zlib.crc32(prompt.encode("utf-8", "surrogatepass")) % len(WORDS),
+        words=reply_words,
     )
 
 
@@ -306,12 +437,14 @@ class Reply:
             # OpenAI's convention: with include_usage every chunk has the key, null until the last.
             self.head["usage"] = None
 
-    def usage(self) -> dict[str, int]:
+    def usage(self, cached_tokens: int) -> dict[str, object]:
+        """OpenAI's usage object; ``cached_tokens`` are the prompt tokens the prefix cache held."""
         prompt = self.job.prompt_tokens
         return {
             "prompt_tokens": prompt,
             "completion_tokens": self.job.n_tokens,
             "total_tokens": prompt + self.job.n_tokens,
+            "prompt_tokens_details": {"cached_tokens": cached_tokens},
         }
 
     def _choice(self, text: str, finish_reason: str | None, *, first: bool = False) -> dict[str, object]:
@@ -324,14 +457,14 @@ class Reply:
         choice = self._choice(self.job.word(index), None, first=index == 0)
         return b"data: " + dumps({**self.head, "choices": [choice]}) + b"\n\n"
 
-    def closing_events(self) -> bytes:
+    def closing_events(self, cached_tokens: int) -> bytes:
         """The finish chunk, the usage chunk if asked for, and the end marker."""
         events = [dumps({**self.head, "choices": [self._choice("", self.job.finish_reason)]})]
         if self.job.include_usage:
-            events.append(dumps({**self.head, "choices": [], "usage": self.usage()}))
+            events.append(dumps({**self.head, "choices": [], "usage": self.usage(cached_tokens)}))
         return b"".join(b"data: " + e + b"\n\n" for e in events) + b"data: [DONE]\n\n"
 
-    def whole(self) -> bytes:
+    def whole(self, cached_tokens: int) -> bytes:
         text = self.job.text()
         if self.chat:
             choice: dict[str, object] = {
@@ -345,4 +478,4 @@ class Reply:
             choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": self.job.finish_reason}
             obj = "text_completion"
         head = {k: v for k, v in self.head.items() if k != "usage"}
-        return dumps({**head, "object": obj, "choices": [choice], "usage": self.usage()})
+        return dumps({**head, "object": obj, "choices": [choice], "usage": self.usage(cached_tokens)})

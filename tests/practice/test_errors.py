@@ -9,6 +9,7 @@ import openai
 import pytest
 from openai import OpenAI
 
+from felab_sim.model import prompt_tokens
 from felab_sim.practice import MAX_BODY_BYTES, MODEL_ID
 
 CHAT = "/v1/chat/completions"
@@ -159,6 +160,119 @@ BAD_BODIES = [
         "max_tokens",
         id="completions-max-tokens-0",
     ),
+    pytest.param(
+        CHAT,
+        chat(response_format="json"),
+        422,
+        "invalid_type",
+        "response_format",
+        id="response-format-string",
+    ),
+    pytest.param(
+        CHAT,
+        chat(response_format={}),
+        422,
+        "missing_required_parameter",
+        "response_format.type",
+        id="response-format-no-type",
+    ),
+    pytest.param(
+        CHAT,
+        chat(response_format={"type": "yaml"}),
+        422,
+        "invalid_value",
+        "response_format.type",
+        id="response-format-unknown-type",
+    ),
+    pytest.param(
+        CHAT,
+        chat(response_format={"type": "json_schema"}),
+        422,
+        "missing_required_parameter",
+        "response_format.json_schema",
+        id="json-schema-missing",
+    ),
+    pytest.param(
+        CHAT,
+        chat(response_format={"type": "json_schema", "json_schema": {"schema": {}}}),
+        422,
+        "missing_required_parameter",
+        "response_format.json_schema.name",
+        id="json-schema-no-name",
+    ),
+    pytest.param(
+        CHAT,
+        chat(response_format={"type": "json_schema", "json_schema": {"name": "x", "schema": [1]}}),
+        422,
+        "invalid_type",
+        "response_format.json_schema.schema",
+        id="json-schema-not-an-object",
+    ),
+    pytest.param(
+        CHAT,
+        chat(response_format={"type": "json_schema", "json_schema": {"name": "x", "schema": False}}),
+        422,
+        "invalid_json_schema",
+        "response_format.json_schema.schema",
+        id="json-schema-unsatisfiable",
+    ),
+    pytest.param(
+        CHAT,
+        chat(
+            response_format={
+                "type": "json_schema",
+                "json_schema": {"name": "x", "schema": {"type": "array", "minItems": 10**9}},
+            }
+        ),
+        422,
+        "invalid_json_schema",
+        "response_format.json_schema.schema",
+        id="json-schema-too-large",
+    ),
+    pytest.param(
+        CHAT,
+        chat(response_format={"type": [[[]]]}),
+        422,
+        "invalid_value",
+        "response_format.type",
+        id="response-format-type-array",
+    ),
+    # A lone surrogate escape is valid JSON syntax but not text: once a 500 (issue 13).
+    pytest.param(
+        CHAT,
+        chat(messages=[{"role": "user", "content": "hi \ud800 there"}]),
+        400,
+        "invalid_unicode",
+        "messages[0].content",
+        id="lone-high-surrogate-in-message",
+    ),
+    pytest.param(
+        CHAT,
+        chat(messages=[{"role": "user", "content": [{"type": "text", "text": "\udc00"}]}], stream=True),
+        400,
+        "invalid_unicode",
+        "messages[0].content[0].text",
+        id="lone-low-surrogate-in-content-part-streamed",
+    ),
+    pytest.param(
+        CHAT, chat(model="mod\ud800el"), 400, "invalid_unicode", "model", id="lone-surrogate-in-model"
+    ),
+    pytest.param(
+        CHAT,
+        chat(messages=[{"role": "user", "content": "hi", "\udfff": 1}]),
+        400,
+        "invalid_unicode",
+        "messages[0].\\udfff",
+        id="lone-surrogate-in-a-key",
+    ),
+    pytest.param(
+        COMPLETIONS,
+        json.dumps({"model": MODEL_ID, "prompt": "\ud83d"}).encode(),
+        400,
+        "invalid_unicode",
+        "prompt",
+        id="completions-lone-surrogate",
+    ),
 ]
 
 
@@ -228,6 +342,31 @@ def test_body_of_exactly_1_mib_is_accepted(server):
     response = httpx.post(server.url + CHAT, content=padded)
     assert response.status_code == 200
     assert response.json()["usage"]["completion_tokens"] == 2
+
+
+@pytest.mark.parametrize("depth", [900, 990, 1_100])
+def test_a_schema_nested_as_deep_as_the_parser_goes_is_never_a_500(server, depth):
+    """Deep nesting where the filler never looks (an unknown keyword): answered, or refused."""
+    schema = b'{"type": "string", "x": ' + b"[" * depth + b"]" * depth + b"}"
+    body = b'{"model": "felab-practice", "messages": [{"role": "user", "content": "hi"}], '
+    body += (
+        b'"response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": '
+        + schema
+        + b"}}}"
+    )
+    response = httpx.post(server.url + CHAT, content=body)
+    if response.status_code == 200:
+        assert isinstance(json.loads(response.json()["choices"][0]["message"]["content"]), str)
+    else:
+        assert_error(response, 400, "invalid_json", None)
+
+
+def test_a_whole_surrogate_pair_is_text_and_accepted(server):
+    body = json.dumps({"model": MODEL_ID, "messages": [{"role": "user", "content": "smile \U0001f600"}]})
+    assert "\\ud83d\\ude00" in body  # escaped as a pair, as JSON encoders do
+    response = httpx.post(server.url + CHAT, content=body.encode())
+    assert response.status_code == 200, response.text
+    assert response.json()["usage"]["prompt_tokens"] == prompt_tokens("smile \U0001f600")
 
 
 def test_the_connection_is_still_usable_after_an_error(server):

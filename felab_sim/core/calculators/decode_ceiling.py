@@ -1,0 +1,196 @@
+"""Decode ceiling: tokens per second that memory bandwidth allows (lessons 00, 04, 12).
+
+COURSE.md F1–F5, F32. Every generated token reads every active weight once, so the ceiling is
+bandwidth ÷ bytes read per token; real servers reach 60–85% of it. GB here are 10⁹ bytes, as
+spec sheets and the course write them.
+"""
+
+from __future__ import annotations
+
+from ..calculator import Calculator, OutputSpec, Params, require
+from ..params import Param
+
+# Bits per weight of the course's quantizations, scales included (F2).
+QUANT_BITS = {"f16": 16.0, "q8_0": 8.5, "q4_k_m": 4.8, "q3_k_m": 3.9}
+QUANT_LABELS = {
+    "f16": "F16 (16 bits)",
+    "q8_0": "Q8_0 (8.5 bits)",
+    "q4_k_m": "Q4_K_M (4.8 bits)",
+    "q3_k_m": "Q3_K_M (3.9 bits)",
+}
+USABLE_SHARE = 0.7  # F1: weights and KV cache should fit in about 70% of unified memory
+
+BANDWIDTH_GBS = Param(
+    "bandwidth_gbs",
+    "float",
+    546.0,
+    "Memory bandwidth from the spec sheet (M4 Max: 546).",
+    "GB/s",
+    label="memory bandwidth",
+    low=0,
+    low_open=True,
+    high=100_000,
+)
+PARAMS_B = Param(
+    "params_b",
+    "float",
+    8.0,
+    "Parameters the model holds, in billions (MoE: all experts).",
+    "B",
+    label="parameters",
+    low=0,
+    low_open=True,
+    high=100_000,
+)
+
+
+def bits_per_weight(p: Params) -> float:
+    return p["bits_per_weight"] if p["bits_per_weight"] is not None else QUANT_BITS[p["quant"]]
+
+
+def _check(p: Params) -> None:
+    if p["active_params_b"] is not None:
+        require(
+            p["active_params_b"] <= p["params_b"],
+            "active_params_b",
+            f"active_params_b must be at most params_b ({p['params_b']:g})",
+        )
+    require(
+        p["efficiency_low"] <= p["efficiency_high"],
+        "efficiency_low",
+        f"efficiency_low must be at most efficiency_high ({p['efficiency_high']:g})",
+    )
+
+
+def _compute(p: Params) -> dict[str, float | None]:
+    bits = bits_per_weight(p)
+    active = p["active_params_b"] if p["active_params_b"] is not None else p["params_b"]
+    model_gb = p["model_gb"] if p["model_gb"] is not None else p["params_b"] * bits / 8
+    gb_per_token = model_gb * active / p["params_b"]
+    ceiling = p["bandwidth_gbs"] / gb_per_token
+    usable = USABLE_SHARE * p["ram_gb"]
+    measured = p["measured_tok_s"]
+    return {
+        "model_gb": model_gb,
+        "gb_per_token": gb_per_token,
+        "ceiling_tok_s": ceiling,
+        "expected_low_tok_s": ceiling * p["efficiency_low"],
+        "expected_high_tok_s": ceiling * p["efficiency_high"],
+        "ms_per_token": 1000.0 / ceiling,
+        "bits_per_weight": bits,
+        "efficiency_pct": None if measured is None else 100.0 * measured / ceiling,
+        "usable_gb": usable,
+        "largest_model_b": usable / (bits / 8),
+    }
+
+
+CALCULATOR = Calculator(
+    name="decode-ceiling",
+    title="Decode ceiling: the bandwidth wall",
+    lessons=("00", "04", "12"),
+    meaning=(
+        "Each new token reads every active weight from memory once, so no server can type faster "
+        "than bandwidth ÷ bytes per token; a healthy one reaches 60–85% of that ceiling."
+    ),
+    params=(
+        BANDWIDTH_GBS,
+        PARAMS_B,
+        Param(
+            "active_params_b",
+            "float",
+            None,
+            "Parameters read per token, in billions (MoE: the active experts); empty = all of them.",
+            "B",
+            label="active parameters",
+            low=0,
+            low_open=True,
+            high=100_000,
+            optional=True,
+        ),
+        Param(
+            "quant",
+            "choice",
+            "q4_k_m",
+            "The quantization, which sets the bits per weight.",
+            label="quantization",
+            choices=QUANT_LABELS,
+        ),
+        Param(
+            "bits_per_weight",
+            "float",
+            None,
+            "Bits per weight, scales included; empty = the quantization's.",
+            "bits",
+            low=1,
+            high=32,
+            optional=True,
+        ),
+        Param(
+            "model_gb",
+            "float",
+            None,
+            "The model file's real size, if known (Llama-3.1-8B Q4_K_M: 4.9); empty = params × bits ÷ 8.",
+            "GB",
+            label="model file size",
+            low=0,
+            low_open=True,
+            high=1_000_000,
+            optional=True,
+        ),
+        Param(
+            "efficiency_low",
+            "float",
+            0.60,
+            "Lower end of the share of the ceiling a real server reaches.",
+            low=0,
+            low_open=True,
+            high=1,
+        ),
+        Param(
+            "efficiency_high",
+            "float",
+            0.85,
+            "Upper end of the share of the ceiling a real server reaches.",
+            low=0,
+            low_open=True,
+            high=1,
+        ),
+        Param(
+            "measured_tok_s",
+            "float",
+            None,
+            "A measured decode speed (llama-bench tg128) to compare with the ceiling; empty = none.",
+            "tok/s",
+            label="measured speed",
+            low=0,
+            low_open=True,
+            high=1_000_000,
+            optional=True,
+        ),
+        Param(
+            "ram_gb",
+            "float",
+            36.0,
+            "Unified memory (RAM) of the machine, for the largest model that fits.",
+            "GB",
+            label="memory",
+            low=0,
+            low_open=True,
+            high=1_000_000,
+        ),
+    ),
+    outputs=(
+        OutputSpec("model_gb", "GB", "model size"),
+        OutputSpec("gb_per_token", "GB", "read per token"),
+        OutputSpec("ceiling_tok_s", "tok/s", "decode ceiling"),
+        OutputSpec("expected_low_tok_s", "tok/s", "expected, low end"),
+        OutputSpec("expected_high_tok_s", "tok/s", "expected, high end"),
+        OutputSpec("ms_per_token", "ms", "fastest time per token"),
+        OutputSpec("bits_per_weight", "bits", "bits per weight used"),
+        OutputSpec("efficiency_pct", "%", "measured ÷ ceiling (empty without a measured speed)"),
+        OutputSpec("usable_gb", "GB", "memory for weights and KV cache (70% of RAM)"),
+        OutputSpec("largest_model_b", "B", "largest model that fits at these bits"),
+    ),
+    compute=_compute,
+    check=_check,
+)

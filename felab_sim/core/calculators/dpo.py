@@ -1,0 +1,111 @@
+"""DPO: the loss and gradient weight of one preference pair (lessons 16, 18; COURSE.md F36).
+
+The margin is how much more the policy (relative to the frozen reference) prefers the chosen
+answer than the rejected one, in log-probability; β scales it. Loss = −log σ(β × margin);
+each pair's gradient is weighted by σ(−β × margin), so pairs already ranked right count less.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..calculator import Calculator, OutputSpec, Params
+from ..params import Param, ParamError
+
+LOGPS = ("policy_chosen_logp", "reference_chosen_logp", "policy_rejected_logp", "reference_rejected_logp")
+
+
+def sigmoid(x: float) -> float:
+    # Two forms so that neither overflows for a large |x|.
+    if x >= 0:
+        return 1 / (1 + math.exp(-x))
+    z = math.exp(x)
+    return z / (1 + z)
+
+
+def softplus(x: float) -> float:
+    """log(1 + eˣ), exact for any x without overflow."""
+    return max(x, 0.0) + math.log1p(math.exp(-abs(x)))
+
+
+def margin_of(p: Params) -> float:
+    given = [name for name in LOGPS if p[name] is not None]
+    if not given:
+        return p["margin"]
+    return (p["policy_chosen_logp"] - p["reference_chosen_logp"]) - (
+        p["policy_rejected_logp"] - p["reference_rejected_logp"]
+    )
+
+
+def _check(p: Params) -> None:
+    given = [name for name in LOGPS if p[name] is not None]
+    if given and len(given) < len(LOGPS):
+        missing = next(name for name in LOGPS if p[name] is None)
+        raise ParamError(
+            missing, f"{missing} is missing: give all four log-probabilities, or none and a margin"
+        )
+
+
+def _compute(p: Params) -> dict[str, float]:
+    margin = margin_of(p)
+    scaled = p["beta"] * margin
+    return {
+        "margin": margin,
+        "scaled_margin": scaled,
+        "loss": softplus(-scaled),  # −log σ(m) = log(1 + e^(−m))
+        "gradient_weight": sigmoid(-scaled),
+        "preference_probability": sigmoid(scaled),
+        "loss_at_start": math.log(2),
+    }
+
+
+def _logp(name: str, help: str) -> Param:
+    return Param(name, "float", None, help, "nats", low=-1e6, high=0, optional=True)
+
+
+CALCULATOR = Calculator(
+    name="dpo",
+    title="DPO: loss and gradient weight of a preference pair",
+    lessons=("16", "18"),
+    meaning=(
+        "DPO rewards the policy for preferring the chosen answer more than the reference does; "
+        "the loss starts at ln 2 ≈ 0.693 with no margin, and a pair's pull fades as its margin grows."
+    ),
+    params=(
+        Param(
+            "beta",
+            "float",
+            0.1,
+            "β: how strongly the margin counts (smaller lets the policy stray further).",
+            label="β",
+            low=0,
+            low_open=True,
+            high=100,
+        ),
+        Param(
+            "margin",
+            "float",
+            1.2,
+            "Chosen's log-ratio minus rejected's (policy − reference); used when the four log-probabilities are empty.",
+            "nats",
+            low=-1e6,
+            high=1e6,
+        ),
+        _logp(
+            "policy_chosen_logp", "log π(chosen), the policy's summed log-probability of the chosen answer."
+        ),
+        _logp("reference_chosen_logp", "log π_ref(chosen), the frozen reference's."),
+        _logp("policy_rejected_logp", "log π(rejected), the policy's for the rejected answer."),
+        _logp("reference_rejected_logp", "log π_ref(rejected), the frozen reference's."),
+    ),
+    outputs=(
+        OutputSpec("margin", "nats", "margin"),
+        OutputSpec("scaled_margin", "", "β × margin"),
+        OutputSpec("loss", "", "DPO loss"),
+        OutputSpec("gradient_weight", "", "gradient weight σ(−β × margin)"),
+        OutputSpec("preference_probability", "", "implied probability chosen is preferred"),
+        OutputSpec("loss_at_start", "", "loss with no margin (ln 2)"),
+    ),
+    compute=_compute,
+    check=_check,
+)

@@ -1,0 +1,100 @@
+"""Sizing: replicas for peak traffic, and serverless against dedicated (lessons 03, 15).
+
+COURSE.md F13 and F34 (the crossover is the project's own formula: the kit publishes none).
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..calculator import Calculator, OutputSpec, Params
+from ..params import Param
+from .cost import price_param, tokens_param, usd_per_task
+
+SERVERLESS = "serverless"
+DEDICATED = "dedicated"
+
+
+def ceil_count(x: float) -> int:
+    # 15 × 1.2 is 18.000000000000004 in floating point: round away the noise before rounding up.
+    return math.ceil(round(x, 9))
+
+
+def _compute(p: Params) -> dict[str, float | str | None]:
+    replicas = ceil_count(p["peak_users"] / p["capacity"])
+    with_headroom = ceil_count(replicas * (1 + p["headroom"]))
+    per_ticket = usd_per_task(
+        p["input_tokens"], p["output_tokens"], p["input_usd_per_m"], p["output_usd_per_m"]
+    )
+    serverless = p["tickets_per_month"] * per_ticket
+    dedicated = with_headroom * p["hours"] * p["gpu_hour_usd"]
+    return {
+        "replicas": replicas,
+        "replicas_with_headroom": with_headroom,
+        "usd_per_ticket": per_ticket,
+        "serverless_usd_month": serverless,
+        "dedicated_usd_month": dedicated,
+        # Free tokens never cost more than a deployment: no crossover to report.
+        "crossover_tickets_month": dedicated / per_ticket if per_ticket > 0 else None,
+        "cheaper": SERVERLESS if serverless <= dedicated else DEDICATED,
+    }
+
+
+CALCULATOR = Calculator(
+    name="sizing",
+    title="Sizing: replicas, and serverless against dedicated",
+    lessons=("03", "15"),
+    meaning=(
+        "Replicas follow peak concurrent users ÷ what one server holds within the latency target; "
+        "serverless bills each token, dedicated bills every hour, so low traffic favours serverless "
+        "until the crossover volume."
+    ),
+    params=(
+        Param(
+            "peak_users",
+            "int",
+            120,
+            "Users sending requests at the same moment, at peak.",
+            "users",
+            low=1,
+            high=100_000_000,
+        ),
+        Param(
+            "capacity",
+            "int",
+            8,
+            "Concurrent users one replica serves within the latency target (lesson 03's sweep: 8).",
+            "users",
+            low=1,
+            high=1_000_000,
+        ),
+        Param("headroom", "float", 0.2, "Spare capacity on top, as a share (0.2 = 20%).", low=0, high=10),
+        tokens_param("input_tokens", 300, "Prompt tokens per ticket."),
+        tokens_param("output_tokens", 50, "Generated tokens per ticket."),
+        price_param("input_usd_per_m", 0.15, "Serverless price of input tokens (lesson 15: $0.15)."),
+        price_param("output_usd_per_m", 0.60, "Serverless price of output tokens (lesson 15: $0.60)."),
+        Param(
+            "tickets_per_month",
+            "int",
+            5_000_000,
+            "Tickets (requests) per month.",
+            "tickets",
+            low=0,
+            high=1_000_000_000_000,
+        ),
+        Param("gpu_hour_usd", "float", 8.0, "Price of one GPU-hour, dedicated.", "$/h", low=0, high=100_000),
+        Param(
+            "hours", "float", 730.0, "Hours a month the replicas run (730 = always on).", "h", low=0, high=744
+        ),
+    ),
+    outputs=(
+        OutputSpec("replicas", "replicas", "replicas for peak"),
+        OutputSpec("replicas_with_headroom", "replicas", "replicas with headroom"),
+        OutputSpec("usd_per_ticket", "$", "serverless cost per ticket"),
+        OutputSpec("serverless_usd_month", "$", "serverless per month"),
+        OutputSpec("dedicated_usd_month", "$", "dedicated per month"),
+        OutputSpec("crossover_tickets_month", "tickets", "tickets a month where dedicated becomes cheaper"),
+        OutputSpec("cheaper", "", "the cheaper option at this volume"),
+    ),
+    compute=_compute,
+)

@@ -1,0 +1,96 @@
+"""`manage.py calc`: the live calculators on the command line.
+
+    manage.py calc --list [--json]
+    manage.py calc NAME [--param-name value ...] [--json]
+
+The flags are generated from each calculator's parameter declarations (dashes for
+underscores); see docs/architecture.md. Bad input exits non-zero with the parameter named.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from felab_sim.core.calculator import Calculator, Result
+from felab_sim.core.calculators import CALCULATORS
+from felab_sim.core.interim_numbers import format_figure
+from felab_sim.core.params import Param, ParamError
+from felab_sim.forms import field_text
+
+
+def _flag_help(param: Param) -> str:
+    default = "empty" if param.default is None else field_text(param.default)
+    unit = f", {param.unit}" if param.unit else ""
+    return f"{param.help} (default {default}{unit})"
+
+
+def format_result(result: Result) -> str:
+    """One output a line: label, value with its unit, and the key cards cite it by."""
+    rows = [
+        (out.label, out.value if isinstance(out.value, str) else format_figure(out.value, out.unit), key)
+        for key, out in result.outputs.items()
+    ]
+    label_width = max(len(label) for label, _, _ in rows)
+    value_width = max(len(value) for _, value, _ in rows)
+    return "\n".join(
+        f"{label.ljust(label_width)}  {value.rjust(value_width)}  {key}" for label, value, key in rows
+    )
+
+
+def format_list() -> str:
+    width = max(len(name) for name in CALCULATORS)
+    return "\n".join(
+        f"{name.ljust(width)}  {calc.title} (lessons {', '.join(calc.lessons)})"
+        for name, calc in CALCULATORS.items()
+    )
+
+
+class Command(BaseCommand):
+    help = "Run one of felab_sim's live calculators, or list them."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--list", action="store_true", help="list the calculators")
+        parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+        subparsers = parser.add_subparsers(dest="calculator", metavar="NAME", title="calculators")
+        for name, calculator in CALCULATORS.items():
+            sub = subparsers.add_parser(name, help=calculator.title, description=calculator.meaning)
+            for param in calculator.params:
+                # Values stay text here: the declaration parses them, so the CLI, the JSON endpoint
+                # and the page refuse exactly the same input with the same message.
+                choices = param.choices or ({"on": "", "off": ""} if param.kind == "bool" else {})
+                sub.add_argument(
+                    param.flag,
+                    dest=param.name,
+                    metavar="|".join(choices) if choices else param.kind.upper(),
+                    default=argparse.SUPPRESS,
+                    help=_flag_help(param),
+                )
+            sub.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
+
+    def handle(self, *args, **options) -> None:
+        name = options.get("calculator")
+        if options["list"]:
+            if options["json"]:
+                self.stdout.write(json.dumps([calc.as_json() for calc in CALCULATORS.values()], indent=2))
+            else:
+                self.stdout.write(format_list())
+            return
+        if not name:
+            raise CommandError("name a calculator (calc NAME --help) or use --list:\n" + format_list())
+        calculator = CALCULATORS[name]
+        result = self.run(calculator, options)
+        if options["json"]:
+            self.stdout.write(json.dumps(result.as_json(), indent=2))
+        else:
+            self.stdout.write(f"{calculator.title}\n{format_result(result)}")
+
+    def run(self, calculator: Calculator, options: dict) -> Result:
+        raw = {param.name: options[param.name] for param in calculator.params if param.name in options}
+        try:
+            return calculator.run(raw)
+        except ParamError as error:
+            flag = "--" + error.param.replace("_", "-")
+            raise CommandError(f"{flag}: {error.message}") from error

@@ -1,0 +1,217 @@
+"""Cards citing calculators: {{calc.SET.OUTPUT}} in text and calc.SET.OUTPUT in the Computed live panel."""
+
+import io
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from felab_sim.models import ParameterSet
+from lessons.models import Card, CardFigure
+from tests.conftest import SEED_CARD_URL
+
+pytestmark = pytest.mark.django_db
+STEP_3 = SEED_CARD_URL.replace("step-1", "step-3")
+
+
+@pytest.fixture
+def m4_max(db) -> ParameterSet:
+    return ParameterSet.objects.create(
+        slug="l04-m4-max-q4km", calculator="decode-ceiling", name="M4 Max", params={"model_gb": 4.9}
+    )
+
+
+@pytest.fixture
+def kv_sets(db) -> list[ParameterSet]:
+    return [
+        ParameterSet.objects.create(
+            slug=f"l05-ctx-{n}", calculator="kv-cache", name=f"{n}", params={"context_tokens": 1024 * n}
+        )
+        for n in range(1, 6)
+    ]
+
+
+def cite(card: Card, text: str) -> None:
+    card.plain_words = text
+    card.full_clean()
+    card.save()
+
+
+def test_card_text_shows_the_calculators_figure(client, seed_card, m4_max):
+    cite(seed_card, "The ceiling is {{calc.l04-m4-max-q4km.ceiling_tok_s}} tok/s.")
+    body = client.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
+    assert 'title="Computed live: calc.l04-m4-max-q4km.ceiling_tok_s">111.4</span> tok/s' in body
+    assert "{{calc." not in body
+
+
+def test_editing_the_set_changes_the_card(client, seed_card, m4_max):
+    cite(seed_card, "The ceiling is {{calc.l04-m4-max-q4km.ceiling_tok_s}} tok/s.")
+    m4_max.params = {"model_gb": 4.9, "bandwidth_gbs": 273}
+    m4_max.save()
+    body = client.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
+    assert ">55.7</span> tok/s" in body
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("{{calc.l04-nope.ceiling_tok_s}}", "there is no parameter set 'l04-nope'"),
+        ("{{calc.l04-m4-max-q4km.nope}}", "'nope' is not an output of decode-ceiling"),
+    ],
+)
+def test_an_unknown_set_or_output_is_refused_on_save(seed_card, m4_max, text, reason):
+    seed_card.plain_words = text
+    with pytest.raises(ValidationError) as error:
+        seed_card.full_clean()
+    assert reason in str(error.value.message_dict["plain_words"])
+
+
+def test_the_admin_refuses_an_unknown_citation(admin_client, seed_card, m4_max):
+    figure = CardFigure(card=seed_card, label="x", figure="calc.l04-m4-max-q4km.ceiling")
+    with pytest.raises(ValidationError, match="'ceiling' is not an output of decode-ceiling"):
+        figure.full_clean()
+    with pytest.raises(ValidationError, match=r"calc\.SET_SLUG\.OUTPUT_KEY"):
+        CardFigure(card=seed_card, label="x", figure="calc.just-a-slug").full_clean()
+
+
+def test_the_computed_live_panel_shows_a_calculator_figure_on_a_card_without_a_scenario(
+    client, seed_card, m4_max
+):
+    Card.objects.filter(pk=seed_card.pk).update(scenario=None)
+    seed_card.figures.all().delete()
+    CardFigure.objects.create(
+        card=seed_card,
+        order=1,
+        label="Decode ceiling (tok/s)",
+        figure="calc.l04-m4-max-q4km.ceiling_tok_s",
+        stated="111.4",
+    )
+    body = client.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
+    assert "Computed live" in body
+    assert (
+        '<th scope="row">Decode ceiling (tok/s)</th><td>111.4</td><td class="live-value">111.4</td>' in body
+    )
+
+
+def test_citations_cost_one_query_however_many(client, seed_card, kv_sets):
+    def queries_for(text: str) -> int:
+        cite(seed_card, text)
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(SEED_CARD_URL, {"answer": "shown"}).status_code == 200
+        return len(queries)
+
+    one = queries_for("{{calc.l05-ctx-1.kv_mib_per_conversation}}")
+    five = queries_for(" ".join(f"{{{{calc.{s.slug}.kv_mib_per_conversation}}}}" for s in kv_sets))
+    assert five == one
+    for figure in ("128", "256", "384", "512", "640"):
+        assert f">{figure}</span>" in client.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
+
+
+def test_a_set_deleted_or_broken_later_shows_a_dash_not_an_error(client, seed_card, m4_max):
+    cite(seed_card, "Ceiling {{calc.l04-m4-max-q4km.ceiling_tok_s}}.")
+    ParameterSet.objects.filter(pk=m4_max.pk).update(params={"bandwidth_gbs": "fast"})
+    response = client.get(SEED_CARD_URL, {"answer": "shown"})
+    assert response.status_code == 200
+    assert ">—</span>" in response.content.decode()
+
+
+# --------------------------------------------------------------------------- content files
+
+
+def run(command: str, *args: str) -> str:
+    out = io.StringIO()
+    call_command(command, *args, stdout=out)
+    return out.getvalue()
+
+
+SETS = """\
+- slug: l04-m4-max-llama8b-q4km
+  calculator: decode-ceiling
+  name: M4 Max, Llama-3.1-8B Q4_K_M
+  description: Lesson 04's demo machine and model file.
+  params:
+    bandwidth_gbs: 546.5
+    model_gb: 4.9
+- slug: l13-prose
+  calculator: speculative
+  name: Prose
+  description: ''
+  params:
+    acceptance: 0.41
+    draft_tokens: 8
+"""
+
+LESSON = """\
+number: 1
+slug: x
+title: X
+cards:
+- step: 1
+  title: T
+  question: Q {TEXT}
+  plain_words: P
+  figures:
+  - label: Ceiling
+    figure: {FIGURE}
+    stated: '111.4'
+"""
+
+
+def content(tmp_path, text="{{calc.l13-prose.speedup}}", figure="calc.l04-m4-max-llama8b-q4km.ceiling_tok_s"):
+    (tmp_path / "parameter_sets.yaml").write_text(SETS)
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "course.yaml").write_text("slug: c\ntitle: C\n")
+    (tmp_path / "c" / "lesson-01-x.yaml").write_text(
+        LESSON.replace("{TEXT}", text).replace("{FIGURE}", figure)
+    )
+    return tmp_path
+
+
+def test_import_reads_parameter_sets_and_cards_cite_them(tmp_path, client):
+    out = run("import_lessons", "--dir", str(content(tmp_path)))
+    assert "parameter set" in out or "created" in out
+    assert ParameterSet.objects.get(slug="l13-prose").params == {"acceptance": 0.41, "draft_tokens": 8}
+    card = Card.objects.get(lesson__slug="x")
+    assert card.live_rows()[0]["live"] == "111.5"  # 546.5 ÷ 4.9
+    assert "0.94" in card.html["question"]  # Known inconsistency 5: prose at k 8 is a slowdown
+
+
+def test_export_writes_parameter_sets_back_as_they_were(tmp_path):
+    run("import_lessons", "--dir", str(content(tmp_path)))
+    out = tmp_path / "out"
+    run("export_lessons", "--dir", str(out))
+    assert (out / "parameter_sets.yaml").read_text() == SETS
+
+
+@pytest.mark.parametrize(
+    ("text", "figure", "reason"),
+    [
+        (
+            "{{calc.l13-nope.speedup}}",
+            "calc.l04-m4-max-llama8b-q4km.ceiling_tok_s",
+            "no parameter set 'l13-nope'",
+        ),
+        ("", "calc.l04-m4-max-llama8b-q4km.speed", "'speed' is not an output of decode-ceiling"),
+        ("", "calc.l04", "write a calculator's figure as calc.SET_SLUG.OUTPUT_KEY"),
+    ],
+)
+def test_import_refuses_an_unknown_citation(tmp_path, text, figure, reason):
+    with pytest.raises(CommandError, match=reason):
+        run("import_lessons", "--dir", str(content(tmp_path, text, figure)))
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        (("546.5", "-1"), "bandwidth_gbs must be a number greater than 0"),
+        (("acceptance: 0.41", "acceptance: 0.8"), "acceptance is the calculator's default"),
+        (("calculator: speculative", "calculator: guesswork"), "'guesswork' is not a calculator"),
+    ],
+)
+def test_import_refuses_a_bad_parameter_set(tmp_path, change, reason):
+    directory = content(tmp_path)
+    (directory / "parameter_sets.yaml").write_text(SETS.replace(*change))
+    with pytest.raises(CommandError, match=reason):
+        run("import_lessons", "--dir", str(directory))

@@ -1,0 +1,94 @@
+"""Parameter declarations: one parse for text and JSON values, errors that name the parameter."""
+
+import math
+
+import pytest
+
+from felab_sim.core.calculators import CALCULATORS, get
+from felab_sim.core.params import ParamError
+
+PREFILL = get("prefill")
+
+
+def refused(raw: dict[str, object], calculator=PREFILL) -> ParamError:
+    with pytest.raises(ParamError) as error:
+        calculator.validate(raw)
+    return error.value
+
+
+@pytest.mark.parametrize(
+    ("raw", "param"),
+    [
+        ({"prompt_tokens": ""}, "prompt_tokens"),
+        ({"prompt_tokens": None}, "prompt_tokens"),
+        ({"prompt_tokens": "lots"}, "prompt_tokens"),
+        ({"prompt_tokens": 8.5}, "prompt_tokens"),
+        ({"prompt_tokens": True}, "prompt_tokens"),
+        ({"prompt_tokens": 0}, "prompt_tokens"),
+        ({"prompt_tokens": "9" * 300}, "prompt_tokens"),
+        ({"prefill_tok_s": "nan"}, "prefill_tok_s"),
+        ({"prefill_tok_s": "inf"}, "prefill_tok_s"),
+        ({"prefill_tok_s": math.inf}, "prefill_tok_s"),
+        ({"prefill_tok_s": [1]}, "prefill_tok_s"),
+        ({"overhead_ms": -1}, "overhead_ms"),
+        ({"prompt_tokns": 5}, "prompt_tokns"),
+    ],
+)
+def test_bad_values_are_refused_with_the_parameter_named(raw, param):
+    error = refused(raw)
+    assert error.param == param
+    assert param in error.message
+
+
+def test_text_and_json_values_parse_alike():
+    assert PREFILL.validate({"prompt_tokens": " 12 ", "prefill_tok_s": "2500"}) == PREFILL.validate(
+        {"prompt_tokens": 12, "prefill_tok_s": 2500.0}
+    )
+    assert PREFILL.validate({"prompt_tokens": 12.0})["prompt_tokens"] == 12
+
+
+def test_choices_and_switches():
+    assert get("kv-cache").validate({"kv_dtype": "q8_0"})["kv_dtype"] == "q8_0"
+    assert refused({"kv_dtype": "int3"}, get("kv-cache")).param == "kv_dtype"
+    finetune = get("finetune-memory")
+    assert finetune.validate({"mlp": "on"})["mlp"] is True
+    assert finetune.validate({"mlp": "false"})["mlp"] is False
+    assert refused({"mlp": "maybe"}, finetune).param == "mlp"
+
+
+def test_an_empty_optional_parameter_means_not_given():
+    assert get("decode-ceiling").validate({"model_gb": ""})["model_gb"] is None
+
+
+def test_only_changed_values_are_kept_for_a_parameter_set():
+    calc = get("decode-ceiling")
+    assert calc.changed(calc.validate({"bandwidth_gbs": "273", "params_b": "8"})) == {"bandwidth_gbs": 273.0}
+
+
+def test_every_declaration_is_complete_and_its_defaults_compute():
+    for calculator in CALCULATORS.values():
+        assert calculator.meaning and calculator.title and calculator.lessons
+        for param in calculator.params:
+            assert param.help.endswith("."), param.name
+        result = calculator.run({})
+        assert list(result.outputs) == list(calculator.output_keys)
+        for out in result.outputs.values():
+            assert out.value is None or isinstance(out.value, str) or math.isfinite(out.value)
+
+
+def test_the_json_shape():
+    data = get("prefill").run({"prompt_tokens": 12}).as_json()
+    assert data["calculator"] == "prefill"
+    assert data["params"]["prompt_tokens"] == 12
+    assert data["outputs"]["ttft_ms"] == {
+        "value": pytest.approx(19.8),
+        "unit": "ms",
+        "label": "time to first token",
+    }
+
+
+def test_docs_architecture_carries_the_current_calculator_reference():
+    from felab_sim.core import reference
+
+    section = reference.current_section(reference.DOC.read_text())
+    assert section == reference.markdown(), "run: python -m felab_sim.core.reference --write"
