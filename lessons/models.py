@@ -1,16 +1,20 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.urls import reverse
 from django.utils.functional import cached_property
 from django.utils.html import escape
-from django.utils.text import slugify
+from django.utils.http import urlencode
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.text import slugify
 
 from felab_sim import figures, live
 from felab_sim.core import citations
 from felab_sim.core.calculator import Result
+from felab_sim.core.calculators import CALCULATORS
 from felab_sim.model import ParamError, SweepParams, SweepResult
 from felab_sim.models import ParameterSet, Scenario
 
@@ -111,6 +115,50 @@ class Lesson(models.Model):
     def natural_key(self) -> tuple[str, str]:
         return (self.course.slug, self.slug)
 
+    @cached_property
+    def page_cards(self) -> list[Card]:
+        """The lesson page's cards, their citations filled from one shared look-up of parameter sets.
+
+        Three queries whatever the number of cards: cards (with scenarios), their figures, and
+        the parameter sets they cite.
+        """
+        results = {cited.slug: cited.result() for cited in self.cited_parameter_sets}
+        for card in self._cards_with_figures:
+            card.calc_results = results  # a superset of each card's own: one query, not one per card
+        return self._cards_with_figures
+
+    @cached_property
+    def cited_parameter_sets(self) -> list[ParameterSet]:
+        cited = [found for card in self._cards_with_figures for found in card.calc_citations()]
+        return list(ParameterSet.objects.filter(slug__in=citations.slugs(cited))) if cited else []
+
+    @cached_property
+    def _cards_with_figures(self) -> list[Card]:
+        cards = list(self.cards.select_related("scenario").prefetch_related("figures").order_by("step"))
+        for card in cards:
+            card.lesson = self  # already loaded: spares a query per card
+        return cards
+
+    def try_it(self) -> list[TryIt]:
+        """Where to turn the knobs of what this lesson's cards compute: the sweep, then each calculator."""
+        links: list[TryIt] = []
+        if sweep_card := next((card for card in self.page_cards if card.scenario_id), None):
+            links.append(TryIt("The concurrency sweep, simulated", sweep_card.sim_url()))
+        sets = {parameter_set.slug: parameter_set for parameter_set in self.cited_parameter_sets}
+        first_set_of: dict[str, ParameterSet] = {}
+        for card in self.page_cards:
+            for cited in card.calc_citations():
+                if cited.slug in sets:
+                    first_set_of.setdefault(sets[cited.slug].calculator, sets[cited.slug])
+        for name, parameter_set in first_set_of.items():
+            calculator = CALCULATORS.get(name)
+            if calculator is None:
+                continue
+            # /sim/calc/NAME/ (docs/architecture.md), opened at the first set this lesson cites.
+            query = urlencode(parameter_set.query())
+            links.append(TryIt(calculator.title, f"{reverse('sim')}calc/{name}/" + (f"?{query}" if query else "")))
+        return links
+
     def following(self) -> Lesson | None:
         """The course's next lesson in reading order (order, then number), or None after the last."""
         later = models.Q(order__gt=self.order) | models.Q(order=self.order, number__gt=self.number)
@@ -120,6 +168,14 @@ class Lesson(models.Model):
             .order_by("order", "number")
             .first()
         )
+
+
+@dataclass(frozen=True)
+class TryIt:
+    """A link from a lesson to a simulator page where its numbers can be changed."""
+
+    title: str
+    url: str
 
 
 class GlossaryTermQuerySet(models.QuerySet["GlossaryTerm"]):

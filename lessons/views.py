@@ -20,12 +20,9 @@ def glossary(request: HttpRequest) -> HttpResponse:
 
 
 def lesson_detail(request: HttpRequest, course_slug: str, lesson_slug: str) -> HttpResponse:
-    lesson = get_object_or_404(
-        Lesson.objects.select_related("course").prefetch_related("cards"),
-        course__slug=course_slug,
-        slug=lesson_slug,
-    )
-    return render(request, "lessons/lesson.html", {"lesson": lesson, "course": lesson.course})
+    lesson = get_object_or_404(Lesson.objects.select_related("course"), course__slug=course_slug, slug=lesson_slug)
+    context = {"lesson": lesson, "course": lesson.course, "cards": lesson.page_cards, "try_it": lesson.try_it()}
+    return render(request, "lessons/lesson.html", context)
 
 
 def card_detail(request: HttpRequest, course_slug: str, lesson_slug: str, step: int) -> HttpResponse:
