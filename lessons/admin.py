@@ -48,7 +48,7 @@ class CardTermInline(admin.TabularInline):
 
 class CardFigureInline(admin.TabularInline):
     model = CardFigure
-    fields = ("order", "label", "figure", "stated")
+    fields = ("order", "label", "figure", "stated", "tolerance", "note")
     extra = 0
     verbose_name_plural = "Computed live panel: figures the card states, beside the model's"
 

@@ -305,9 +305,7 @@ def _import_card(
     values.update({name: _text(card_data, name) for name in Card.TEXT_FIELDS})
     values["published"] = _published(card_data, path)
     values["scenario"] = _scenario_slug(card_data.get("scenario"), scenarios, path, step)
-    values["figures"] = [
-        {name: str(row.get(name, "")) for name in FIGURE_FIELDS} for row in card_data.get("figures") or []
-    ]
+    values["figures"] = [_figure_row(row, path, step) for row in card_data.get("figures") or []]
     values["terms"] = [str(name) for name in card_data.get("terms") or []]
     for name in values["terms"]:
         if name not in terms:
@@ -345,11 +343,38 @@ def card_values(card: Card) -> dict[str, Any]:
         **_field_values(card, CARD_FIELDS),
         "published": card.published,
         "scenario": card.scenario.slug if card.scenario else None,
-        "figures": [
-            _field_values(row, FIGURE_FIELDS) for row in sorted(card.figures.all(), key=lambda f: f.order)
-        ],
+        "figures": [_figure_entry(row) for row in sorted(card.figures.all(), key=lambda f: f.order)],
         "terms": [ct.term.term for ct in sorted(card.card_terms.all(), key=lambda ct: ct.order)],
     }
+
+
+def _figure_row(row: Any, path: Path, step: int) -> dict[str, Any]:
+    """A "Computed live" row from a file: tolerance and note only when given, as export writes them."""
+    if not isinstance(row, dict):
+        raise ContentError(
+            f"{path}: card step {step}: each figure is a mapping with label, figure and stated"
+        )
+    values: dict[str, Any] = {name: str(row.get(name, "")) for name in FIGURE_FIELDS}
+    if row.get("tolerance") is not None:
+        tolerance = row["tolerance"]
+        if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or not 0 <= tolerance < 1:
+            raise ContentError(
+                f"{path}: card step {step}: figure {values['figure']}: tolerance is a fraction from 0 to 1 "
+                f"(0.01 is 1%), not {tolerance!r}"
+            )
+        values["tolerance"] = float(tolerance)
+    if note := _text(row, "note"):
+        values["note"] = note
+    return values
+
+
+def _figure_entry(figure: CardFigure) -> dict[str, Any]:
+    entry = _field_values(figure, FIGURE_FIELDS)
+    if figure.tolerance is not None:
+        entry["tolerance"] = figure.tolerance
+    if figure.note:
+        entry["note"] = figure.note
+    return entry
 
 
 def _minutes(value: Any, path: Path) -> int | None:

@@ -433,6 +433,14 @@ class CardFigure(models.Model):
         help_text="A live figure's name without 'sim.', e.g. c8.agg_tok_s (see felab_sim/figures.py).",
     )
     stated = models.CharField("the card says", max_length=60, blank=True)
+    tolerance = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="How far the stated number may sit from the live one, relative: 0.01 is 1%. Blank: 2%.",
+    )
+    note = models.CharField(
+        max_length=300, blank=True, help_text="Why the stated number differs from the live one, when it does."
+    )
 
     class Meta:
         ordering = ["card", "order"]

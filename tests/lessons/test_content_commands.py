@@ -307,3 +307,37 @@ def test_make_run_and_serve_import_without_force():
     imports = [line for line in makefile.splitlines() if "import_lessons" in line]
     assert len(imports) >= 2
     assert not [line for line in imports if "--force" in line]
+
+
+@pytest.mark.django_db
+def test_a_figures_tolerance_and_note_survive_import_and_export(tmp_path):
+    run("import_lessons")
+    run("export_lessons", "--dir", str(tmp_path))
+    lesson_file = next(tmp_path.glob("*/lesson-03-*.yaml"))
+    text = lesson_file.read_text()
+    first_figure = "    figure: c1.agg_tok_s\n    stated: '54.1'\n"
+    assert first_figure in text
+    lesson_file.write_text(
+        text.replace(
+            first_figure, first_figure + "    tolerance: 0.005\n    note: measured, not modelled\n", 1
+        )
+    )
+    run("import_lessons", "--dir", str(tmp_path), "--force")
+    figure = Card.objects.get(lesson__number=3, step=1).figures.get(figure="c1.agg_tok_s")
+    assert (figure.tolerance, figure.note) == (0.005, "measured, not modelled")
+
+    again = tmp_path / "again"
+    run("export_lessons", "--dir", str(again))
+    assert (again / lesson_file.relative_to(tmp_path)).read_text() == lesson_file.read_text()
+
+
+@pytest.mark.django_db
+def test_import_refuses_a_tolerance_that_is_not_a_fraction(tmp_path):
+    run("import_lessons")
+    run("export_lessons", "--dir", str(tmp_path))
+    lesson_file = next(tmp_path.glob("*/lesson-03-*.yaml"))
+    lesson_file.write_text(
+        lesson_file.read_text().replace("stated: '54.1'\n", "stated: '54.1'\n    tolerance: 5\n", 1)
+    )
+    with pytest.raises(CommandError, match="tolerance is a fraction"):
+        run("import_lessons", "--dir", str(tmp_path), "--force")
