@@ -210,6 +210,9 @@ class GlossaryTerm(models.Model):
         }
         super().save(*args, **kwargs)
 
+    def get_absolute_url(self) -> str:
+        return f"{reverse('glossary')}#{self.anchor}"
+
     def natural_key(self) -> tuple[str]:
         return (self.term,)
 
@@ -217,9 +220,6 @@ class GlossaryTerm(models.Model):
     def anchor(self) -> str:
         """The term's id on the glossary page, e.g. term-time-to-first-token-ttft."""
         return f"term-{slugify(self.term)}"
-
-    def get_absolute_url(self) -> str:
-        return f"{reverse('glossary')}#{self.anchor}"
 
     def cards_using(self) -> list[Card]:
         """The cards that list this term, in course order (prefetched by with_cards)."""

@@ -13,8 +13,8 @@ from django import template
 from lessons.models import Card, Course
 
 from .. import clock
-from ..learners import Learner
 from ..course_map import CourseMap
+from ..learners import Learner
 from ..models import CardState, Showing
 from ..pages import CardStudy, LessonProgress
 
