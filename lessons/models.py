@@ -156,7 +156,9 @@ class Lesson(models.Model):
                 continue
             # /sim/calc/NAME/ (docs/architecture.md), opened at the first set this lesson cites.
             query = urlencode(parameter_set.query())
-            links.append(TryIt(calculator.title, f"{reverse('sim')}calc/{name}/" + (f"?{query}" if query else "")))
+            links.append(
+                TryIt(calculator.title, f"{reverse('sim')}calc/{name}/" + (f"?{query}" if query else ""))
+            )
         return links
 
     def following(self) -> Lesson | None:

@@ -20,8 +20,15 @@ def glossary(request: HttpRequest) -> HttpResponse:
 
 
 def lesson_detail(request: HttpRequest, course_slug: str, lesson_slug: str) -> HttpResponse:
-    lesson = get_object_or_404(Lesson.objects.select_related("course"), course__slug=course_slug, slug=lesson_slug)
-    context = {"lesson": lesson, "course": lesson.course, "cards": lesson.page_cards, "try_it": lesson.try_it()}
+    lesson = get_object_or_404(
+        Lesson.objects.select_related("course"), course__slug=course_slug, slug=lesson_slug
+    )
+    context = {
+        "lesson": lesson,
+        "course": lesson.course,
+        "cards": lesson.page_cards,
+        "try_it": lesson.try_it(),
+    }
     return render(request, "lessons/lesson.html", context)
 
 

@@ -43,7 +43,9 @@ def test_every_card_has_every_section(lessons):
         if not getattr(card, name).strip()
     ]
     empty += [
-        f"{card.lesson.number:02d}/{card.step}: terms" for card in cards_in_course() if not card.ordered_terms()
+        f"{card.lesson.number:02d}/{card.step}: terms"
+        for card in cards_in_course()
+        if not card.ordered_terms()
     ]
     assert empty == []
 
@@ -108,7 +110,9 @@ def test_glossary_terms_are_defined_once_with_an_example_and_distinct_anchors():
 def test_import_loads_the_whole_course_on_a_fresh_database_in_one_run():
     out = io.StringIO()
     call_command("import_lessons", stdout=out)
-    expected_cards = sum(len(yaml.safe_load(path.read_text(encoding="utf-8"))["cards"]) for path in lesson_files())
+    expected_cards = sum(
+        len(yaml.safe_load(path.read_text(encoding="utf-8"))["cards"]) for path in lesson_files()
+    )
     assert Lesson.objects.count() == len(lesson_files())
     assert Card.objects.count() == expected_cards
     assert "0 updated" in out.getvalue()

@@ -47,8 +47,12 @@ def grow_the_course(lessons: int = 10, cards: int = 6) -> None:
                 lesson=lesson, step=step, title=f"Card {step}", question=f"How much is {cited}?",
                 plain_words=f"It is {cited}.", scenario=scenario if step == 1 else None,
             )  # fmt: skip
-            CardFigure.objects.create(card=card, order=1, label="It", figure=f"calc.{calc_set.slug}.{_first_output(calc_set)}")
-            CardTerm.objects.bulk_create(CardTerm(card=card, term=term, order=i) for i, term in enumerate(terms))
+            CardFigure.objects.create(
+                card=card, order=1, label="It", figure=f"calc.{calc_set.slug}.{_first_output(calc_set)}"
+            )
+            CardTerm.objects.bulk_create(
+                CardTerm(card=card, term=term, order=i) for i, term in enumerate(terms)
+            )
 
 
 def _first_output(parameter_set: ParameterSet) -> str:
