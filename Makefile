@@ -12,7 +12,7 @@ PG_TEST_DB ?= felab_ci
 PG_TEST_URL ?= postgresql://postgres@127.0.0.1:5432/$(PG_TEST_DB)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run serve setup test test-sqlite test-postgres lint chromium bench clean
+.PHONY: run serve release worker setup test test-sqlite test-postgres lint chromium nginx bench cluster clean
 
 $(VENV)/.runtime: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -29,25 +29,49 @@ setup: $(VENV)/.runtime
 	$(PY) manage.py import_lessons
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 
-# The site and, beside it, the practice server that /sim/ measures; Ctrl-C stops both.
+# The site, a task worker for the sweeps started from /sim/, and the practice server they
+# measure; Ctrl-C stops all three. SQLite and in-memory caches: no Redis, no nginx needed.
+# The shell stops the practice server and the worker by their process ids when it exits. (An
+# old trap ran `kill 0`, which signalled the shell itself and re-entered the trap until it crashed.)
 run: setup
 	@echo "felab on http://$(HOST):$(PORT)/ ; practice server on http://127.0.0.1:$(PRACTICE_PORT)/v1"
-	@trap 'kill 0' INT TERM EXIT; \
-	FELAB_PRACTICE_URL=http://127.0.0.1:$(PRACTICE_PORT)/v1 $(PY) manage.py practice_server --port $(PRACTICE_PORT) & \
+	@FELAB_PRACTICE_URL=http://127.0.0.1:$(PRACTICE_PORT)/v1 $(PY) manage.py practice_server --port $(PRACTICE_PORT) & \
+	practice=$$!; \
+	FELAB_PRACTICE_URL=http://127.0.0.1:$(PRACTICE_PORT)/v1 $(PY) manage.py db_worker --no-reload --verbosity 0 & \
+	worker=$$!; \
+	trap 'kill $$practice $$worker 2>/dev/null; wait $$practice $$worker 2>/dev/null' EXIT; \
+	trap 'exit 0' INT TERM; \
 	FELAB_PRACTICE_URL=http://127.0.0.1:$(PRACTICE_PORT)/v1 $(PY) manage.py runserver $(HOST):$(PORT)
 
-# Production settings under gunicorn. Needs SECRET_KEY and ALLOWED_HOSTS; on a machine without
-# TLS in front, DJANGO_INSECURE_HTTP=1 serves plain HTTP (no HTTPS redirect, no secure cookies).
-serve: $(VENV)/.runtime
+# Once per deploy, from one machine, before any host starts the new code: the schema, the
+# bundled lessons and the static files. Hosts never migrate on start (they would race).
+release: $(VENV)/.runtime
 	DJANGO_ENV=production $(PY) manage.py migrate --noinput
 	DJANGO_ENV=production $(PY) manage.py import_lessons
 	DJANGO_ENV=production $(PY) manage.py collectstatic --noinput --verbosity 0
+
+# One app host: production settings under gunicorn, behind nginx (docs/deploy.md). Needs
+# SECRET_KEY and ALLOWED_HOSTS; it refuses to start while `make release` has not run.
+# On a machine without TLS in front, DJANGO_INSECURE_HTTP=1 serves plain HTTP.
+serve: $(VENV)/.runtime
+	DJANGO_ENV=production $(PY) manage.py migrate --check
 	DJANGO_ENV=production $(VENV)/bin/gunicorn --config config/gunicorn.conf.py
+
+# A task worker (any number, on any host): takes queued sweeps from the database.
+worker: $(VENV)/.runtime
+	DJANGO_ENV=production $(PY) manage.py db_worker --no-reload
 
 chromium:
 	@if [ ! -x /usr/bin/chromium ]; then \
 		echo "Installing Debian's chromium for the browser tests"; \
 		$(SUDO) apt-get update && $(SUDO) apt-get install -y chromium; \
+	fi
+
+# Debian's nginx, for the proxy in front of the app hosts and the cluster tests.
+nginx:
+	@if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then \
+		echo "Installing Debian's nginx"; \
+		$(SUDO) apt-get update && $(SUDO) apt-get install -y nginx; \
 	fi
 
 lint: $(VENV)/.dev
@@ -57,12 +81,12 @@ lint: $(VENV)/.dev
 	DJANGO_ENV=production SECRET_KEY=check-deploy-$$(date +%s)-a-long-enough-random-looking-secret-key-value \
 		ALLOWED_HOSTS=felab.example.org $(PY) manage.py check --deploy --fail-level WARNING
 
-test-sqlite: $(VENV)/.dev chromium
+test-sqlite: $(VENV)/.dev chromium nginx
 	$(VENV)/bin/pytest
 
 test: lint test-sqlite
 
-test-postgres: $(VENV)/.dev chromium
+test-postgres: $(VENV)/.dev chromium nginx
 	$(PY) -c "import psycopg; \
 		conn = psycopg.connect('$(PG_ADMIN_URL)', autocommit=True); \
 		conn.execute('DROP DATABASE IF EXISTS $(PG_TEST_DB) WITH (FORCE)'); \
@@ -71,13 +95,20 @@ test-postgres: $(VENV)/.dev chromium
 
 # Every benchmark, each printing its table (a missed target does not stop the others);
 # the README keeps the latest figures.
-bench: $(VENV)/.dev
+bench: $(VENV)/.dev nginx
 	@command -v wrk >/dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y wrk)
 	-$(PY) bench/bench_model.py
+	-$(PY) bench/bench_calc.py
 	-$(PY) bench/bench_pages.py
 	-$(PY) bench/bench_http.py
 	-$(PY) bench/bench_load.py
 	-$(PY) bench/bench_practice.py --capacity-levels 64,128,256
+	-$(PY) bench/bench_prefix_cache.py
+	-$(PY) bench/bench_cluster.py
+
+# The cluster proof: nginx, two app hosts, a task worker, PostgreSQL and Redis on this machine.
+cluster: $(VENV)/.dev nginx
+	$(PY) bench/bench_cluster.py
 
 clean:
 	rm -rf $(VENV) staticfiles .pytest_cache .hypothesis

@@ -6,6 +6,7 @@ Anything else is development: SQLite by default, a throwaway secret key.
 """
 
 import os
+import tempfile
 from pathlib import Path
 
 import dj_database_url
@@ -57,6 +58,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "template_partials",
+    "django_tasks",
+    "django_tasks_db",
     "lessons",
     "quiz",
     "felab_sim",
@@ -152,13 +155,26 @@ if PRODUCTION:
     # DJANGO_INSECURE_HTTP=1 is for serving production settings on a machine without TLS
     # (benchmarks, a laptop): no HTTPS redirect, no HSTS, cookies sent over plain HTTP.
     HTTPS = not env_flag("DJANGO_INSECURE_HTTP")
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = HTTPS
     SESSION_COOKIE_SECURE = HTTPS
     CSRF_COOKIE_SECURE = HTTPS
     SECURE_HSTS_SECONDS = 60 * 60 * 24 * 365 if HTTPS else 0
     SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
     SECURE_HSTS_PRELOAD = HTTPS
+
+# Slow work (real sweeps) runs in task workers, `manage.py db_worker`, on any host: the queue
+# is a table in the site's database, so it needs no server of its own.
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+
+# Heavy simulations (more work than SIM_LIGHT_WORK: streamed tokens + 8 per request, about
+# 20 ms; the default sweep is 28,000) take one of SIM_SLOTS slots shared by the host's workers, waiting at most
+# SIM_SLOT_WAIT_S for one before a 503: half the cores, so the other pages keep the rest.
+SIM_SLOTS = int(os.environ.get("FELAB_SIM_SLOTS", "0")) or max(1, (os.cpu_count() or 2) // 2)
+SIM_SLOT_WAIT_S = float(os.environ.get("FELAB_SIM_SLOT_WAIT_S", "2"))
+SIM_SLOTS_DIR = Path(
+    os.environ.get("FELAB_SIM_SLOTS_DIR", Path(tempfile.gettempdir()) / f"felab-sim-slots-{os.getuid()}")
+)
+SIM_LIGHT_WORK = 50_000
 
 # The practice server that `make run` starts beside the site; sweeps from /sim/ measure it.
 PRACTICE_SERVER_URL = os.environ.get("FELAB_PRACTICE_URL", "http://127.0.0.1:8001/v1")
@@ -168,17 +184,39 @@ RATE_LIMITS = {
     "login": (int(os.environ.get("FELAB_LOGIN_LIMIT", "10")), 60),
     "sweep": (int(os.environ.get("FELAB_SWEEP_LIMIT", "120")), 60),
 }
-CACHES = {
-    "default": (
-        {
-            # Shared by every gunicorn worker on the machine, so rate limits hold across them.
-            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-            "LOCATION": os.environ.get("FELAB_CACHE_DIR", "/tmp/felab-cache"),
+# The proxies in front of the site (addresses or networks, e.g. nginx on 127.0.0.1). Only a
+# request from one of them may name its client in X-Forwarded-For or its scheme in
+# X-Forwarded-Proto; with none configured both headers are ignored, since a client could
+# send them itself.
+TRUSTED_PROXIES = env_list("FELAB_TRUSTED_PROXIES")
+if TRUSTED_PROXIES:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# REDIS_URL: one cache for every host, so rate limits count once across them and sessions
+# are read from memory (cached_db keeps them in the database too, so a Redis restart logs
+# no one out). Without it, one host's workers share a file cache (production) or each
+# process has its own memory (development).
+REDIS_URL = os.environ.get("REDIS_URL", "")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": os.environ.get("FELAB_CACHE_PREFIX", "felab"),
         }
-        if PRODUCTION
-        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
-    )
-}
+    }
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+else:
+    CACHES = {
+        "default": (
+            {
+                "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+                "LOCATION": os.environ.get("FELAB_CACHE_DIR", "/tmp/felab-cache"),
+            }
+            if PRODUCTION
+            else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+        )
+    }
 
 LOGGING = {
     "version": 1,

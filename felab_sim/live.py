@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 
 from .core.calculator import Result
 from .core.calculators import get as get_calculator
-from .model import SweepParams, SweepResult, run_sweep
+from .core.model import SweepParams, SweepResult, run_sweep
 
 
 @lru_cache(maxsize=512)
@@ -20,7 +20,7 @@ def cached_sweep(params: SweepParams) -> SweepResult:
 @lru_cache(maxsize=256)
 def cached_figure(params: SweepParams, *, compact: bool = False) -> str:
     """The model's chart as plotly JSON: building a plotly figure costs far more than the sweep."""
-    from .plots import sweep_figure  # plotly is imported only where a chart is drawn
+    from .core.plots import sweep_figure  # plotly is imported only where a chart is drawn
 
     return sweep_figure(cached_sweep(params), compact=compact)
 
@@ -41,3 +41,15 @@ def sim_query(params: SweepParams) -> str:
 def cached_calculation(calculator: str, params: tuple[tuple[str, object], ...]) -> Result:
     """A calculator's result for a parameter set's stored values (a pure function of them)."""
     return get_calculator(calculator).run(dict(params))
+
+
+@lru_cache(maxsize=1024)
+def _cached_chart(name: str, params: tuple[tuple[str, object], ...]) -> str:
+    from .core.calc_charts import chart_json
+
+    return chart_json(name, get_calculator(name).run(dict(params)))
+
+
+def cached_chart(name: str, result: Result) -> str:
+    """A calculator's chart for a result, cached by its parameters like the sweep's."""
+    return _cached_chart(name, tuple(result.params.items()))

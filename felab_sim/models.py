@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -10,9 +11,9 @@ from django.utils import timezone
 
 from .core.calculator import Result
 from .core.calculators import CALCULATORS
+from .core.model import ParamError, SweepParams, check_web_limits
 from .core.params import ParamValue
-from .live import cached_calculation
-from .model import ParamError, SweepParams, check_web_limits
+from .live import cached_calculation, cached_sweep
 
 DEFAULTS = SweepParams()
 
@@ -138,9 +139,10 @@ class ParameterSet(models.Model):
         names = sorted(self.params, key=lambda name: order.index(name) if name in order else len(order))
         return {name: _plain(self.params[name]) for name in names}
 
-    def query(self) -> dict[str, str]:
-        """The set's changed parameters as a calculator page's query string writes them."""
-        return {name: _query_text(value) for name, value in self.params.items()}
+    def query_string(self) -> str:
+        """The set's changed parameters as a calculator page's query string."""
+        params = self.params if isinstance(self.params, dict) else {}
+        return urlencode({name: _query_text(value) for name, value in params.items()})
 
 
 def _plain(value: ParamValue) -> ParamValue:
@@ -150,46 +152,75 @@ def _plain(value: ParamValue) -> ParamValue:
 def _query_text(value: ParamValue) -> str:
     if isinstance(value, bool):
         return "on" if value else "off"
-    return "" if value is None else str(value)
+    return "" if value is None else str(_plain(value))
 
 
 class SweepRunQuerySet(models.QuerySet["SweepRun"]):
     def running(self) -> SweepRunQuerySet:
         return self.filter(state=SweepRun.State.RUNNING)
 
+    def queued(self) -> SweepRunQuerySet:
+        return self.filter(state=SweepRun.State.QUEUED)
+
+    def active(self) -> SweepRunQuerySet:
+        return self.filter(state__in=[SweepRun.State.QUEUED, SweepRun.State.RUNNING])
+
     def finished(self) -> SweepRunQuerySet:
         return self.filter(state=SweepRun.State.DONE)
 
+    def in_turn(self) -> list[SweepRun]:
+        """The queued runs in the order they will run: first come, first served, except that
+        whoever had the last run goes after everyone already waiting (no one runs twice in a row
+        while others wait)."""
+        last = self.model.objects.exclude(state=SweepRun.State.QUEUED).order_by("-started_at").first()
+        last_user_id = last.started_by_id if last else None
+        waiting = list(self.queued().select_related("started_by").order_by("queued_at", "pk"))
+        return sorted(
+            waiting, key=lambda run: run.started_by_id is not None and run.started_by_id == last_user_id
+        )
+
 
 class SweepRun(models.Model):
-    """A real sweep measured over HTTP against an OpenAI-compatible server, kept for plotting."""
+    """A real sweep measured over HTTP against an OpenAI-compatible server, kept for plotting.
+
+    It waits in the queue until a task worker (felab_sim/tasks.py) takes it; one runs at a time
+    for the whole site, and each user has at most one waiting or running.
+    """
 
     class State(models.TextChoices):
+        QUEUED = "queued", "queued"
         RUNNING = "running", "running"
         DONE = "done", "done"
         FAILED = "failed", "failed"
 
     server_url = models.URLField(max_length=300)
     params = models.JSONField(help_text="The sweep's flat parameters, as in sweep.json.")
-    state = models.CharField(max_length=10, choices=State.choices, default=State.RUNNING)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
     error = models.TextField(blank=True)
     capacity = models.PositiveIntegerField(null=True, blank=True)
     started_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="sweep_runs"
     )
-    started_at = models.DateTimeField(default=timezone.now)
+    queued_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(default=timezone.now, help_text="When a worker took it from the queue.")
     heartbeat_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     objects = SweepRunQuerySet.as_manager()
 
     class Meta:
-        ordering = ["-started_at"]
+        ordering = ["-queued_at"]
         constraints = [
             # One sweep at a time for the whole site, whichever worker process starts it.
             models.UniqueConstraint(
                 fields=["state"], condition=models.Q(state="running"), name="one_sweep_running_at_a_time"
-            )
+            ),
+            # A user waits with one run at a time, so no one can fill the queue.
+            models.UniqueConstraint(
+                fields=["started_by"],
+                condition=models.Q(state__in=["queued", "running"]),
+                name="one_active_sweep_per_user",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -201,6 +232,34 @@ class SweepRun(models.Model):
     @property
     def is_running(self) -> bool:
         return self.state == self.State.RUNNING
+
+    @property
+    def is_queued(self) -> bool:
+        return self.state == self.State.QUEUED
+
+    @property
+    def is_active(self) -> bool:
+        return self.state in (self.State.QUEUED, self.State.RUNNING)
+
+    def expected_seconds(self) -> float:
+        """How long the sweep should take against the practice server: the model's wall time."""
+        return sum(level.wall_s for level in cached_sweep(self.sweep_params()).levels)
+
+    def wait_estimate(self) -> tuple[int, float] | None:
+        """For a queued run: its place in the queue (1 = next) and the seconds until it starts."""
+        if not self.is_queued:
+            return None
+        ahead: list[SweepRun] = []
+        for run in SweepRun.objects.in_turn():
+            if run.pk == self.pk:
+                break
+            ahead.append(run)
+        seconds = sum(run.expected_seconds() for run in ahead)
+        running = SweepRun.objects.running().first()
+        if running is not None:
+            elapsed = (timezone.now() - running.started_at).total_seconds()
+            seconds += max(0.0, running.expected_seconds() - elapsed)
+        return len(ahead) + 1, seconds
 
     def sweep_params(self) -> SweepParams:
         return SweepParams.from_flat(self.params)

@@ -1,7 +1,10 @@
-"""Real sweeps started from the browser: one at a time for the whole site, kept as SweepRuns.
+"""Real sweeps started from the browser: queued as SweepRuns, measured one at a time by a task
+worker (`manage.py db_worker`, felab_sim/tasks.py), never inside a web process.
 
-The sweep itself is felab_sim.loadgen (asyncio, no Django). It runs in a thread of its own;
-the thread that started it copies its progress into the database twice a second, because
+A web process only records the run and enqueues a task; any worker on any host takes the
+next run in turn (SweepRunQuerySet.in_turn), so a run survives the web worker that accepted
+it. The sweep itself is felab_sim.loadgen (asyncio, no Django). It runs in a thread of its
+own; the worker's thread copies its progress into the database twice a second, because
 Django's ORM refuses to be called from inside a running event loop.
 """
 
@@ -9,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -17,8 +21,8 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, close_old_connections, connection, transaction
 from django.utils import timezone
 
+from .core.model import ParamError, SweepParams, SweepResult, requests_at_level
 from .loadgen import LoadgenError, run_real_sweep
-from .model import ParamError, SweepParams, SweepResult, requests_at_level
 from .models import SweepRun, SweepRunLevel
 
 log = logging.getLogger(__name__)
@@ -55,16 +59,16 @@ class BrowserLimits:
 BROWSER_LIMITS = BrowserLimits()
 
 
-class SweepBusy(Exception):
-    """Another sweep is running; it is the one to wait for."""
+class AlreadyWaiting(Exception):
+    """The user already has a run waiting or running: that is the one to watch."""
 
-    def __init__(self, running: SweepRun | None) -> None:
-        super().__init__("a sweep is already running")
-        self.running = running
+    def __init__(self, run: SweepRun | None) -> None:
+        super().__init__("this user already has a sweep waiting or running")
+        self.run = run
 
 
 def reap_stale_runs() -> int:
-    """Mark runs whose worker stopped writing as failed, so the site is not blocked forever."""
+    """Mark runs whose worker stopped writing as failed, so the queue moves on."""
     cutoff = timezone.now() - STALE_AFTER
     return (
         SweepRun.objects.running()
@@ -80,28 +84,59 @@ def reap_stale_runs() -> int:
 def start_run(
     params: SweepParams, user: AbstractBaseUser | AnonymousUser, server_url: str | None = None
 ) -> SweepRun:
-    """Record a new run and start measuring it in the background; SweepBusy if one is running."""
+    """Queue a new run for the task workers; AlreadyWaiting if this user has one queued or running."""
+    from .tasks import run_queued_sweeps  # tasks imports this module
+
     BROWSER_LIMITS.check(params)
-    reap_stale_runs()
     url = server_url or settings.PRACTICE_SERVER_URL
+    starter = user if user.is_authenticated else None
     try:
         with transaction.atomic():
-            run = SweepRun.objects.create(
-                server_url=url,
-                params=params.as_flat(),
-                started_by=user if user.is_authenticated else None,
-            )
+            run = SweepRun.objects.create(server_url=url, params=params.as_flat(), started_by=starter)
             SweepRunLevel.objects.bulk_create(
                 SweepRunLevel(run=run, conc=conc, requests=requests_at_level(conc)) for conc in params.levels
             )
     except IntegrityError:
-        raise SweepBusy(SweepRun.objects.running().select_related("started_by").first()) from None
-    transaction.on_commit(lambda: _launch(run.pk))
+        raise AlreadyWaiting(SweepRun.objects.active().filter(started_by=starter).first()) from None
+    transaction.on_commit(run_queued_sweeps.enqueue)
     return run
 
 
-def _launch(run_pk: int) -> None:
-    threading.Thread(target=execute_run, args=(run_pk,), name=f"sweep-run-{run_pk}", daemon=True).start()
+def claim_next_run() -> SweepRun | None:
+    """Take the next run in turn from the queue; None if there is none or another run holds the slot."""
+    reap_stale_runs()
+    waiting = SweepRun.objects.in_turn()
+    if not waiting:
+        return None
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            claimed = (
+                SweepRun.objects.queued()
+                .filter(pk=waiting[0].pk)
+                .update(state=SweepRun.State.RUNNING, started_at=now, heartbeat_at=now)
+            )
+    except IntegrityError:  # one_sweep_running_at_a_time: another worker's run is measuring
+        return None
+    return SweepRun.objects.get(pk=waiting[0].pk) if claimed else None
+
+
+def work_through_queue(poll_s: float = 1.0) -> int:
+    """Run queued sweeps one after another until none waits; returns how many this call ran.
+
+    While another worker's run holds the slot, wait for it rather than return: if that worker
+    died, its run is reaped after STALE_AFTER and this one carries on with the queue.
+    """
+    ran = 0
+    while True:
+        run = claim_next_run()
+        if run is not None:
+            execute_run(run.pk)
+            ran += 1
+        elif SweepRun.objects.queued().exists():
+            time.sleep(poll_s)
+        else:
+            return ran
 
 
 def execute_run(run_pk: int) -> None:

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
+
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -11,13 +14,15 @@ from django.views.decorators.http import require_GET, require_POST
 
 from config.ratelimit import rate_limited
 
-from . import plots
+from .core import plots
+from .core.calculators import CALCULATORS
+from .core.model import WEB_LIMITS, ParamError, SweepParams, SweepResult, check_web_limits, requests_at_level
 from .core.numbers import format_figure
 from .forms import SweepForm
 from .live import cached_figure, cached_sweep, sim_query
-from .model import ParamError, SweepParams, SweepResult, check_web_limits
 from .models import SweepRun
-from .runs import BROWSER_LIMITS, STALE_AFTER, SweepBusy, reap_stale_runs, start_run
+from .runs import BROWSER_LIMITS, STALE_AFTER, AlreadyWaiting, reap_stale_runs, start_run
+from .slots import SimulatorBusy, simulation_slot
 
 
 def _json_error(param: str, message: str, status: int = 400) -> JsonResponse:
@@ -27,7 +32,7 @@ def _json_error(param: str, message: str, status: int = 400) -> JsonResponse:
 @require_GET
 @rate_limited("sweep")
 def sweep_json(request: HttpRequest) -> JsonResponse:
-    """The simulated sweep as JSON, with DESIGN.md's shape; bad input is a 400 naming the parameter."""
+    """The simulated sweep as JSON, with the shape in docs/architecture.md; bad input is a 400 naming the parameter."""
     for key, values in request.GET.lists():
         if len(values) > 1:
             return _json_error(key, f"{key} is given {len(values)} times; give it once")
@@ -36,7 +41,11 @@ def sweep_json(request: HttpRequest) -> JsonResponse:
         check_web_limits(params)
     except ParamError as error:
         return _json_error(error.param, error.message)
-    return JsonResponse(cached_sweep(params).as_dict())
+    try:
+        with _simulator_slot(params):
+            return JsonResponse(cached_sweep(params).as_dict())
+    except SimulatorBusy:
+        return _simulator_busy(request)
 
 
 @require_GET
@@ -44,14 +53,21 @@ def sweep_json(request: HttpRequest) -> JsonResponse:
 def sim_page(request: HttpRequest) -> HttpResponse:
     """The explorable simulator: a GET form whose URL holds the parameters."""
     form = SweepForm({**SweepForm.defaults(), **request.GET.dict()})
-    result = cached_sweep(form.params) if form.is_valid() else None
-    rows = published_beside(result) if result else []
     overlay = _run_to_overlay(request.GET.get("run"))
     measured = [(f"run {overlay.pk}", overlay.measured_rows())] if overlay else []
+    result, figure = None, None
+    if form.is_valid():
+        try:
+            with _simulator_slot(form.params):
+                result = cached_sweep(form.params)
+                figure = _sim_figure(result, measured)
+        except SimulatorBusy:
+            return _simulator_busy(request)
+    rows = published_beside(result) if result else []
     context = {
         "form": form,
         "result": result,
-        "figure": _sim_figure(result, measured),
+        "figure": figure,
         "summary": capacity_sentence(result) if result else "",
         "rows": rows,
         "course_run_shown": any(course for _, course in rows),
@@ -59,7 +75,9 @@ def sim_page(request: HttpRequest) -> HttpResponse:
         "overlay": overlay,
         "recent_runs": SweepRun.objects.finished()[:5],
         "running": SweepRun.objects.running().first(),
+        "waiting": SweepRun.objects.queued().count(),
         "browser_limits": BROWSER_LIMITS,
+        "calculators": CALCULATORS.values(),
     }
     template = "felab_sim/sim.html#results" if request.htmx else "felab_sim/sim.html"
     response = render(request, template, context, status=200 if result else 400)
@@ -67,16 +85,38 @@ def sim_page(request: HttpRequest) -> HttpResponse:
     return response
 
 
-def _sim_figure(result: SweepResult | None, measured: list) -> str | None:
-    if result is None:
-        return None
+def _simulator_slot(params: SweepParams) -> AbstractContextManager:
+    """One of the host's simulation slots for a heavy sweep (felab_sim/slots.py); none for a light one."""
+    # Cost: about one heap operation per streamed token and a few per request (WebLimits).
+    requests = sum(requests_at_level(conc) for conc in params.levels)
+    if WEB_LIMITS.tokens_bound(params) + 8 * requests <= settings.SIM_LIGHT_WORK:
+        return nullcontext()
+    return simulation_slot(settings.SIM_SLOTS_DIR, settings.SIM_SLOTS, settings.SIM_SLOT_WAIT_S)
+
+
+def _simulator_busy(request: HttpRequest) -> HttpResponse:
+    message = (
+        f"The simulator is busy with other large sweeps (at most {settings.SIM_SLOTS} at once); "
+        "try again in a moment, or use fewer or lower levels."
+    )
+    if request.path.endswith(".json"):
+        response: HttpResponse = JsonResponse({"error": {"param": None, "message": message}}, status=503)
+    else:
+        response = HttpResponse(message, status=503, content_type="text/plain; charset=utf-8")
+    response["Retry-After"] = "1"
+    return response
+
+
+def _sim_figure(result: SweepResult, measured: list) -> str:
     if measured:  # a stored run drawn over the model: rare, not worth a cache entry
         return plots.sweep_figure(result, measured=measured)
     return cached_figure(result.params)
 
 
 def _run_to_overlay(run_id: str | None) -> SweepRun | None:
-    if not run_id or not run_id.isdigit():
+    # isdigit() alone also accepts "²" and other digits that int() refuses; the length bound
+    # keeps the number within the primary key's range.
+    if not run_id or not (run_id.isascii() and run_id.isdigit()) or len(run_id) > 18:
         return None
     return SweepRun.objects.finished().prefetch_related("levels").filter(pk=int(run_id)).first()
 
@@ -85,20 +125,16 @@ def _run_to_overlay(run_id: str | None) -> SweepRun | None:
 @login_required
 @rate_limited("sweep")
 def run_start(request: HttpRequest) -> HttpResponse:
-    """Start a real sweep against the practice server; one at a time for the whole site."""
+    """Queue a real sweep against the practice server; the task workers run one at a time."""
     fields = {key: request.POST[key] for key in ("levels", "max_tokens", "slo_ms") if request.POST.get(key)}
     try:
         run = start_run(SweepParams.from_flat(fields), request.user)
     except ParamError as error:
         messages.error(request, f"The sweep did not start: {error.message}")
         return redirect(f"{reverse('sim')}#real-sweep")
-    except SweepBusy as busy:
-        running = busy.running
-        when = timezone.localtime(running.started_at).strftime("%H:%M:%S UTC") if running else "just now"
-        messages.error(
-            request, f"A sweep is already running (started at {when}); watch it or wait for it to end."
-        )
-        return redirect(running.get_absolute_url() if running else reverse("sim"))
+    except AlreadyWaiting as waiting:
+        messages.error(request, "You already have a sweep waiting or running; here it is.")
+        return redirect(waiting.run.get_absolute_url() if waiting.run else reverse("sim"))
     return redirect(run.get_absolute_url())
 
 
@@ -112,7 +148,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         # writing, since watchers poll this page every second.
         reap_stale_runs()
         run.refresh_from_db()
-    context: dict[str, object] = {"run": run, "levels": list(run.levels.all())}
+    context: dict[str, object] = {"run": run, "levels": list(run.levels.all()), "wait": run.wait_estimate()}
     if run.state == SweepRun.State.DONE:
         params = run.sweep_params()
         model = cached_sweep(params)

@@ -11,14 +11,14 @@ from django.utils.http import urlencode
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
 
-from felab_sim import figures, live
-from felab_sim.core import citations
+from felab_sim import live
+from felab_sim.core import citations, figures
 from felab_sim.core.calculator import Result
 from felab_sim.core.calculators import CALCULATORS
-from felab_sim.model import ParamError, SweepParams, SweepResult
+from felab_sim.core.model import ParamError, SweepParams, SweepResult
 from felab_sim.models import ParameterSet, Scenario
 
-from .markdown import render_markdown
+from .markdown import live_figure_markup_problems, render_markdown
 
 # Django's admin shows help text as HTML, unescaped: say everything here without markup
 # (a literal tag here once swallowed the rest of the admin's form). A test checks it.
@@ -28,8 +28,9 @@ MARKDOWN_HELP = (
     "Raw HTML tags such as scripts and frames are removed when the page is shown."
 )
 CARD_TEXT_HELP = (
-    MARKDOWN_HELP + " {{sim.c8.agg_tok_s}} cites a figure computed live from the card's scenario "
-    "(the names are listed in felab_sim/figures.py); it goes in the text, never in a link target."
+    MARKDOWN_HELP + " A live figure goes in the text, never in a link target: "
+    "{{sim.c8.agg_tok_s}} from the card's scenario (names in felab_sim/figures.py), "
+    "{{calc.SET_SLUG.OUTPUT_KEY}} from a parameter set (outputs in docs/architecture.md)."
 )
 
 
@@ -42,13 +43,20 @@ def _calc_span(citation: citations.Citation, value: str) -> str:
 
 
 class CourseQuerySet(models.QuerySet["Course"]):
-    def with_lessons_and_steps(self) -> CourseQuerySet:
-        """Everything the home page lists, in three queries whatever the size."""
+    def with_lessons_and_steps(self, *, drafts: bool = False) -> CourseQuerySet:
+        """Everything the home page lists, in three queries whatever the size.
+
+        Draft lessons and cards only with drafts=True: what an instructor previews.
+        """
+        lessons = Lesson.objects.all() if drafts else Lesson.objects.published()
+        cards = Card.objects.all() if drafts else Card.objects.filter(published=True)
         return self.prefetch_related(
             models.Prefetch(
                 "lessons",
-                queryset=Lesson.objects.order_by("order", "number").prefetch_related(
-                    models.Prefetch("cards", queryset=Card.objects.only("id", "lesson_id", "step", "title"))
+                queryset=lessons.order_by("order", "number").prefetch_related(
+                    models.Prefetch(
+                        "cards", queryset=cards.only("id", "lesson_id", "step", "title", "published")
+                    )
                 ),
             )
         )
@@ -72,6 +80,15 @@ class Course(models.Model):
         return (self.slug,)
 
 
+class LessonQuerySet(models.QuerySet["Lesson"]):
+    def published(self) -> LessonQuerySet:
+        return self.filter(published=True)
+
+    def visible(self, *, drafts: bool) -> LessonQuerySet:
+        """What a visitor may open: students only published lessons, instructors drafts too."""
+        return self if drafts else self.published()
+
+
 class Lesson(models.Model):
     course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="lessons")
     number = models.PositiveSmallIntegerField(help_text="The lesson's number in the course, e.g. 3.")
@@ -88,6 +105,8 @@ class Lesson(models.Model):
         default=True, help_text="Students see only published lessons; a draft is shown to instructors only."
     )
     rendered = models.JSONField(default=dict, editable=False)
+
+    objects = LessonQuerySet.as_manager()
 
     class Meta:
         ordering = ["course", "order", "number"]
@@ -107,6 +126,13 @@ class Lesson(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("lesson", args=[self.course.slug, self.slug])
 
+    def get_admin_url(self) -> str:
+        return reverse("admin:lessons_lesson_change", args=[self.pk])
+
+    @property
+    def is_draft(self) -> bool:
+        return not self.published
+
     @property
     def intro_html(self) -> SafeString:
         # Sanitized by nh3 when saved, so it is safe to mark as such.
@@ -115,57 +141,36 @@ class Lesson(models.Model):
     def natural_key(self) -> tuple[str, str]:
         return (self.course.slug, self.slug)
 
-    @cached_property
-    def page_cards(self) -> list[Card]:
-        """The lesson page's cards, their citations filled from one shared look-up of parameter sets.
+    def page(self, *, drafts: bool) -> LessonPage:
+        """The lesson page: its visible cards, ready to show, and where to try their numbers.
 
-        Three queries whatever the number of cards: cards (with scenarios), their figures, and
-        the parameter sets they cite.
+        Three queries whatever the number of cards: the cards (with scenarios), their figures,
+        and the parameter sets they cite, which every card shares.
         """
-        results = {cited.slug: cited.result() for cited in self.cited_parameter_sets}
-        for card in self._cards_with_figures:
-            card.calc_results = results  # a superset of each card's own: one query, not one per card
-        return self._cards_with_figures
-
-    @cached_property
-    def cited_parameter_sets(self) -> list[ParameterSet]:
-        cited = [found for card in self._cards_with_figures for found in card.calc_citations()]
-        return list(ParameterSet.objects.filter(slug__in=citations.slugs(cited))) if cited else []
-
-    @cached_property
-    def _cards_with_figures(self) -> list[Card]:
-        cards = list(self.cards.select_related("scenario").prefetch_related("figures").order_by("step"))
+        cards = list(
+            Card.objects.visible(drafts=drafts)
+            .filter(lesson=self)
+            .select_related("scenario")
+            .prefetch_related(models.Prefetch("figures", queryset=CardFigure.objects.order_by("order")))
+            .order_by("step")
+        )
+        cited = [found for card in cards for found in card.calc_citations()]
+        sets = list(ParameterSet.objects.filter(slug__in=citations.slugs(cited))) if cited else []
+        results = {parameter_set.slug: parameter_set.result() for parameter_set in sets}
         for card in cards:
             card.lesson = self  # already loaded: spares a query per card
-        return cards
-
-    def try_it(self) -> list[TryIt]:
-        """Where to turn the knobs of what this lesson's cards compute: the sweep, then each calculator."""
-        links: list[TryIt] = []
-        if sweep_card := next((card for card in self.page_cards if card.scenario_id), None):
-            links.append(TryIt("The concurrency sweep, simulated", sweep_card.sim_url()))
-        sets = {parameter_set.slug: parameter_set for parameter_set in self.cited_parameter_sets}
-        first_set_of: dict[str, ParameterSet] = {}
-        for card in self.page_cards:
-            for cited in card.calc_citations():
-                if cited.slug in sets:
-                    first_set_of.setdefault(sets[cited.slug].calculator, sets[cited.slug])
-        for name, parameter_set in first_set_of.items():
-            calculator = CALCULATORS.get(name)
-            if calculator is None:
-                continue
-            # /sim/calc/NAME/ (docs/architecture.md), opened at the first set this lesson cites.
-            query = urlencode(parameter_set.query())
-            links.append(
-                TryIt(calculator.title, f"{reverse('sim')}calc/{name}/" + (f"?{query}" if query else ""))
-            )
-        return links
+            card.calc_results = results  # a superset of each card's own: one query, not one per card
+        return LessonPage(cards=cards, try_it=_try_it(cards, {found.slug: found for found in sets}))
 
     def following(self) -> Lesson | None:
-        """The course's next lesson in reading order (order, then number), or None after the last."""
+        """The course's next published lesson in reading order (order, then number), or None after the last.
+
+        Drafts are skipped: this is where a student goes next.
+        """
         later = models.Q(order__gt=self.order) | models.Q(order=self.order, number__gt=self.number)
         return (
-            Lesson.objects.select_related("course")
+            Lesson.objects.published()
+            .select_related("course")
             .filter(later, course_id=self.course_id)
             .order_by("order", "number")
             .first()
@@ -180,12 +185,44 @@ class TryIt:
     url: str
 
 
+@dataclass(frozen=True)
+class LessonPage:
+    cards: list[Card]
+    try_it: list[TryIt]
+
+
+def _try_it(cards: list[Card], sets: dict[str, ParameterSet]) -> list[TryIt]:
+    """Where to turn the knobs of what these cards compute: the sweep, then each calculator once."""
+    links: list[TryIt] = []
+    if sweep_card := next((card for card in cards if card.scenario_id), None):
+        links.append(TryIt("The concurrency sweep, simulated", sweep_card.sim_url()))
+    first_set_of: dict[str, ParameterSet] = {}
+    for card in cards:
+        for cited in card.calc_citations():
+            if cited.slug in sets:
+                first_set_of.setdefault(sets[cited.slug].calculator, sets[cited.slug])
+    for name, parameter_set in first_set_of.items():
+        if (calculator := CALCULATORS.get(name)) is None:
+            continue
+        # /sim/calc/NAME/ (docs/architecture.md), opened at the first set the lesson cites.
+        query = urlencode(parameter_set.query())
+        links.append(
+            TryIt(calculator.title, f"{reverse('sim')}calc/{name}/" + (f"?{query}" if query else ""))
+        )
+    return links
+
+
 class GlossaryTermQuerySet(models.QuerySet["GlossaryTerm"]):
-    def with_cards(self) -> GlossaryTermQuerySet:
-        """Terms with the cards that list them, in course order: two queries whatever the size."""
+    def with_cards(self, *, drafts: bool = False) -> GlossaryTermQuerySet:
+        """Terms with the cards that list them, in course order: two queries whatever the size.
+
+        Students see only published cards; instructors (drafts=True) see drafts too.
+        """
         card_terms = CardTerm.objects.select_related("card__lesson__course").order_by(
             "card__lesson__course__order", "card__lesson__order", "card__lesson__number", "card__step"
         )
+        if not drafts:
+            card_terms = card_terms.filter(card__published=True, card__lesson__published=True)
         return self.prefetch_related(models.Prefetch("card_terms", queryset=card_terms))
 
 
@@ -234,6 +271,14 @@ class GlossaryTerm(models.Model):
 
 
 class CardQuerySet(models.QuerySet["Card"]):
+    def published(self) -> CardQuerySet:
+        """Cards students may see: the card and its lesson both published."""
+        return self.filter(published=True, lesson__published=True)
+
+    def visible(self, *, drafts: bool) -> CardQuerySet:
+        """What a visitor may open: students only published cards, instructors drafts too."""
+        return self if drafts else self.published()
+
     def for_page(self) -> CardQuerySet:
         """A card with what its page shows: lesson, course and ordered glossary."""
         return self.select_related("lesson__course", "scenario").prefetch_related(
@@ -307,6 +352,9 @@ class Card(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("card", args=[self.lesson.course.slug, self.lesson.slug, self.step])
 
+    def get_admin_url(self) -> str:
+        return reverse("admin:lessons_card_change", args=[self.pk])
+
     def clean(self) -> None:
         params = self.scenario_params
         errors: dict[str, list[str]] = {}
@@ -317,6 +365,7 @@ class Card(models.Model):
         for name in self.TEXT_FIELDS:
             problems = figures.problems([getattr(self, name)], params)
             problems += citations.problems(cited[name], known_sets)
+            problems += live_figure_markup_problems(getattr(self, name))
             if problems:
                 errors.setdefault(name, []).extend(problems)
         if errors:
@@ -326,13 +375,19 @@ class Card(models.Model):
     def label(self) -> str:
         return f"Step {self.step} · {self.title}"
 
+    @property
+    def is_draft(self) -> bool:
+        """Hidden from students: the card, or the lesson it belongs to, is not published."""
+        return not (self.published and self.lesson.published)
+
     def natural_key(self) -> tuple[str, str, int]:
         return (*self.lesson.natural_key(), self.step)
 
     def following(self) -> Card | None:
-        """The lesson's next step, or None on its last card."""
+        """The lesson's next published step, or None on its last (drafts are skipped: students go there)."""
         return (
-            Card.objects.select_related("lesson__course")
+            Card.objects.filter(published=True)
+            .select_related("lesson__course")
             .filter(lesson_id=self.lesson_id, step__gt=self.step)
             .order_by("step")
             .first()
@@ -394,7 +449,12 @@ class Card(models.Model):
     def live_rows(self) -> list[dict[str, str]]:
         """The "Computed live" panel: each figure the card states, beside the model's value."""
         return [
-            {"label": figure.label, "stated": figure.stated, "live": self._live_text(figure.figure)}
+            {
+                "label": figure.label,
+                "stated": figure.stated,
+                "live": self._live_text(figure.figure),
+                "note": figure.note,
+            }
             for figure in self.figures.all()
         ]
 

@@ -4,43 +4,49 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.cache import patch_vary_headers
 
+from .instructors import is_instructor
 from .models import Card, Course, GlossaryTerm, Lesson
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    courses = list(Course.objects.with_lessons_and_steps())
+    # Instructors preview drafts where students will see them; students never see them.
+    courses = list(Course.objects.with_lessons_and_steps(drafts=is_instructor(request.user)))
     return render(request, "lessons/home.html", {"courses": courses})
 
 
 def glossary(request: HttpRequest) -> HttpResponse:
     """Every word to know, each with the cards that use it."""
     # Sorted here, not by the database, so "p95" files under P on SQLite and PostgreSQL alike.
-    terms = sorted(GlossaryTerm.objects.with_cards(), key=lambda term: term.term.casefold())
+    terms = GlossaryTerm.objects.with_cards(drafts=is_instructor(request.user))
+    terms = sorted(terms, key=lambda term: term.term.casefold())
     return render(request, "lessons/glossary.html", {"terms": terms})
 
 
 def lesson_detail(request: HttpRequest, course_slug: str, lesson_slug: str) -> HttpResponse:
+    drafts = is_instructor(request.user)
     lesson = get_object_or_404(
-        Lesson.objects.select_related("course"), course__slug=course_slug, slug=lesson_slug
+        Lesson.objects.visible(drafts=drafts).select_related("course"),
+        course__slug=course_slug,
+        slug=lesson_slug,
     )
-    context = {
-        "lesson": lesson,
-        "course": lesson.course,
-        "cards": lesson.page_cards,
-        "try_it": lesson.try_it(),
-    }
+    page = lesson.page(drafts=drafts)
+    context = {"lesson": lesson, "course": lesson.course, "cards": page.cards, "try_it": page.try_it}
     return render(request, "lessons/lesson.html", context)
 
 
 def card_detail(request: HttpRequest, course_slug: str, lesson_slug: str, step: int) -> HttpResponse:
-    card = card_for_page(course_slug, lesson_slug, step)
+    card = card_for_page(request, course_slug, lesson_slug, step)
     answer_shown = request.GET.get("answer") == "shown"
     return render_card(request, card, answer_shown=answer_shown, review_mode=request.GET.get("review") == "1")
 
 
-def card_for_page(course_slug: str, lesson_slug: str, step: int) -> Card:
+def card_for_page(request: HttpRequest, course_slug: str, lesson_slug: str, step: int) -> Card:
+    """The card with what its page shows; a draft is not found unless an instructor asks."""
     return get_object_or_404(
-        Card.objects.for_page(), lesson__course__slug=course_slug, lesson__slug=lesson_slug, step=step
+        Card.objects.visible(drafts=is_instructor(request.user)).for_page(),
+        lesson__course__slug=course_slug,
+        lesson__slug=lesson_slug,
+        step=step,
     )
 
 
@@ -53,7 +59,7 @@ def render_card(
         "card_url": card.get_absolute_url(),
         "answer_shown": answer_shown,
         "review_mode": review_mode,
-        **_neighbours(card),
+        **_neighbours(card, drafts=is_instructor(request.user)),
     }
     # htmx asks for the answer region alone when the toggle is pressed.
     template = "lessons/card.html#answer" if request.htmx else "lessons/card.html"
@@ -62,9 +68,12 @@ def render_card(
     return response
 
 
-def _neighbours(card: Card) -> dict[str, Card | None]:
+def _neighbours(card: Card, *, drafts: bool) -> dict[str, Card | None]:
     steps = list(
-        Card.objects.filter(lesson_id=card.lesson_id).order_by("step").values_list("step", flat=True)
+        Card.objects.visible(drafts=drafts)
+        .filter(lesson_id=card.lesson_id)
+        .order_by("step")
+        .values_list("step", flat=True)
     )
     index = steps.index(card.step)
     lesson = card.lesson

@@ -1,13 +1,17 @@
-"""Real sweeps started from the browser against a real (fast) practice server."""
+"""Real sweeps started from the browser, queued, and measured by a task worker against a real
+(fast) practice server."""
 
-import time
+import re
+from datetime import timedelta
 
 import pytest
 from django.test import Client
+from django.utils import timezone
+from django_tasks_db.management.commands.db_worker import Worker
 
-from felab_sim.model import ServerParams
+from felab_sim.core.model import ServerParams
 from felab_sim.models import SweepRun, SweepRunLevel
-from felab_sim.runs import STALE_AFTER
+from felab_sim.runs import STALE_AFTER, claim_next_run
 from tests.practice.conftest import serving
 
 START_URL = "/sim/runs/"
@@ -21,14 +25,14 @@ def practice_server(settings):
         yield server
 
 
-def wait_finished(run_id: int, timeout: float = 60) -> SweepRun:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        run = SweepRun.objects.get(pk=run_id)
-        if not run.is_running:
-            return run
-        time.sleep(0.1)
-    raise AssertionError(f"run {run_id} still running after {timeout} s")
+def work_off_the_queue() -> None:
+    """What `manage.py db_worker` does, here in the test's thread until the queue is empty: a
+    worker thread beside the test would share its in-memory SQLite database, whose locks fail
+    at once ("database schema is locked") instead of waiting as a database file's do."""
+    Worker(
+        queue_names=["default"], interval=0, batch=True, backend_name="default", startup_delay=False,
+        max_tasks=None, worker_id="test-worker", excluded_queue_names=[],
+    ).run()  # fmt: skip
 
 
 @pytest.mark.django_db
@@ -40,42 +44,109 @@ def test_anonymous_must_log_in(client):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_student_runs_a_sweep_and_sees_it_over_the_model(student_client, student, practice_server):
-    response = student_client.post(START_URL, {"levels": "1,2", "max_tokens": "16", "slo_ms": "500"})
+    # An SLO no busy machine misses: the capacity below is then C = 2 however slow the run was.
+    response = student_client.post(START_URL, {"levels": "1,2", "max_tokens": "16", "slo_ms": "600000"})
     run = SweepRun.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/sim/runs/{run.pk}/"
     assert run.started_by == student and run.server_url == practice_server.api
     assert list(run.levels.values_list("conc", "requests")) == [(1, 12), (2, 12)]
+    assert "Waiting in the queue: next" in student_client.get(f"/sim/runs/{run.pk}/").content.decode()
 
-    run = wait_finished(run.pk)
+    work_off_the_queue()
+    run.refresh_from_db()
     assert run.state == SweepRun.State.DONE, run.error
     levels = list(run.levels.all())
     assert all(level.done == level.requests and level.is_finished for level in levels)
-    # A fast server: a 2 ms step plus HTTP gives well over 100 tok/s per user.
-    assert levels[0].user_tok_s > 100 and levels[1].agg_tok_s > levels[0].agg_tok_s
+    # Measured speeds depend on how busy the machine is (this asserted > 100 tok/s per user and
+    # failed under load at 88); what holds however busy it is: tokens came, and a level's
+    # tokens took at least the server's 2 ms steps to make (C requests step together).
+    for level in levels:
+        assert level.user_tok_s > 0 and 0 < level.agg_tok_s <= level.conc * 1000 / FAST.step_ms
 
     page = student_client.get(f"/sim/runs/{run.pk}/").content.decode()
-    assert "Done: capacity C = 2" in page and 'id="run-figure"' in page and "hx-trigger" not in page
+    assert (
+        "Done: capacity C = 2 at a 600000 ms SLO" in page
+        and 'id="run-figure"' in page
+        and "hx-trigger" not in page
+    )
     overlay = student_client.get("/sim/", {"levels": "1,2", "run": run.pk}).content.decode()
     assert f"per user (run {run.pk})" in overlay and "(drawn above)" in overlay
 
 
+def running_run(user=None, **fields) -> SweepRun:
+    run = SweepRun.objects.create(
+        server_url="http://127.0.0.1:8001/v1", params={"levels": [1, 8, 16]}, started_by=user,
+        state=SweepRun.State.RUNNING, **fields,
+    )  # fmt: skip
+    for conc, requests in ((1, 12), (8, 24), (16, 48)):
+        SweepRunLevel.objects.create(run=run, conc=conc, requests=requests)
+    return run
+
+
 @pytest.mark.django_db
-def test_one_sweep_at_a_time_for_the_whole_site(student_client, other_student_client, other_student):
-    running = SweepRun.objects.create(server_url="http://127.0.0.1:8001/v1", params={"levels": [1]})
-    response = other_student_client.post(START_URL, {"levels": "1"}, follow=True)
-    assert response.redirect_chain[0] == (f"/sim/runs/{running.pk}/", 302)
-    assert "A sweep is already running (started at" in response.content.decode()
+def test_a_second_user_waits_in_the_queue_with_a_place_and_an_estimate(
+    student, student_client, other_student_client, other_student
+):
+    running_run(student)
+    response = other_student_client.post(START_URL, {"levels": "1,8,16"}, follow=True)
+    waiting = SweepRun.objects.get(started_by=other_student)
+    assert waiting.state == SweepRun.State.QUEUED
+    assert response.redirect_chain[0] == (f"/sim/runs/{waiting.pk}/", 302)
+    place, seconds = waiting.wait_estimate()
+    # The model's wall time for levels 1, 8 and 16 against the practice server: about 30 s.
+    assert place == 1 and 15 < seconds < 60
+    page = response.content.decode()
+    shown = re.search(r"Waiting in the queue: next, about (\d+) s until it starts\.", page)
+    # The page was drawn a moment before: the running sweep's remaining time was a little longer.
+    assert shown and 0 <= int(shown[1]) - seconds <= 5
+    assert 'hx-trigger="every 1s"' in page  # it keeps polling while it waits
+    assert "A sweep is running" in student_client.get("/sim/").content.decode()
+
+
+@pytest.mark.django_db
+def test_a_user_has_one_run_waiting_or_running_at_a_time(student, student_client):
+    mine = running_run(student)
+    response = student_client.post(START_URL, {"levels": "1"}, follow=True)
+    assert response.redirect_chain[0] == (f"/sim/runs/{mine.pk}/", 302)
+    assert "You already have a sweep waiting or running" in response.content.decode()
     assert SweepRun.objects.count() == 1
 
 
+@pytest.mark.django_db
+def test_whoever_ran_last_goes_after_everyone_already_waiting(student, other_student):
+    earlier = timezone.now() - timedelta(minutes=5)
+    last = running_run(student, started_at=earlier)
+    SweepRun.objects.filter(pk=last.pk).update(state=SweepRun.State.DONE)
+    # The student queued again the moment their run ended, before the other student did.
+    again = SweepRun.objects.create(server_url=last.server_url, params={"levels": [1]}, started_by=student)
+    other = SweepRun.objects.create(
+        server_url=last.server_url, params={"levels": [1]}, started_by=other_student,
+        queued_at=again.queued_at + timedelta(seconds=1),
+    )  # fmt: skip
+    assert [run.pk for run in SweepRun.objects.in_turn()] == [other.pk, again.pk]
+    assert other.wait_estimate()[0] == 1 and again.wait_estimate()[0] == 2
+    assert claim_next_run() == other
+    # One run at a time: nothing else is taken while the other student's run measures.
+    assert claim_next_run() is None
+
+
+@pytest.mark.django_db
+def test_alone_in_the_queue_the_last_user_runs_again(student):
+    last = running_run(student, started_at=timezone.now() - timedelta(minutes=5))
+    SweepRun.objects.filter(pk=last.pk).update(state=SweepRun.State.DONE)
+    again = SweepRun.objects.create(server_url=last.server_url, params={"levels": [1]}, started_by=student)
+    assert claim_next_run() == again
+
+
 @pytest.mark.django_db(transaction=True)
-def test_a_run_whose_worker_died_does_not_block_the_site(student_client, practice_server):
-    dead = SweepRun.objects.create(server_url=practice_server.api, params={"levels": [1]})
-    SweepRun.objects.filter(pk=dead.pk).update(heartbeat_at=dead.heartbeat_at - STALE_AFTER * 2)
+def test_a_run_whose_worker_died_does_not_block_the_queue(student, student_client, practice_server):
+    dead = running_run(heartbeat_at=timezone.now() - STALE_AFTER * 2)
     student_client.post(START_URL, {"levels": "1", "max_tokens": "4"})
+    work_off_the_queue()
+    run = SweepRun.objects.get(started_by=student)
+    assert run.state == SweepRun.State.DONE, run.error
     dead.refresh_from_db()
     assert dead.state == SweepRun.State.FAILED and "stopped reporting" in dead.error
-    wait_finished(SweepRun.objects.latest("started_at").pk)
 
 
 @pytest.mark.django_db
@@ -98,14 +169,17 @@ def test_sweeps_too_big_for_the_browser_are_refused(student_client, levels, max_
 def test_an_unreachable_server_fails_the_run_with_a_message(student_client, settings):
     settings.PRACTICE_SERVER_URL = "http://127.0.0.1:9/v1"
     student_client.post(START_URL, {"levels": "1"})
-    run = wait_finished(SweepRun.objects.get().pk)
+    work_off_the_queue()
+    run = SweepRun.objects.get()
     assert run.state == SweepRun.State.FAILED and "is the server running?" in run.error
     assert "Failed: " in Client().get(f"/sim/runs/{run.pk}/").content.decode()
 
 
 @pytest.mark.django_db
 def test_progress_partial_polls_only_while_running(client):
-    run = SweepRun.objects.create(server_url="http://127.0.0.1:8001/v1", params={"levels": [1, 8]})
+    run = SweepRun.objects.create(
+        server_url="http://127.0.0.1:8001/v1", params={"levels": [1, 8]}, state=SweepRun.State.RUNNING
+    )
     SweepRunLevel.objects.create(run=run, conc=1, requests=12, done=5)
     SweepRunLevel.objects.create(run=run, conc=8, requests=24)
     partial = client.get(f"/sim/runs/{run.pk}/", headers={"HX-Request": "true"}).content.decode()
@@ -119,7 +193,9 @@ def test_progress_partial_polls_only_while_running(client):
 
 @pytest.mark.django_db
 def test_a_run_whose_worker_died_shows_as_failed_on_its_page(client):
-    run = SweepRun.objects.create(server_url="http://127.0.0.1:8001/v1", params={"levels": [1]})
+    run = SweepRun.objects.create(
+        server_url="http://127.0.0.1:8001/v1", params={"levels": [1]}, state=SweepRun.State.RUNNING
+    )
     page = client.get(f"/sim/runs/{run.pk}/").content.decode()
     assert "Running…" in page  # a fresh heartbeat: still running
     SweepRun.objects.filter(pk=run.pk).update(heartbeat_at=run.heartbeat_at - STALE_AFTER * 2)

@@ -34,7 +34,7 @@ def test_htmx_gets_only_the_results_partial(client):
     ("query", "message"),
     [
         ({"slots": "-3"}, "slots must be an integer from 1 to 1024"),
-        ({"step_ms": "nan"}, "Enter a number"),
+        ({"step_ms": "nan"}, "step_ms must be a number (got &#x27;nan&#x27;)"),
         ({"growth": "2"}, "growth must be a number at least 0 and at most 1"),
         ({"levels": "1,2,3,4,5,6,7,8,9,10,11,12,13"}, "levels must be 1 to 12"),
         ({"levels": "512,768,1024", "slots": "1024", "max_tokens": "4096"}, "web cap"),
@@ -74,9 +74,9 @@ def test_the_course_run_is_beside_only_the_settings_it_was_measured_at(client):
 
 
 def test_the_course_run_is_drawn_only_at_the_levels_swept():
+    from felab_sim.core.model import SweepParams
+    from felab_sim.core.plots import published_for
     from felab_sim.live import cached_sweep
-    from felab_sim.model import SweepParams
-    from felab_sim.plots import published_for
 
     assert [row["conc"] for row in published_for(SweepParams(levels=(1, 8)))] == [1, 8]
     assert published_for(cached_sweep(SweepParams(levels=(1, 8))).params)[-1]["conc"] == 8
@@ -87,3 +87,10 @@ def test_every_level_meeting_the_slo_says_capacity_is_at_least_not_a_knee(client
     assert "capacity is at least 8. Add higher levels to find the knee." in body
     assert "knee: capacity 8" not in body
     assert "every level within the SLO: capacity is at least 8" in body
+
+
+@pytest.mark.parametrize("run", ["²", "١٢", "x", "99999999999999999999999", ""])
+def test_a_run_id_that_is_not_a_plain_number_draws_no_overlay(client, run):
+    # "²".isdigit() is True but int("²") raises: this was a 500.
+    response = client.get(URL, {"run": run})
+    assert response.status_code == 200 and "Capacity is C = 8" in response.content.decode()

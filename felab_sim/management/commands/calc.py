@@ -16,7 +16,6 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from felab_sim.core.calculator import Calculator, Result
 from felab_sim.core.calculators import CALCULATORS
-from felab_sim.core.interim_numbers import format_figure
 from felab_sim.core.params import Param, ParamError
 from felab_sim.forms import field_text
 
@@ -24,15 +23,12 @@ from felab_sim.forms import field_text
 def _flag_help(param: Param) -> str:
     default = "empty" if param.default is None else field_text(param.default)
     unit = f", {param.unit}" if param.unit else ""
-    return f"{param.help} (default {default}{unit})"
+    return f"{param.help} (default {default}{unit})".replace("%", "%%")  # argparse formats help with %
 
 
 def format_result(result: Result) -> str:
     """One output a line: label, value with its unit, and the key cards cite it by."""
-    rows = [
-        (out.label, out.value if isinstance(out.value, str) else format_figure(out.value, out.unit), key)
-        for key, out in result.outputs.items()
-    ]
+    rows = [(out.label, out.text(), key) for key, out in result.outputs.items()]
     label_width = max(len(label) for label, _, _ in rows)
     value_width = max(len(value) for _, value, _ in rows)
     return "\n".join(
