@@ -7,7 +7,6 @@ from django.db import models
 from django.urls import reverse
 from django.utils.functional import cached_property
 from django.utils.html import escape
-from django.utils.http import urlencode
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
 
@@ -204,11 +203,10 @@ def _try_it(cards: list[Card], sets: dict[str, ParameterSet]) -> list[TryIt]:
     for name, parameter_set in first_set_of.items():
         if (calculator := CALCULATORS.get(name)) is None:
             continue
-        # /sim/calc/NAME/ (docs/architecture.md), opened at the first set the lesson cites.
-        query = urlencode(parameter_set.query())
-        links.append(
-            TryIt(calculator.title, f"{reverse('sim')}calc/{name}/" + (f"?{query}" if query else ""))
-        )
+        # The calculator's page, opened at the first set the lesson cites.
+        query = parameter_set.query_string()
+        url = reverse("calc_page", args=[name]) + (f"?{query}" if query else "")
+        links.append(TryIt(calculator.title, url))
     return links
 
 
