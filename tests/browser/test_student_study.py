@@ -59,7 +59,7 @@ def test_type_reveal_with_keyboard_rate_with_3_then_progress_and_review(
     page.goto(live_lessons + "/progress/")
     row = page.locator("tr", has_text="Step 1 · Concurrency sweep")
     expect(row).to_contain_text("Got it")
-    expect(page.locator("progress.progress-bar").first).to_have_attribute("value", "1")
+    expect(page.locator('progress.progress-bar[aria-label^="Lesson 03:"]')).to_have_attribute("value", "1")
 
     page.goto(live_lessons + "/review/")
     expect(page.get_by_text("Nothing is due now.")).to_be_visible()
