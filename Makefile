@@ -31,11 +31,16 @@ setup: $(VENV)/.runtime
 
 # The site, a task worker for the sweeps started from /sim/, and the practice server they
 # measure; Ctrl-C stops all three. SQLite and in-memory caches: no Redis, no nginx needed.
+# The shell stops the practice server and the worker by their process ids when it exits. (An
+# old trap ran `kill 0`, which signalled the shell itself and re-entered the trap until it crashed.)
 run: setup
 	@echo "felab on http://$(HOST):$(PORT)/ ; practice server on http://127.0.0.1:$(PRACTICE_PORT)/v1"
-	@trap 'kill 0' INT TERM EXIT; \
-	FELAB_PRACTICE_URL=http://127.0.0.1:$(PRACTICE_PORT)/v1 $(PY) manage.py practice_server --port $(PRACTICE_PORT) & \
+	@FELAB_PRACTICE_URL=http://127.0.0.1:$(PRACTICE_PORT)/v1 $(PY) manage.py practice_server --port $(PRACTICE_PORT) & \
+	practice=$$!; \
 	FELAB_PRACTICE_URL=http://127.0.0.1:$(PRACTICE_PORT)/v1 $(PY) manage.py db_worker --no-reload --verbosity 0 & \
+	worker=$$!; \
+	trap 'kill $$practice $$worker 2>/dev/null; wait $$practice $$worker 2>/dev/null' EXIT; \
+	trap 'exit 0' INT TERM; \
 	FELAB_PRACTICE_URL=http://127.0.0.1:$(PRACTICE_PORT)/v1 $(PY) manage.py runserver $(HOST):$(PORT)
 
 # Once per deploy, from one machine, before any host starts the new code: the schema, the
@@ -93,10 +98,12 @@ test-postgres: $(VENV)/.dev chromium nginx
 bench: $(VENV)/.dev nginx
 	@command -v wrk >/dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y wrk)
 	-$(PY) bench/bench_model.py
+	-$(PY) bench/bench_calc.py
 	-$(PY) bench/bench_pages.py
 	-$(PY) bench/bench_http.py
 	-$(PY) bench/bench_load.py
 	-$(PY) bench/bench_practice.py --capacity-levels 64,128,256
+	-$(PY) bench/bench_prefix_cache.py
 	-$(PY) bench/bench_cluster.py
 
 # The cluster proof: nginx, two app hosts, a task worker, PostgreSQL and Redis on this machine.

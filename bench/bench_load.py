@@ -3,7 +3,7 @@
     python bench/bench_load.py [--students 100] [--ratings 20] [--engines sqlite,postgres]
 
 For each database: gunicorn with production settings on a fresh database; every student
-rates cards at once; then the rows stored per session are compared with what the site
+rates cards at once; then the rows stored per student are compared with what the site
 acknowledged. A second run kills one gunicorn worker one second in: every request either
 completes or fails cleanly (a cut connection, never a 5xx), and the data stays consistent.
 """
@@ -32,7 +32,7 @@ def check(
             os.kill(site.worker_pids()[0], signal.SIGKILL)
 
         report = run_load(site.url, students, ratings, during=kill if kill_a_worker else None)
-    stored = stored_reviews(database_url, list(report.sessions))
+    stored = stored_reviews(database_url)
     return report, stored, duplicated_showings(database_url)
 
 
@@ -53,9 +53,9 @@ def main() -> None:
     for engine in args.engines.split(","):
         for kill in (False, True):
             report, stored, duplicates = check(engine, args.students, args.ratings, kill)
-            lost = sum(max(0, acked - stored.get(key, 0)) for key, acked in report.sessions.items())
+            lost = sum(max(0, acked - stored.get(key, 0)) for key, acked in report.students.items())
             # A request cut after its commit is stored but not acknowledged: extra, not lost.
-            extra = sum(max(0, count - report.sessions.get(key, 0)) for key, count in stored.items())
+            extra = sum(max(0, count - report.students.get(key, 0)) for key, count in stored.items())
             requests = sum(report.statuses.values())
             print(
                 f"{engine:<10} {'worker killed' if kill else 'none':<14} {report.sent:>6} {report.acknowledged:>6} "

@@ -2,7 +2,8 @@
 
 Each student is an anonymous browser with its own cookies: it opens a card (CSRF cookie),
 then repeats "Show answer" and a rating through htmx, as the card page does. What the site
-acknowledged is compared with the rows in the database afterwards, by session.
+acknowledged is compared with the rows in the database afterwards, per student: each
+student tags its typed answers, since rows no longer carry anything of the session.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ class LoadReport:
     acknowledged: int = 0  # ratings the site answered "Saved" to
     statuses: Counter = field(default_factory=Counter)
     transport_errors: int = 0  # connections cut (e.g. a killed worker): failed cleanly
-    sessions: dict[str, int] = field(default_factory=dict)  # session key -> ratings acknowledged
+    students: dict[str, int] = field(default_factory=dict)  # student tag -> ratings acknowledged
     seconds: float = 0.0
 
     @property
@@ -34,7 +35,12 @@ class LoadReport:
         return sum(count for status, count in self.statuses.items() if status >= 500)
 
 
+def student_tag(index: int) -> str:
+    return f"student-{index:04d}"
+
+
 async def _student(base_url: str, index: int, ratings: int, report: LoadReport, rng: random.Random) -> None:
+    tag = student_tag(index)
     async with httpx.AsyncClient(base_url=base_url, timeout=60) as client:
         try:
             response = await client.get(CARDS[index % len(CARDS)])
@@ -49,7 +55,9 @@ async def _student(base_url: str, index: int, ratings: int, report: LoadReport, 
             headers = {"X-CSRFToken": token}
             report.sent += 1
             try:
-                shown = await client.post(card + "show/", data={"answer": f"try {round_}"}, headers=headers)
+                shown = await client.post(
+                    card + "show/", data={"answer": f"{tag} try {round_}"}, headers=headers
+                )
                 report.statuses[shown.status_code] += 1
                 if shown.status_code != 302:
                     continue
@@ -64,9 +72,7 @@ async def _student(base_url: str, index: int, ratings: int, report: LoadReport, 
             except httpx.TransportError:
                 report.transport_errors += 1
         report.acknowledged += acknowledged
-        session = client.cookies.get("sessionid")
-        if session:
-            report.sessions[session] = acknowledged
+        report.students[tag] = acknowledged
 
 
 async def _run(
@@ -95,24 +101,18 @@ def run_load(
     return asyncio.run(_run(base_url, students, ratings_each, during, after_s))
 
 
-def stored_reviews(database_url: str, session_keys: list[str]) -> dict[str, int]:
-    """Reviews in the database per session key, read with plain SQL (no Django here)."""
-    query = "SELECT session_key, COUNT(*) FROM quiz_review WHERE session_key = ANY(%s) GROUP BY session_key"
+def stored_reviews(database_url: str) -> dict[str, int]:
+    """Reviews in the database per student tag (the first word of the typed answer), with plain SQL."""
+    query = "SELECT s.answer FROM quiz_review r JOIN quiz_showing s ON s.id = r.showing_id"
     if database_url.startswith("sqlite"):
-        path = database_url.removeprefix("sqlite:///")
-        marks = ",".join("?" * len(session_keys))
-        with sqlite3.connect(path) as conn:
-            rows = conn.execute(
-                f"SELECT session_key, COUNT(*) FROM quiz_review WHERE session_key IN ({marks}) "
-                "GROUP BY session_key",
-                session_keys,
-            ).fetchall()
+        with sqlite3.connect(database_url.removeprefix("sqlite:///")) as conn:
+            rows = conn.execute(query).fetchall()
     else:
         import psycopg
 
         with psycopg.connect(database_url) as conn:
-            rows = conn.execute(query, (session_keys,)).fetchall()
-    return dict(rows)
+            rows = conn.execute(query).fetchall()
+    return dict(Counter(answer.split(" ", 1)[0] for (answer,) in rows))
 
 
 def duplicated_showings(database_url: str) -> int:

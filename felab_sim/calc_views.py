@@ -5,12 +5,23 @@ Thin adapters: the calculators (felab_sim/core/calculators/) compute; see docs/a
 
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, JsonResponse
+from collections.abc import Callable
+from urllib.parse import urlencode
+
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
-from .core.calculator import Calculator
+from .core.calc_charts import CHART_DESCRIPTIONS, Series, chart_json, measured_beside
+from .core.calculator import Calculator, Result
 from .core.calculators import CALCULATORS
-from .core.params import ParamError
+from .core.numbers import format_figure
+from .core.params import ParamError, ParamValue
+from .core.presets import presets_for
+from .forms import CalculatorForm, field_text
+from .live import cached_chart
+from .models import ParameterSet
 
 
 def _json_error(param: str, message: str, status: int = 400) -> JsonResponse:
@@ -41,3 +52,85 @@ def calc_json(request: HttpRequest, name: str) -> JsonResponse:
     except ParamError as error:
         return _json_error(error.param, error.message)
     return JsonResponse(result.as_json())
+
+
+# Measured runs drawn over a calculator's chart, by calculator name: each function gets the
+# request and returns the runs (core.calc_charts.Series) to draw. The practice server's real
+# prefix-cache run (shared part first against variable part first) plugs in here as
+# "prefix-cache"; see docs/architecture.md ("Calculator pages").
+MEASURED_SERIES: dict[str, Callable[[HttpRequest], list[Series]]] = {}
+
+
+def _changed_query(calculator: Calculator, values: dict[str, ParamValue]) -> str:
+    return urlencode({name: field_text(value) for name, value in calculator.changed(values).items()})
+
+
+def quoted(value: float, unit: str) -> str:
+    """A published measurement as the course printed it: its own digits, not the site's rounding."""
+    number = f"{value:,.1f}" if value >= 10 and not float(value).is_integer() else f"{value:,g}"
+    return number + unit if unit in {"%", "×"} else f"{number} {unit}"
+
+
+def _output_rows(result: Result) -> list[dict[str, str]]:
+    return [
+        {
+            "key": key,
+            "label": out.label[:1].upper() + out.label[1:],
+            "value": out.text(),
+        }
+        for key, out in result.outputs.items()
+    ]
+
+
+def _presets(calculator: Calculator, values: dict[str, ParamValue]) -> list[dict[str, str]]:
+    return [
+        {
+            "name": preset.name,
+            "kind": preset.kind,
+            "query": _changed_query(calculator, {**values, **preset_values}),
+            "source": preset.source,
+            "note": preset.note,
+        }
+        for preset, preset_values in presets_for(calculator)
+    ]
+
+
+@require_GET
+def calc_page(request: HttpRequest, name: str) -> HttpResponse:
+    """An explorable calculator: a GET form whose URL holds the settings, redrawn in place by htmx."""
+    calculator = calculator_named(name)
+    repeated = [key for key, values in request.GET.lists() if len(values) > 1]
+    form = CalculatorForm(calculator, {**CalculatorForm.defaults(calculator), **request.GET.dict()}, repeated)
+    result = calculator.run(form.values()) if form.is_valid() else None
+    context: dict[str, object] = {
+        "calculator": calculator,
+        "calculators": CALCULATORS.values(),
+        "form": form,
+        "result": result,
+        "parameter_sets": ParameterSet.objects.filter(calculator=name),
+    }
+    if result is not None:
+        measured = MEASURED_SERIES[name](request) if name in MEASURED_SERIES else []
+        context |= {
+            "rows": _output_rows(result),
+            "chart": cached_chart(name, result) if not measured else chart_json(name, result, measured),
+            "chart_description": CHART_DESCRIPTIONS[name],
+            "measured": [
+                {
+                    "what": row.what,
+                    "where": row.where,
+                    "measured": quoted(row.measured, row.unit),
+                    "model": format_figure(row.model, row.unit),
+                }
+                for row in measured_beside(name, result.params)
+            ],
+            "presets": _presets(calculator, result.params),
+            "query": _changed_query(calculator, result.params),
+        }
+    if request.htmx:
+        # htmx swaps only successful responses, and the errors must replace the stale results.
+        response = render(request, "felab_sim/calc.html#results", context)
+    else:
+        response = render(request, "felab_sim/calc.html", context, status=200 if result else 400)
+    patch_vary_headers(response, ["HX-Request"])
+    return response

@@ -78,8 +78,6 @@ class DeclaredField(forms.Field):
 
     def to_python(self, value):
         text = "" if value is None else str(value).strip()
-        if text == "" and not self.param.optional:
-            return self.param.default  # an emptied box means "the default", as a missing key does
         try:
             return self.param.parse(text)  # refuses text longer than MAX_TEXT too
         except ParamError as error:
@@ -115,7 +113,10 @@ def field_text(value: ParamValue) -> str:
         return "on" if value else "off"
     if value is None:
         return ""
-    return f"{value:g}" if isinstance(value, float) else str(value)
+    if isinstance(value, float):
+        # Whole numbers without ".0"; others in full (":g" would cut them to 6 digits).
+        return str(int(value)) if value.is_integer() else repr(value)
+    return str(value)
 
 
 def param_fields(calculator: Calculator) -> dict[str, forms.Field]:
@@ -132,3 +133,32 @@ def check_across(form: forms.BaseForm, calculator: Calculator, values: dict[str,
         form.add_error(error.param if error.param in form.fields else None, error.message)
         return False
     return True
+
+
+class CalculatorForm(forms.Form):
+    """A calculator's parameters as a GET form, its fields generated from the declaration."""
+
+    def __init__(self, calculator: Calculator, data: dict[str, str], repeated: list[str] = ()) -> None:
+        super().__init__(data)
+        self.calculator = calculator
+        self.repeated = list(repeated)
+        self.fields.update(param_fields(calculator))
+
+    @classmethod
+    def defaults(cls, calculator: Calculator) -> dict[str, str]:
+        return {param.name: field_text(param.default) for param in calculator.params}
+
+    def clean(self) -> dict:
+        data = super().clean()
+        for name in self.repeated:
+            self.add_error(None, f"{name[:60]} is given more than once; give it once")
+        unknown = [name for name in self.data if name not in self.fields]
+        if unknown:
+            self.add_error(None, f"{unknown[0][:60]!r} is not a parameter of {self.calculator.name}")
+        if not self.errors:
+            check_across(self, self.calculator, self.values())
+        return data
+
+    def values(self) -> dict[str, ParamValue]:
+        """The checked parameter values (call after is_valid())."""
+        return {param.name: self.cleaned_data[param.name] for param in self.calculator.params}

@@ -41,3 +41,15 @@ def sim_query(params: SweepParams) -> str:
 def cached_calculation(calculator: str, params: tuple[tuple[str, object], ...]) -> Result:
     """A calculator's result for a parameter set's stored values (a pure function of them)."""
     return get_calculator(calculator).run(dict(params))
+
+
+@lru_cache(maxsize=1024)
+def _cached_chart(name: str, params: tuple[tuple[str, object], ...]) -> str:
+    from .core.calc_charts import chart_json
+
+    return chart_json(name, get_calculator(name).run(dict(params)))
+
+
+def cached_chart(name: str, result: Result) -> str:
+    """A calculator's chart for a result, cached by its parameters like the sweep's."""
+    return _cached_chart(name, tuple(result.params.items()))

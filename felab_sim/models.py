@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -138,9 +139,10 @@ class ParameterSet(models.Model):
         names = sorted(self.params, key=lambda name: order.index(name) if name in order else len(order))
         return {name: _plain(self.params[name]) for name in names}
 
-    def query(self) -> dict[str, str]:
-        """The set's changed parameters as a calculator page's query string writes them."""
-        return {name: _query_text(value) for name, value in self.params.items()}
+    def query_string(self) -> str:
+        """The set's changed parameters as a calculator page's query string."""
+        params = self.params if isinstance(self.params, dict) else {}
+        return urlencode({name: _query_text(value) for name, value in params.items()})
 
 
 def _plain(value: ParamValue) -> ParamValue:
@@ -150,7 +152,7 @@ def _plain(value: ParamValue) -> ParamValue:
 def _query_text(value: ParamValue) -> str:
     if isinstance(value, bool):
         return "on" if value else "off"
-    return "" if value is None else str(value)
+    return "" if value is None else str(_plain(value))
 
 
 class SweepRunQuerySet(models.QuerySet["SweepRun"]):

@@ -6,6 +6,7 @@ urlpatterns = [
     path("", views.sim_page, name="sim"),
     path("sweep.json", views.sweep_json, name="sweep_json"),
     path("calc/<slug:name>.json", calc_views.calc_json, name="calc_json"),
+    path("calc/<slug:name>/", calc_views.calc_page, name="calc_page"),
     path("runs/", views.run_start, name="sweep_run_start"),
     path("runs/<int:run_id>/", views.run_detail, name="sweep_run"),
 ]

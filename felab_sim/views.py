@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 from config.ratelimit import rate_limited
 
 from . import plots
+from .core.calculators import CALCULATORS
 from .core.numbers import format_figure
 from .forms import SweepForm
 from .live import cached_figure, cached_sweep, sim_query
@@ -76,6 +77,7 @@ def sim_page(request: HttpRequest) -> HttpResponse:
         "running": SweepRun.objects.running().first(),
         "waiting": SweepRun.objects.queued().count(),
         "browser_limits": BROWSER_LIMITS,
+        "calculators": CALCULATORS.values(),
     }
     template = "felab_sim/sim.html#results" if request.htmx else "felab_sim/sim.html"
     response = render(request, template, context, status=200 if result else 400)

@@ -1,11 +1,27 @@
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
 from .models import Card, CardFigure, CardTerm, Course, GlossaryTerm, Lesson
 
 
+class PublishingActions:
+    """Publish or hide many lessons or cards at once from a list."""
+
+    @admin.action(description="Publish: students see the selected")
+    def publish(self, request: HttpRequest, queryset: QuerySet) -> None:
+        count = queryset.update(published=True)
+        messages.success(request, f"Published {count}.")
+
+    @admin.action(description="Make draft: hide the selected from students")
+    def make_draft(self, request: HttpRequest, queryset: QuerySet) -> None:
+        count = queryset.update(published=False)
+        messages.success(request, f"{count} now drafts, hidden from students.")
+
+
 class LessonInline(admin.TabularInline):
     model = Lesson
-    fields = ("number", "title", "slug", "order")
+    fields = ("number", "title", "slug", "order", "published")
     prepopulated_fields = {"slug": ("title",)}
     extra = 0
     show_change_link = True
@@ -21,15 +37,16 @@ class CourseAdmin(admin.ModelAdmin):
 
 class CardInline(admin.TabularInline):
     model = Card
-    fields = ("step", "title", "question")
+    fields = ("step", "title", "question", "published")
     extra = 0
     show_change_link = True
 
 
 @admin.register(Lesson)
-class LessonAdmin(admin.ModelAdmin):
-    list_display = ("__str__", "course", "number", "order", "card_count")
-    list_filter = ("course",)
+class LessonAdmin(PublishingActions, admin.ModelAdmin):
+    list_display = ("__str__", "course", "number", "order", "minutes", "published", "card_count")
+    list_filter = ("course", "published")
+    actions = ["publish", "make_draft"]
     search_fields = ("title", "slug", "cards__title", "cards__question")
     prepopulated_fields = {"slug": ("title",)}
     inlines = [CardInline]
@@ -54,14 +71,15 @@ class CardFigureInline(admin.TabularInline):
 
 
 @admin.register(Card)
-class CardAdmin(admin.ModelAdmin):
-    list_display = ("label", "lesson", "scenario", "updated_at")
-    list_filter = ("lesson__course", "lesson", "scenario")
+class CardAdmin(PublishingActions, admin.ModelAdmin):
+    list_display = ("label", "lesson", "scenario", "published", "updated_at")
+    list_filter = ("lesson__course", "lesson", "published", "scenario")
+    actions = ["publish", "make_draft"]
     search_fields = ("title", "question", "plain_words", "picture_it", "real_numbers", "more_detail")
     list_select_related = ("lesson__course", "scenario")
     inlines = [CardTermInline, CardFigureInline]
     fieldsets = (
-        (None, {"fields": ("lesson", "step", "title", "question")}),
+        (None, {"fields": ("lesson", "step", "title", "published", "question")}),
         ("The answer", {"fields": ("plain_words", "picture_it", "real_numbers_source", "real_numbers")}),
         ("Go deeper: the engineer version", {"fields": ("kit_question", "kit_answer", "more_detail")}),
         ("Computed live", {"fields": ("scenario",)}),

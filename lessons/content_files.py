@@ -29,6 +29,7 @@ from felab_sim.core import citations
 from felab_sim.model import ParamError, SweepParams
 from felab_sim.models import ParameterSet, Scenario
 
+from .markdown import live_figure_markup_problems
 from .models import Card, CardFigure, CardTerm, Course, GlossaryTerm, ImportBaseline, Lesson
 
 CONTENT_DIR = Path(__file__).resolve().parent / "content"
@@ -416,6 +417,9 @@ def _check_figures(values: dict[str, Any], scenarios: dict[str, Scenario], path:
         else:
             cited.append(found)
     problems += citations.problems(cited, ParameterSet.objects.calculators_by_slug(citations.slugs(cited)))
+    problems += [
+        problem for name in Card.TEXT_FIELDS for problem in live_figure_markup_problems(values[name])
+    ]
     if problems:
         raise ContentError(f"{path}: card step {step}: {'; '.join(problems)}")
 

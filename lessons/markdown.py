@@ -4,6 +4,10 @@ nh3 keeps only the tags and attributes a lesson needs, so a `<script>`, an event
 handler or a `javascript:` link in card text never reaches a page.
 """
 
+import re
+from html.parser import HTMLParser
+from urllib.parse import unquote
+
 import markdown as markdown_lib
 import nh3
 
@@ -28,3 +32,37 @@ def render_markdown(text: str) -> str:
         url_schemes=ALLOWED_URL_SCHEMES,
         link_rel="noopener noreferrer",
     )
+
+
+# Any live figure, whichever simulator part computes it: {{sim.c8.agg_tok_s}}, {{calc.SET.KEY}}.
+LIVE_FIGURE = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
+
+
+class _AttributeValues(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.values: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.values.extend(value for _, value in attrs if value)
+
+
+def live_figures_in_markup(text: str) -> list[str]:
+    """Live figures that Markdown text puts in a link target or an HTML attribute.
+
+    Figures are filled in as a <span>, which inside an attribute would break the tag, so
+    they belong in the text only. Link targets may arrive percent-encoded.
+    """
+    parser = _AttributeValues()
+    parser.feed(render_markdown(text))
+    parser.close()
+    found = [name for value in parser.values for name in LIVE_FIGURE.findall(unquote(value))]
+    return list(dict.fromkeys(found))
+
+
+def live_figure_markup_problems(text: str) -> list[str]:
+    return [
+        f"{{{{{name}}}}} is inside a link target or an HTML attribute, where a live figure "
+        "would break the page: put it in the text instead"
+        for name in live_figures_in_markup(text)
+    ]

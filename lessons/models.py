@@ -13,7 +13,7 @@ from felab_sim.core.calculator import Result
 from felab_sim.model import ParamError, SweepParams, SweepResult
 from felab_sim.models import ParameterSet, Scenario
 
-from .markdown import render_markdown
+from .markdown import live_figure_markup_problems, render_markdown
 
 # Django's admin shows help text as HTML, unescaped: say everything here without markup
 # (a literal tag here once swallowed the rest of the admin's form). A test checks it.
@@ -23,8 +23,9 @@ MARKDOWN_HELP = (
     "Raw HTML tags such as scripts and frames are removed when the page is shown."
 )
 CARD_TEXT_HELP = (
-    MARKDOWN_HELP + " {{sim.c8.agg_tok_s}} cites a figure computed live from the card's scenario "
-    "(the names are listed in felab_sim/figures.py); it goes in the text, never in a link target."
+    MARKDOWN_HELP + " A live figure goes in the text, never in a link target: "
+    "{{sim.c8.agg_tok_s}} from the card's scenario (names in felab_sim/figures.py), "
+    "{{calc.SET_SLUG.OUTPUT_KEY}} from a parameter set (outputs in docs/architecture.md)."
 )
 
 
@@ -37,13 +38,20 @@ def _calc_span(citation: citations.Citation, value: str) -> str:
 
 
 class CourseQuerySet(models.QuerySet["Course"]):
-    def with_lessons_and_steps(self) -> CourseQuerySet:
-        """Everything the home page lists, in three queries whatever the size."""
+    def with_lessons_and_steps(self, *, drafts: bool = False) -> CourseQuerySet:
+        """Everything the home page lists, in three queries whatever the size.
+
+        Draft lessons and cards only with drafts=True: what an instructor previews.
+        """
+        lessons = Lesson.objects.all() if drafts else Lesson.objects.published()
+        cards = Card.objects.all() if drafts else Card.objects.filter(published=True)
         return self.prefetch_related(
             models.Prefetch(
                 "lessons",
-                queryset=Lesson.objects.order_by("order", "number").prefetch_related(
-                    models.Prefetch("cards", queryset=Card.objects.only("id", "lesson_id", "step", "title"))
+                queryset=lessons.order_by("order", "number").prefetch_related(
+                    models.Prefetch(
+                        "cards", queryset=cards.only("id", "lesson_id", "step", "title", "published")
+                    )
                 ),
             )
         )
@@ -67,6 +75,15 @@ class Course(models.Model):
         return (self.slug,)
 
 
+class LessonQuerySet(models.QuerySet["Lesson"]):
+    def published(self) -> LessonQuerySet:
+        return self.filter(published=True)
+
+    def visible(self, *, drafts: bool) -> LessonQuerySet:
+        """What a visitor may open: students only published lessons, instructors drafts too."""
+        return self if drafts else self.published()
+
+
 class Lesson(models.Model):
     course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="lessons")
     number = models.PositiveSmallIntegerField(help_text="The lesson's number in the course, e.g. 3.")
@@ -83,6 +100,8 @@ class Lesson(models.Model):
         default=True, help_text="Students see only published lessons; a draft is shown to instructors only."
     )
     rendered = models.JSONField(default=dict, editable=False)
+
+    objects = LessonQuerySet.as_manager()
 
     class Meta:
         ordering = ["course", "order", "number"]
@@ -102,6 +121,13 @@ class Lesson(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("lesson", args=[self.course.slug, self.slug])
 
+    def get_admin_url(self) -> str:
+        return reverse("admin:lessons_lesson_change", args=[self.pk])
+
+    @property
+    def is_draft(self) -> bool:
+        return not self.published
+
     @property
     def intro_html(self) -> SafeString:
         # Sanitized by nh3 when saved, so it is safe to mark as such.
@@ -111,10 +137,14 @@ class Lesson(models.Model):
         return (self.course.slug, self.slug)
 
     def following(self) -> Lesson | None:
-        """The course's next lesson in reading order (order, then number), or None after the last."""
+        """The course's next published lesson in reading order (order, then number), or None after the last.
+
+        Drafts are skipped: this is where a student goes next.
+        """
         later = models.Q(order__gt=self.order) | models.Q(order=self.order, number__gt=self.number)
         return (
-            Lesson.objects.select_related("course")
+            Lesson.objects.published()
+            .select_related("course")
             .filter(later, course_id=self.course_id)
             .order_by("order", "number")
             .first()
@@ -152,6 +182,14 @@ class GlossaryTerm(models.Model):
 
 
 class CardQuerySet(models.QuerySet["Card"]):
+    def published(self) -> CardQuerySet:
+        """Cards students may see: the card and its lesson both published."""
+        return self.filter(published=True, lesson__published=True)
+
+    def visible(self, *, drafts: bool) -> CardQuerySet:
+        """What a visitor may open: students only published cards, instructors drafts too."""
+        return self if drafts else self.published()
+
     def for_page(self) -> CardQuerySet:
         """A card with what its page shows: lesson, course and ordered glossary."""
         return self.select_related("lesson__course", "scenario").prefetch_related(
@@ -225,6 +263,9 @@ class Card(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("card", args=[self.lesson.course.slug, self.lesson.slug, self.step])
 
+    def get_admin_url(self) -> str:
+        return reverse("admin:lessons_card_change", args=[self.pk])
+
     def clean(self) -> None:
         params = self.scenario_params
         errors: dict[str, list[str]] = {}
@@ -235,6 +276,7 @@ class Card(models.Model):
         for name in self.TEXT_FIELDS:
             problems = figures.problems([getattr(self, name)], params)
             problems += citations.problems(cited[name], known_sets)
+            problems += live_figure_markup_problems(getattr(self, name))
             if problems:
                 errors.setdefault(name, []).extend(problems)
         if errors:
@@ -244,13 +286,19 @@ class Card(models.Model):
     def label(self) -> str:
         return f"Step {self.step} · {self.title}"
 
+    @property
+    def is_draft(self) -> bool:
+        """Hidden from students: the card, or the lesson it belongs to, is not published."""
+        return not (self.published and self.lesson.published)
+
     def natural_key(self) -> tuple[str, str, int]:
         return (*self.lesson.natural_key(), self.step)
 
     def following(self) -> Card | None:
-        """The lesson's next step, or None on its last card."""
+        """The lesson's next published step, or None on its last (drafts are skipped: students go there)."""
         return (
-            Card.objects.select_related("lesson__course")
+            Card.objects.filter(published=True)
+            .select_related("lesson__course")
             .filter(lesson_id=self.lesson_id, step__gt=self.step)
             .order_by("step")
             .first()
@@ -312,7 +360,12 @@ class Card(models.Model):
     def live_rows(self) -> list[dict[str, str]]:
         """The "Computed live" panel: each figure the card states, beside the model's value."""
         return [
-            {"label": figure.label, "stated": figure.stated, "live": self._live_text(figure.figure)}
+            {
+                "label": figure.label,
+                "stated": figure.stated,
+                "live": self._live_text(figure.figure),
+                "note": figure.note,
+            }
             for figure in self.figures.all()
         ]
 

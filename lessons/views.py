@@ -1,20 +1,26 @@
 """The course's pages: the home page, a lesson, and the card page (quiz's tags add the learner's work)."""
 
+from django.db.models import Prefetch
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.cache import patch_vary_headers
 
+from .instructors import is_instructor
 from .models import Card, Course, Lesson
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    courses = list(Course.objects.with_lessons_and_steps())
+    # Instructors preview drafts where students will see them; students never see them.
+    courses = list(Course.objects.with_lessons_and_steps(drafts=is_instructor(request.user)))
     return render(request, "lessons/home.html", {"courses": courses})
 
 
 def lesson_detail(request: HttpRequest, course_slug: str, lesson_slug: str) -> HttpResponse:
+    drafts = is_instructor(request.user)
     lesson = get_object_or_404(
-        Lesson.objects.select_related("course").prefetch_related("cards"),
+        Lesson.objects.visible(drafts=drafts)
+        .select_related("course")
+        .prefetch_related(Prefetch("cards", queryset=Card.objects.visible(drafts=drafts))),
         course__slug=course_slug,
         slug=lesson_slug,
     )
@@ -22,14 +28,18 @@ def lesson_detail(request: HttpRequest, course_slug: str, lesson_slug: str) -> H
 
 
 def card_detail(request: HttpRequest, course_slug: str, lesson_slug: str, step: int) -> HttpResponse:
-    card = card_for_page(course_slug, lesson_slug, step)
+    card = card_for_page(request, course_slug, lesson_slug, step)
     answer_shown = request.GET.get("answer") == "shown"
     return render_card(request, card, answer_shown=answer_shown, review_mode=request.GET.get("review") == "1")
 
 
-def card_for_page(course_slug: str, lesson_slug: str, step: int) -> Card:
+def card_for_page(request: HttpRequest, course_slug: str, lesson_slug: str, step: int) -> Card:
+    """The card with what its page shows; a draft is not found unless an instructor asks."""
     return get_object_or_404(
-        Card.objects.for_page(), lesson__course__slug=course_slug, lesson__slug=lesson_slug, step=step
+        Card.objects.visible(drafts=is_instructor(request.user)).for_page(),
+        lesson__course__slug=course_slug,
+        lesson__slug=lesson_slug,
+        step=step,
     )
 
 
@@ -42,7 +52,7 @@ def render_card(
         "card_url": card.get_absolute_url(),
         "answer_shown": answer_shown,
         "review_mode": review_mode,
-        **_neighbours(card),
+        **_neighbours(card, drafts=is_instructor(request.user)),
     }
     # htmx asks for the answer region alone when the toggle is pressed.
     template = "lessons/card.html#answer" if request.htmx else "lessons/card.html"
@@ -51,9 +61,12 @@ def render_card(
     return response
 
 
-def _neighbours(card: Card) -> dict[str, Card | None]:
+def _neighbours(card: Card, *, drafts: bool) -> dict[str, Card | None]:
     steps = list(
-        Card.objects.filter(lesson_id=card.lesson_id).order_by("step").values_list("step", flat=True)
+        Card.objects.visible(drafts=drafts)
+        .filter(lesson_id=card.lesson_id)
+        .order_by("step")
+        .values_list("step", flat=True)
     )
     index = steps.index(card.step)
     lesson = card.lesson

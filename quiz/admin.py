@@ -3,28 +3,33 @@
 Instructors hold view permission on these models (migration 0005) and nothing
 else here; superusers see the same read-only pages. What students wrote and how
 they rated it is their record, so no one edits it by hand.
+
+Who a row belongs to stays out of reach: the account and the anonymous id are
+neither shown nor accepted in a lookup (`?user=3`, `?anonymous_id__startswith=a`,
+`?showing__user__username=sam` are refused with a 400), so no one can single out one
+student's rows or probe an id one character at a time. The learner column names a
+student only if they chose to share their name, for superusers too.
 """
 
 from typing import Any
 
 from django.contrib import admin
+from django.db.models.constants import LOOKUP_SEP
 from django.http import HttpRequest
 
 from .models import CardState, LayerOpening, Review, Showing, shared_name
 
+# The columns that say whose a row is, under every name a lookup may use.
+LEARNER_FIELDS = frozenset({"user", "user_id", "anonymous_id"})
 
-def _learner_label(request: HttpRequest, row: Any) -> str:
-    if row.user_id is None:
-        return "anonymous"
-    if request.user.is_superuser:
-        return row.user.get_username()
-    # Instructors see names on the same terms as on /instructor/.
-    return shared_name(row.user)
+
+def names_a_learner(lookup: str) -> bool:
+    """Whether a lookup path goes through whose a row is, anywhere along it."""
+    return not LEARNER_FIELDS.isdisjoint(lookup.split(LOOKUP_SEP))
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
-    # Raw user and session columns stay off the page; the learner column follows consent.
-    exclude = ("user", "session_key")
+    exclude: tuple[str, ...] = ("user", "anonymous_id")
     list_select_related = ("user__learner_profile",)
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
@@ -36,20 +41,23 @@ class ReadOnlyAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
-    def get_list_display(self, request: HttpRequest) -> Any:
-        def learner(row: Any) -> str:
-            return _learner_label(request, row)
-
-        learner.short_description = "learner"  # type: ignore[attr-defined]
-        return (*self.list_display, learner)
+    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
+        if names_a_learner(lookup):
+            return False
+        return super().lookup_allowed(lookup, value, request)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        return [field.name for field in self.model._meta.fields if field.name not in self.exclude]
+        fields = [field.name for field in self.model._meta.fields if field.name not in self.exclude]
+        return [*fields, "learner"] if "learner" in self.list_display else fields
+
+    @admin.display(description="learner")
+    def learner(self, row: Any) -> str:
+        return shared_name(row.user)
 
 
 @admin.register(Review)
 class ReviewAdmin(ReadOnlyAdmin):
-    list_display = ("card", "rating", "reviewed_at")
+    list_display = ("card", "rating", "reviewed_at", "learner")
     list_filter = ("rating", "card__lesson")
     date_hierarchy = "reviewed_at"
     list_select_related = ("card__lesson", "user__learner_profile")
@@ -57,7 +65,7 @@ class ReviewAdmin(ReadOnlyAdmin):
 
 @admin.register(Showing)
 class ShowingAdmin(ReadOnlyAdmin):
-    list_display = ("card", "shown_at", "answer")
+    list_display = ("card", "shown_at", "answer", "learner")
     list_filter = ("card__lesson",)
     search_fields = ("answer",)
     date_hierarchy = "shown_at"
@@ -66,7 +74,7 @@ class ShowingAdmin(ReadOnlyAdmin):
 
 @admin.register(CardState)
 class CardStateAdmin(ReadOnlyAdmin):
-    list_display = ("card", "last_rating", "due", "review_count")
+    list_display = ("card", "last_rating", "due", "review_count", "learner")
     list_filter = ("last_rating", "card__lesson")
     list_select_related = ("card__lesson", "user__learner_profile")
 
@@ -77,6 +85,3 @@ class LayerOpeningAdmin(ReadOnlyAdmin):
     list_display = ("layer", "showing", "opened_at")
     list_filter = ("layer",)
     list_select_related = ("showing__card__lesson",)
-
-    def get_list_display(self, request: HttpRequest) -> Any:
-        return self.list_display

@@ -1,4 +1,4 @@
-"""Who is studying: an account, or an anonymous visitor known by a key in their session.
+"""Who is studying: an account, or an anonymous visitor known by a random id in their session.
 
 The one place that reads a learner from a request, starts an anonymous learner, and
 hands an anonymous learner's work to their account when they log in. Every row in
@@ -8,6 +8,7 @@ quiz.models belongs to exactly one learner, and every read goes through
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,56 +20,60 @@ from django.http import HttpRequest
 from . import clock
 from .models import CardState, LearnerProfile, Review, Showing
 
-# The anonymous learner's key lives in the session's data, not in its key: Django
-# cycles the session key at log in, and the data survives that.
+# The anonymous learner's id lives in the session's data. It is a random id of its own,
+# never the session key: rows and the admin may show it without handing anyone a
+# session cookie. Django cycles the session key at log in; the data survives that.
 LEARNER_SESSION_FIELD = "quiz_learner"
+
+
+def new_anonymous_id() -> str:
+    """A fresh, unguessable id for an anonymous learner (32 hex digits)."""
+    return secrets.token_hex(16)
 
 
 @dataclass(frozen=True)
 class Learner:
-    """An account, or an anonymous session's key; possibly nobody yet."""
+    """An account, or an anonymous learner's id; possibly nobody yet."""
 
     user: Any = None
-    session_key: str = ""
+    anonymous_id: str = ""
 
     @classmethod
     def of(cls, request: HttpRequest) -> Learner:
         """The requesting learner, without creating anything (safe for GET)."""
         if request.user.is_authenticated:
             return cls(user=request.user)
-        return cls(session_key=request.session.get(LEARNER_SESSION_FIELD, ""))
+        return cls(anonymous_id=request.session.get(LEARNER_SESSION_FIELD, ""))
 
     @classmethod
     def of_or_start(cls, request: HttpRequest) -> Learner:
-        """The requesting learner, giving an anonymous visitor a key to record against."""
+        """The requesting learner, giving an anonymous visitor an id to record against."""
         learner = cls.of(request)
         if learner.known:
             return learner
-        if not request.session.session_key:
-            request.session.save()
-        key = request.session.session_key or ""
-        request.session[LEARNER_SESSION_FIELD] = key
-        return cls(session_key=key)
+        learner = cls(anonymous_id=new_anonymous_id())
+        request.session[LEARNER_SESSION_FIELD] = learner.anonymous_id
+        return learner
 
     @property
     def known(self) -> bool:
-        return self.user is not None or bool(self.session_key)
+        return self.user is not None or bool(self.anonymous_id)
 
     @property
     def is_anonymous(self) -> bool:
         return self.user is None
 
     def owner_filter(self) -> models.Q:
-        """This learner's rows: their account's, or their anonymous session's."""
+        """This learner's rows: their account's, or their anonymous id's."""
         if self.user is not None:
             return models.Q(user=self.user)
-        return models.Q(user__isnull=True, session_key=self.session_key)
+        return models.Q(user__isnull=True, anonymous_id=self.anonymous_id)
 
     def owner_fields(self) -> dict[str, Any]:
         """The columns that say a row is this learner's."""
         if self.user is not None:
-            return {"user": self.user, "session_key": ""}
-        return {"user": None, "session_key": self.session_key}
+            return {"user": self.user, "anonymous_id": ""}
+        return {"user": None, "anonymous_id": self.anonymous_id}
 
     @transaction.atomic
     def merge_into(self, user: Any) -> int:
@@ -77,11 +82,11 @@ class Learner:
         Rows are moved, not copied, so nothing is lost or counted twice; the
         account's schedule for each touched card is then replayed from the joined history.
         """
-        if not self.is_anonymous or not self.session_key:
+        if not self.is_anonymous or not self.anonymous_id:
             return 0
         card_ids = set(Showing.objects.for_learner(self).values_list("card_id", flat=True))
-        Showing.objects.for_learner(self).update(user=user, session_key="")
-        moved = Review.objects.for_learner(self).update(user=user, session_key="")
+        Showing.objects.for_learner(self).update(user=user, anonymous_id="")
+        moved = Review.objects.for_learner(self).update(user=user, anonymous_id="")
         CardState.objects.for_learner(self).delete()
         account = Learner(user=user)
         for card_id in sorted(card_ids):
@@ -115,12 +120,12 @@ class Learner:
 def join_session_progress(sender: Any, request: HttpRequest | None, user: Any, **kwargs: Any) -> None:
     """What the visitor studied before logging in becomes the account's.
 
-    By now login() has cycled the session key; the anonymous learner's key was kept
+    By now login() has cycled the session key; the anonymous learner's id was kept
     in the session's data, which survives the cycle.
     """
     session = getattr(request, "session", None)
     if session is None:
         return
-    key = session.pop(LEARNER_SESSION_FIELD, "")
-    if key:
-        Learner(session_key=key).merge_into(user)
+    anonymous_id = session.pop(LEARNER_SESSION_FIELD, "")
+    if anonymous_id:
+        Learner(anonymous_id=anonymous_id).merge_into(user)

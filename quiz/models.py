@@ -66,7 +66,7 @@ class Owner(Protocol):
 
 class LearnerQuerySet(models.QuerySet):
     def for_learner(self, learner: Owner) -> models.QuerySet:
-        """Only this learner's rows: their account's, or their anonymous session's."""
+        """Only this learner's rows: their account's, or their anonymous id's."""
         return self.filter(learner.owner_filter()) if learner.known else self.none()
 
     def learner_count(self) -> int:
@@ -74,16 +74,16 @@ class LearnerQuerySet(models.QuerySet):
 
 
 def _distinct_learners(prefix: str = "") -> models.Expression:
-    """How many different learners: accounts plus anonymous sessions."""
+    """How many different learners: accounts plus anonymous learners."""
     return models.Count(f"{prefix}user", distinct=True) + models.Count(
-        f"{prefix}session_key", distinct=True, filter=models.Q(**{f"{prefix}user__isnull": True})
+        f"{prefix}anonymous_id", distinct=True, filter=models.Q(**{f"{prefix}user__isnull": True})
     )
 
 
 def _has_a_learner(name: str) -> models.CheckConstraint:
     return models.CheckConstraint(
-        condition=models.Q(user__isnull=False, session_key="")
-        | models.Q(user__isnull=True) & ~models.Q(session_key=""),
+        condition=models.Q(user__isnull=False, anonymous_id="")
+        | models.Q(user__isnull=True) & ~models.Q(anonymous_id=""),
         name=name,
     )
 
@@ -128,7 +128,9 @@ class Showing(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="showings"
     )
-    session_key = models.CharField(max_length=40, blank=True, db_index=True)
+    # An anonymous learner's random id (quiz.learners), never their session key: knowing
+    # it opens nobody's session, and the admin refuses lookups on it.
+    anonymous_id = models.CharField(max_length=40, blank=True, db_index=True)
     answer = models.TextField("typed answer", blank=True, max_length=ANSWER_MAX_LENGTH)
     shown_at = models.DateTimeField(default=clock.now, db_index=True)
 
@@ -177,10 +179,10 @@ class Showing(models.Model):
         """This showing's learner's rows (a Showing always has one)."""
         if self.user_id is not None:
             return models.Q(user_id=self.user_id)
-        return models.Q(user__isnull=True, session_key=self.session_key)
+        return models.Q(user__isnull=True, anonymous_id=self.anonymous_id)
 
     def owner_fields(self) -> dict[str, Any]:
-        return {"user_id": self.user_id, "session_key": self.session_key}
+        return {"user_id": self.user_id, "anonymous_id": self.anonymous_id}
 
     @property
     def review_or_none(self) -> Review | None:
@@ -242,7 +244,7 @@ class Review(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="reviews"
     )
-    session_key = models.CharField(max_length=40, blank=True, db_index=True)
+    anonymous_id = models.CharField(max_length=40, blank=True, db_index=True)
     # One rating per showing: a change within the window replaces it, never adds one.
     showing = models.OneToOneField(Showing, on_delete=models.CASCADE, related_name="review")
     rating = models.PositiveSmallIntegerField(choices=Rating.choices)
@@ -254,7 +256,7 @@ class Review(models.Model):
         ordering = ["-reviewed_at"]
         constraints = [
             models.CheckConstraint(
-                condition=models.Q(user__isnull=False) | ~models.Q(session_key=""),
+                condition=models.Q(user__isnull=False) | ~models.Q(anonymous_id=""),
                 name="review_has_a_learner",
             ),
             models.CheckConstraint(
@@ -295,11 +297,15 @@ class Review(models.Model):
 class CardStateQuerySet(LearnerQuerySet):
     def due(self, now: datetime) -> CardStateQuerySet:
         """Cards due at `now` (scheduling.is_due), the longest overdue first."""
-        return self.filter(due__lt=scheduling.due_cutoff(now)).order_by("due", "card_id")
+        return self.of_published_cards().filter(due__lt=scheduling.due_cutoff(now)).order_by("due", "card_id")
+
+    def of_published_cards(self) -> CardStateQuerySet:
+        """A card made a draft is nobody's to review until it is published again."""
+        return self.filter(card__published=True, card__lesson__published=True)
 
     def upcoming(self, now: datetime) -> CardStateQuerySet:
         """Cards not yet due at `now`, the soonest first."""
-        return self.filter(due__gte=scheduling.due_cutoff(now)).order_by("due", "card_id")
+        return self.filter(due__gt=now).order_by("due", "card_id")
 
     def rating_counts(self) -> dict[int, dict[int, int]]:
         """Per card id, how many learners' latest rating is each value."""
@@ -321,7 +327,7 @@ class CardState(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="card_states"
     )
-    session_key = models.CharField(max_length=40, blank=True)
+    anonymous_id = models.CharField(max_length=40, blank=True)
     fsrs_card = models.JSONField("FSRS card", default=dict)
     due = models.DateTimeField(db_index=True)
     last_rating = models.PositiveSmallIntegerField(choices=Rating.choices)
@@ -341,9 +347,9 @@ class CardState(models.Model):
                 name="one_schedule_per_account",
             ),
             models.UniqueConstraint(
-                fields=["card", "session_key"],
+                fields=["card", "anonymous_id"],
                 condition=models.Q(user__isnull=True),
-                name="one_schedule_per_session",
+                name="one_schedule_per_anonymous_learner",
             ),
             _has_a_learner("schedule_has_one_learner"),
         ]

@@ -18,20 +18,13 @@ from .clock import as_utc
 SCHEDULER = fsrs.Scheduler(enable_fuzzing=False)
 
 
-# "Due" has one definition, and every page (review, progress, the rating's "comes back")
-# uses it: a card is due once less than a minute is left before its due time. A minute is
-# the finest step a student is shown ("in 1 min"), so a card never reads "comes back now"
-# while it is not yet due, nor "due" while it says "in 1 min".
-DUE_WITHIN = timedelta(minutes=1)
-
-
-def due_cutoff(now: datetime) -> datetime:
-    """Cards whose due time is before this moment are due at `now`."""
-    return now + DUE_WITHIN
+# "Due" has one definition, and every page (review, progress, the rating's "comes back",
+# the buttons' previews) uses it: a card is due once its due time has come. Any time left,
+# however little, reads as at least "in 1 min", so "now" is said of due cards only.
 
 
 def is_due(due: datetime, now: datetime) -> bool:
-    return due < due_cutoff(now)
+    return due <= now
 
 
 def new_card(card_id: int, at: datetime) -> fsrs.Card:
@@ -58,11 +51,11 @@ def previews(card: fsrs.Card, at: datetime) -> dict[int, datetime]:
 
 def humanize_interval(delta: timedelta) -> str:
     """'in 10 min', 'in 5 hours', 'in 3 days': how a student reads a due time."""
-    if delta < DUE_WITHIN:
+    if delta <= timedelta(0):
         return "now"  # due, by is_due's definition
     minutes = delta.total_seconds() / 60
     if minutes < 59.5:
-        return _plural(round(minutes), "min", "min")
+        return _plural(max(round(minutes), 1), "min", "min")  # never "in 0 min": not due yet
     hours = minutes / 60
     if hours < 23.5:
         return _plural(round(hours), "hour", "hours")

@@ -39,9 +39,9 @@ from .pages import CardOverview, LessonProgress
 LATEST_ANSWERS = 20
 
 
-def _card_or_404(course_slug: str, lesson_slug: str, step: int) -> Card:
+def _card_or_404(request: HttpRequest, course_slug: str, lesson_slug: str, step: int) -> Card:
     return get_object_or_404(
-        Card.objects.select_related("lesson__course"),
+        Card.objects.visible(drafts=is_instructor(request.user)).select_related("lesson__course"),
         lesson__course__slug=course_slug,
         lesson__slug=lesson_slug,
         step=step,
@@ -64,7 +64,7 @@ def _shown_url(card: Card, review_mode: bool) -> str:
 @require_POST
 def show_answer(request: HttpRequest, course_slug: str, lesson_slug: str, step: int) -> HttpResponse:
     """Store what the student wrote, then show the answer."""
-    card = card_for_page(course_slug, lesson_slug, step)
+    card = card_for_page(request, course_slug, lesson_slug, step)
     Showing.record(Learner.of_or_start(request), card, request.POST.get("answer", ""))
     review_mode = request.POST.get("review") == "1"
     if not request.htmx:
@@ -75,7 +75,7 @@ def show_answer(request: HttpRequest, course_slug: str, lesson_slug: str, step: 
 
 @require_POST
 def rate_card(request: HttpRequest, course_slug: str, lesson_slug: str, step: int) -> HttpResponse:
-    card = _card_or_404(course_slug, lesson_slug, step)
+    card = _card_or_404(request, course_slug, lesson_slug, step)
     try:
         rating = Rating(int(request.POST.get("rating", "")))
     except ValueError:
@@ -115,7 +115,7 @@ def rate_card(request: HttpRequest, course_slug: str, lesson_slug: str, step: in
 @require_POST
 def open_layer(request: HttpRequest, course_slug: str, lesson_slug: str, step: int) -> HttpResponse:
     """Note that a learner opened an optional part of the answer (sent by htmx; nothing to show)."""
-    card = _card_or_404(course_slug, lesson_slug, step)
+    card = _card_or_404(request, course_slug, lesson_slug, step)
     layer = request.POST.get("layer", "")
     if layer not in Layer.values:
         return HttpResponseBadRequest(
@@ -168,7 +168,9 @@ def export(request: HttpRequest) -> HttpResponse:
 def review(request: HttpRequest) -> HttpResponse:
     learner = Learner.of(request)
     now = clock.now()
-    states = CardState.objects.for_learner(learner).select_related("card__lesson__course")
+    states = (
+        CardState.objects.for_learner(learner).of_published_cards().select_related("card__lesson__course")
+    )
     due = list(states.due(now))
     upcoming = None if due else states.upcoming(now).first()
     context = {

@@ -5,9 +5,10 @@ import io
 import pytest
 from django.contrib.auth.models import Group, Permission, User
 from django.core.management import call_command
+from django.db.models import Q
 from django.test import Client
 
-from lessons.instructors import ACTIONS, INSTRUCTORS_GROUP
+from lessons.instructors import INSTRUCTORS_GROUP
 from lessons.models import Card
 
 PASSWORD = "correct-horse-battery-staple"
@@ -44,17 +45,31 @@ def seed_card(lessons) -> Card:
     return Card.objects.get(lesson__slug="concurrency-sweep", step=1)
 
 
+# The Instructors group's permissions as the migrations grant them, read once right after
+# the test database is migrated (before any transactional test's flush can delete it).
+MIGRATED_INSTRUCTOR_PERMISSIONS: set[tuple[str, str]] = set()
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker) -> None:
+    with django_db_blocker.unblock():
+        MIGRATED_INSTRUCTOR_PERMISSIONS.update(
+            Permission.objects.filter(group__name=INSTRUCTORS_GROUP).values_list(
+                "content_type__app_label", "codename"
+            )
+        )
+
+
 @pytest.fixture
 def instructors_group(db) -> Group:
-    # The data migration makes this group; a transactional test's flush removes it,
-    # so tests that need it make sure it is there with the same permissions.
+    # A transactional test's flush removes the migrations' group, so tests that need it
+    # make sure it is there with the permissions the migrations gave it, whatever they are.
+    assert MIGRATED_INSTRUCTOR_PERMISSIONS, "the migrations made no Instructors group"
     group, _ = Group.objects.get_or_create(name=INSTRUCTORS_GROUP)
-    codenames = [
-        f"{a}_{m}" for m in ("course", "lesson", "card", "cardterm", "glossaryterm") for a in ACTIONS
-    ]
-    group.permissions.add(
-        *Permission.objects.filter(content_type__app_label="lessons", codename__in=codenames)
-    )
+    wanted = Q()
+    for app_label, codename in MIGRATED_INSTRUCTOR_PERMISSIONS:
+        wanted |= Q(content_type__app_label=app_label, codename=codename)
+    group.permissions.add(*Permission.objects.filter(wanted))
     return group
 
 

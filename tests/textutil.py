@@ -44,8 +44,9 @@ class _TextOf(HTMLParser):
             self.parts.append(data)
 
 
-# What the app adds to a card beyond its stored text: the simulator's live panel.
-ADDED_BY_THE_APP = frozenset({"layer-live"})
+# What the app adds to a card beyond its stored text: the simulator's live panel, and the
+# notes that explain the card's parts to a student (e.g. what "the kit" is).
+ADDED_BY_THE_APP = frozenset({"layer-live", "app-note"})
 
 
 def text_of(html: str, css_class: str, skip_classes: frozenset[str] = ADDED_BY_THE_APP) -> str:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from .numbers import MISSING, format_figure, format_number
 from .params import Param, ParamError, ParamValue, parse_all
 
 __all__ = ["Calculator", "Output", "OutputSpec", "Params", "Result"]
@@ -33,6 +34,15 @@ class Output(NamedTuple):
     value: OutputValue
     unit: str
     label: str
+
+    def text(self) -> str:
+        """The value as a page prints it, by the site's one rule; dollars lead ("$0.029")."""
+        if isinstance(self.value, str):
+            return self.value
+        if self.unit == "$":
+            number = format_number(self.value)
+            return number if number == MISSING else "$" + number
+        return format_figure(self.value, self.unit)
 
 
 @dataclass(frozen=True)

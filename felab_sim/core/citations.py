@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from .calculator import Result
 from .calculators import CALCULATORS
-from .interim_numbers import MISSING, format_number
+from .numbers import MISSING, format_number
 
 PREFIX = "calc."
 PLACEHOLDER = re.compile(r"\{\{\s*calc\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_]+)\s*\}\}")

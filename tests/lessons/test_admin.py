@@ -19,6 +19,7 @@ def card_form_data(card: Card, **changes) -> dict:
         "step": card.step,
         "title": card.title,
         "scenario": card.scenario_id or "",
+        **({"published": "on"} if card.published else {}),  # a checkbox: absent means unticked
         **{name: getattr(card, name) for name in Card.TEXT_FIELDS},
     }
     for prefix, rows, fields in (
@@ -89,6 +90,18 @@ def test_unknown_live_figure_is_refused_on_save_with_a_message(instructor_client
     response = instructor_client.post(change_url(seed_card), data)
     assert response.status_code == 200  # the form again, with the error
     assert "sim.c9.agg_tok_s: level 9 is not in the scenario&#x27;s levels" in response.content.decode()
+    seed_card.refresh_from_db()
+    assert seed_card.plain_words == before
+
+
+def test_a_live_figure_in_a_link_target_is_refused_on_save_with_a_message(instructor_client, seed_card):
+    before = seed_card.plain_words
+    data = card_form_data(seed_card, plain_words="See [the total]({{sim.c8.agg_tok_s}}).")
+    response = instructor_client.post(change_url(seed_card), data)
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "{{sim.c8.agg_tok_s}} is inside a link target or an HTML attribute" in body
+    assert '<ul class="errorlist' in body
     seed_card.refresh_from_db()
     assert seed_card.plain_words == before
 

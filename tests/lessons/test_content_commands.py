@@ -341,3 +341,16 @@ def test_import_refuses_a_tolerance_that_is_not_a_fraction(tmp_path):
     )
     with pytest.raises(CommandError, match="tolerance is a fraction"):
         run("import_lessons", "--dir", str(tmp_path), "--force")
+
+
+@pytest.mark.django_db
+def test_import_refuses_a_live_figure_inside_an_html_attribute(lessons, tmp_path):
+    content = copy_of_the_bundled_content(tmp_path)
+    lesson_file = next(content.glob("*/lesson-03-*.yaml"))
+    text = lesson_file.read_text().replace(
+        "plain_words: To write each token",
+        'plain_words: <abbr title="{{sim.c8.agg_tok_s}}">Hm</abbr> To write each token',
+    )
+    lesson_file.write_text(text)
+    with pytest.raises(CommandError, match=r"card step 1: \{\{sim.c8.agg_tok_s\}\} is inside a link target"):
+        run("import_lessons", "--dir", str(content))

@@ -6,13 +6,15 @@ import json
 
 import pytest
 from django.core.management import CommandError, call_command
+from felab_sim.model import BLOCK_CHARS, BLOCK_TOKENS, ParamError, PrefixCache, ServerParams, prompt_tokens
 
+from felab_sim.core.calculators import CALCULATORS
 from felab_sim.loadgen import (
+    PREFIX_ORDERS,
     LoadgenError,
     PrefixCacheSetup,
     run_prefix_cache,
 )
-from felab_sim.model import BLOCK_CHARS, BLOCK_TOKENS, ParamError, PrefixCache, ServerParams, prompt_tokens
 
 from .conftest import serving
 
@@ -37,6 +39,23 @@ def test_variable_first_reuses_nothing(server):
     run = run_prefix_cache(server.api, PrefixCacheSetup(**{**SETUP.__dict__, "order": "variable-first"}))
     assert [r.cached_tokens for r in run.requests] == [0, 0, 0, 0]
     assert min(r.ttft_ms for r in run.requests) >= ServerParams().prefill_ms(1_020) - 1
+
+
+@pytest.mark.parametrize("order", PREFIX_ORDERS)
+def test_a_measured_run_agrees_with_the_prefix_cache_calculator(server, order):
+    """The same parameters through the calculator and against the server: the cache's figures
+    are exactly the calculator's, and no TTFT beats it (the server's decode step is short here;
+    prefill follows the default rules the calculator uses)."""
+    setup = PrefixCacheSetup(**{**SETUP.__dict__, "order": order})
+    run = run_prefix_cache(server.api, setup)
+    model = CALCULATORS["prefix-cache"].run(
+        {"prefix_chars": setup.prefix_chars, "suffix_chars": setup.suffix_chars, "order": order}
+    )
+    measured = run.as_dict()
+    for key in ("prompt_tokens", "cached_tokens", "uncached_tokens"):
+        assert measured[key] == model.value(key), key
+    assert run.ttft_cold_ms >= model.value("ttft_cold_ms") - 1
+    assert run.ttft_warm_ms >= model.value("ttft_warm_ms") - 1
 
 
 def test_the_prompts_are_the_layouts_the_lesson_compares():

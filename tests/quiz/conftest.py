@@ -31,7 +31,7 @@ def second_card(seed_card) -> Card:
 
 def anonymous_learner(client: Client) -> Learner:
     """The learner an anonymous test client records as."""
-    return Learner(session_key=client.session[LEARNER_SESSION_FIELD])
+    return Learner(anonymous_id=client.session[LEARNER_SESSION_FIELD])
 
 
 def show(client: Client, answer: str = "", **extra) -> None:

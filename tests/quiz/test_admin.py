@@ -69,11 +69,14 @@ def test_instructor_sees_names_only_with_consent(instructor_client, rated):
     assert "sam&#x27;s answer" in showings and ">sam<" not in showings
 
 
-def test_superuser_sees_usernames_and_still_cannot_edit(rated):
+def test_superuser_too_sees_names_only_with_consent_and_cannot_edit(rated):
+    # A superuser who teaches is an instructor looking at students' records: consent applies.
     User.objects.create_superuser("root", "root@example.org", PASSWORD)
     admin = Client()
     admin.force_login(User.objects.get(username="root"))
-    assert ">sam<" in admin.get("/admin/quiz/review/").content.decode()
+    body = admin.get("/admin/quiz/review/").content.decode()
+    assert "alex" in body and "a student (name not shared)" in body
+    assert ">sam<" not in body
     assert admin.get("/admin/quiz/review/add/").status_code == 403
 
 

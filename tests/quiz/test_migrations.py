@@ -33,5 +33,8 @@ def test_backfill_gives_old_reviews_a_showing_and_their_learner_a_schedule(lesso
     assert all(review.showing.shown_at == review.reviewed_at for review in Review.objects.all())
     account = CardState.objects.get(user__username="early")
     assert (account.review_count, account.last_rating, account.fsrs_card["state"]) == (2, 3, 2)
-    visitor = CardState.objects.get(session_key="visitor")
-    assert visitor.user is None and visitor.due == start + timedelta(minutes=1)
+    visitor = CardState.objects.get(user__isnull=True)
+    assert visitor.due == start + timedelta(minutes=1)
+    # 0007 replaced the stored session key with a random id, the same on every row.
+    assert visitor.anonymous_id not in ("", "visitor")
+    assert {row.anonymous_id for row in Showing.objects.filter(user__isnull=True)} == {visitor.anonymous_id}

@@ -26,23 +26,23 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def visitor() -> Learner:
-    return Learner(session_key="visitor-session-key")
+    return Learner(anonymous_id="a-visitors-random-id")
 
 
 def test_showing_keeps_the_typed_answer_trimmed_and_bounded(student, seed_card, clock):
     learner = Learner(user=student)
     showing = Showing.record(learner, seed_card, "  decode is memory-bound \n")
     assert showing.answer == "decode is memory-bound"
-    assert showing.shown_at == clock.now() and showing.user == student and showing.session_key == ""
+    assert showing.shown_at == clock.now() and showing.user == student and showing.anonymous_id == ""
     long = Showing.record(learner, seed_card, "x" * (ANSWER_MAX_LENGTH + 50))
     assert len(long.answer) == ANSWER_MAX_LENGTH
 
 
 def test_a_row_belongs_to_exactly_one_learner(student, seed_card):
     with pytest.raises(IntegrityError), transaction.atomic():
-        Showing.objects.create(card=seed_card, user=student, session_key="also-a-session")
+        Showing.objects.create(card=seed_card, user=student, anonymous_id="also-anonymous")
     with pytest.raises(IntegrityError), transaction.atomic():
-        Showing.objects.create(card=seed_card, user=None, session_key="")
+        Showing.objects.create(card=seed_card, user=None, anonymous_id="")
 
 
 def test_for_learner_sees_only_that_learners_rows(student, other_student, seed_card, visitor):
@@ -53,7 +53,7 @@ def test_for_learner_sees_only_that_learners_rows(student, other_student, seed_c
     assert list(Showing.objects.for_learner(Learner(user=other_student))) == [theirs]
     assert list(Showing.objects.for_learner(visitor)) == [anonymous]
     assert not Showing.objects.for_learner(Learner()).exists()
-    assert not Showing.objects.for_learner(Learner(session_key="someone-else")).exists()
+    assert not Showing.objects.for_learner(Learner(anonymous_id="someone-else")).exists()
 
 
 def test_rating_records_a_review_and_schedules_the_card(student, seed_card, clock):

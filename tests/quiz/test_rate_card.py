@@ -3,7 +3,7 @@ from django.test import Client
 
 from quiz.models import CardState, Rating, Review, Showing
 from tests.conftest import SEED_CARD_URL
-from tests.quiz.conftest import RATE_URL, rate, show
+from tests.quiz.conftest import RATE_URL, anonymous_learner, rate, show
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +22,9 @@ def test_rating_with_csrf_token_from_the_page_is_recorded(seed_card):
     assert response.status_code == 302
     review = Review.objects.get()
     assert review.card == seed_card and review.rating == Rating.GOT_IT
-    assert review.user is None and review.session_key == client.session.session_key
+    assert review.user is None and review.anonymous_id == anonymous_learner(client).anonymous_id
+    # A random id of its own: the row never holds the visitor's session key.
+    assert review.anonymous_id != client.session.session_key
 
 
 def test_plain_post_redirects_back_with_an_acknowledgement(client, seed_card):

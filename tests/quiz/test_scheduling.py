@@ -71,7 +71,8 @@ def test_pressing_a_button_schedules_its_preview(steps, rating, wait):
 @pytest.mark.parametrize(
     ("delta", "text"),
     [
-        (timedelta(seconds=20), "now"),
+        (timedelta(0), "now"),
+        (timedelta(seconds=20), "in 1 min"),
         (timedelta(minutes=1), "in 1 min"),
         (timedelta(minutes=5, seconds=30), "in 6 min"),
         (timedelta(minutes=10), "in 10 min"),

@@ -30,7 +30,7 @@ def test_anonymous_show_answer_stores_the_answer_against_the_session(client, see
     assert response["Location"] == SEED_CARD_URL + "?answer=shown"
     showing = Showing.objects.get()
     assert showing.user is None and showing.card == seed_card
-    assert showing.session_key == anonymous_learner(client).session_key
+    assert showing.anonymous_id == anonymous_learner(client).anonymous_id
     assert showing.answer == "The weights are fetched once for everyone."
 
 
@@ -46,7 +46,7 @@ def test_the_typed_answer_comes_back_beside_in_plain_words(client, seed_card):
 def test_signed_in_show_answer_records_the_account(student_client, student, seed_card):
     show(student_client, "batching")
     showing = Showing.objects.get()
-    assert showing.user == student and showing.session_key == ""
+    assert showing.user == student and showing.anonymous_id == ""
     assert typed_answer_on_page(student_client) == "Your answer batching"
 
 

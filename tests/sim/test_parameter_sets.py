@@ -5,6 +5,8 @@ from django.core.exceptions import ValidationError
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from felab_sim.core.calculators import get
+from felab_sim.forms import CalculatorForm
 from felab_sim.models import ParameterSet
 
 pytestmark = pytest.mark.django_db
@@ -93,12 +95,14 @@ def test_saving_in_the_admin_stores_only_the_changes(admin_client):
     [
         ("bandwidth_gbs", "fast", "bandwidth_gbs must be a number greater than 0"),
         ("ram_gb", "nan", "ram_gb must be a number"),
+        ("ram_gb", "", "ram_gb must be a number greater than 0 and at most 1,000,000; it is missing"),
         ("active_params_b", "9", "active_params_b must be at most params_b"),
     ],
 )
 def test_the_admin_names_a_bad_parameter(admin_client, field, value, message):
     parameter_set = make()
-    form = {"name": "x", "slug": parameter_set.slug, "description": "", field: value}
+    defaults = CalculatorForm.defaults(get("decode-ceiling"))
+    form = {**defaults, "name": "x", "slug": parameter_set.slug, "description": "", field: value}
     body = admin_client.post(f"{ADMIN}{parameter_set.pk}/change/", form).content.decode()
     assert message in body
     parameter_set.refresh_from_db()

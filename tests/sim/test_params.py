@@ -92,3 +92,12 @@ def test_docs_architecture_carries_the_current_calculator_reference():
 
     section = reference.current_section(reference.DOC.read_text())
     assert section == reference.markdown(), "run: python -m felab_sim.core.reference --write"
+
+
+def test_a_value_is_written_back_in_full():
+    from felab_sim.forms import field_text
+
+    assert field_text(0.123456789) == "0.123456789"
+    assert field_text(546.0) == "546"
+    assert field_text(True) == "on"
+    assert field_text(None) == ""

@@ -1,5 +1,4 @@
 import pytest
-
 from felab_sim.model import SweepParams, run_sweep
 
 URL = "/sim/sweep.json"

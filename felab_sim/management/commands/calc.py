@@ -16,7 +16,6 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from felab_sim.core.calculator import Calculator, Result
 from felab_sim.core.calculators import CALCULATORS
-from felab_sim.core.interim_numbers import format_figure
 from felab_sim.core.params import Param, ParamError
 from felab_sim.forms import field_text
 
@@ -29,10 +28,7 @@ def _flag_help(param: Param) -> str:
 
 def format_result(result: Result) -> str:
     """One output a line: label, value with its unit, and the key cards cite it by."""
-    rows = [
-        (out.label, out.value if isinstance(out.value, str) else format_figure(out.value, out.unit), key)
-        for key, out in result.outputs.items()
-    ]
+    rows = [(out.label, out.text(), key) for key, out in result.outputs.items()]
     label_width = max(len(label) for label, _, _ in rows)
     value_width = max(len(value) for _, value, _ in rows)
     return "\n".join(

@@ -1,0 +1,173 @@
+"""Benchmark the calculators: each one's JSON in-process, each page against the card page, and
+the default sweep, in one run.
+
+    python bench/bench_calc.py [--runs N]
+
+Targets (issue 11): a calculator's JSON in at most 5 ms in-process; each calculator page no slower
+than the card page; the default sweep in at most 20 ms. Each row also shows the course's worked
+example and what felab computes for it. In-process (Django's test client on a scratch SQLite
+database with the bundled lessons): compare the figures within the table, as ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import urlencode
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+SCRATCH = Path(tempfile.mkdtemp(prefix="felab-bench-calc-"))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ["DATABASE_URL"] = f"sqlite:///{SCRATCH / 'bench.sqlite3'}"
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.conf import settings  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.test import Client  # noqa: E402
+from django.test.utils import override_settings  # noqa: E402
+from felab_sim.model import SweepParams, run_sweep  # noqa: E402
+
+from felab_sim.core.calculators import CALCULATORS  # noqa: E402
+
+CARD = "/learn/llm-inference-performance/concurrency-sweep/step-1/?answer=shown"
+JSON_BUDGET_MS = 5.0
+SWEEP_BUDGET_MS = 20.0
+
+# calculator: (the course's worked example, its settings as a query string sends them, the output shown)
+EXAMPLES: dict[str, tuple[str, dict[str, str], str]] = {
+    "prefill": ("F8: 8,000 tokens → 3,215 ms", {"prompt_tokens": "8000"}, "ttft_ms"),
+    "prefix-cache": (
+        "F12: 12,200 chars, 12,120 shared → 3,008 cached, 31.8 ms",
+        {"prefix_chars": "12120", "suffix_chars": "80"},
+        "ttft_warm_ms",
+    ),
+    "decode-ceiling": (
+        "F4: 546 GB/s ÷ 4.9 GB = 111.4 tok/s",
+        {"bandwidth_gbs": "546", "model_gb": "4.9"},
+        "ceiling_tok_s",
+    ),
+    "kv-cache": (
+        "F17: 8B f16 × 131,072 tokens = 17.18 GB",
+        {"context_tokens": "131072"},
+        "kv_gb_per_conversation",
+    ),
+    "speculative": ("F33: α 0.8, k 4 → 2.40×", {"acceptance": "0.8", "draft_tokens": "4"}, "speedup"),
+    "roofline": (
+        "H100 SXM: 989 TFLOPS ÷ 3,350 GB/s ≈ 295 FLOP/B",
+        {"peak_tflops": "989", "bandwidth_gbs": "3350"},
+        "ridge_flop_per_byte",
+    ),
+    "sizing": (
+        "F13: 120 users ÷ 8, +20% → 18 replicas",
+        {"peak_users": "120", "capacity": "8", "headroom": "0.2"},
+        "replicas_with_headroom",
+    ),
+    "cost": (
+        "F22: 200 in, 50 out at $0.07/$0.30 → $0.029 per 1k",
+        {"input_tokens": "200", "output_tokens": "50"},
+        "usd_per_1k_tasks",
+    ),
+    "finetune-memory": (
+        "F30: 8B LoRA r16, attention → 13.63M, 16.2 GB",
+        {"method": "lora", "rank": "16"},
+        "train_gb",
+    ),
+    "dpo": ("F36: β 0.1, margin 1.2 (m 0.12) → loss 0.635", {"beta": "0.1", "margin": "1.2"}, "loss"),
+}
+
+
+def median_ms(action: Callable[[], object], runs: int) -> float:
+    action()  # warm: imports, caches
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1000
+
+
+def get_ok(client: Client, url: str) -> None:
+    response = client.get(url)
+    assert response.status_code == 200, (url, response.status_code)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=51)
+    runs = parser.parse_args().runs
+
+    call_command("migrate", verbosity=0)
+    call_command("import_lessons", verbosity=0, stdout=io.StringIO())
+    # Static URLs without collectstatic's manifest: the pages' HTML is what is timed here.
+    plain = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+    with override_settings(STORAGES=plain):
+        measure(runs)
+
+
+def measure(runs: int) -> None:
+    client = Client()
+    card_ms = median_ms(lambda: get_ok(client, CARD), runs)
+    sweep_ms = median_ms(lambda: run_sweep(SweepParams()), runs)
+
+    print(f"bench_calc: median of {runs}; card page {card_ms:.1f} ms; default sweep {sweep_ms:.1f} ms")
+    header = ("calculator", "worked example", "felab", "JSON ms", "endpoint ms", "page ms", "÷ card")
+    rows = []
+    over = []
+    for name, (example, query, key) in EXAMPLES.items():
+        calculator = CALCULATORS[name]
+        result = calculator.run(query)
+        out = result.outputs[key]
+        shown = out.text()
+        json_ms = median_ms(lambda c=calculator, q=query: json.dumps(c.run(q).as_json()), runs)
+        endpoint_ms = median_ms(
+            lambda n=name, q=query: get_ok(client, f"/sim/calc/{n}.json?{urlencode(q)}"), runs
+        )
+        page_ms = median_ms(lambda n=name, q=query: get_ok(client, f"/sim/calc/{n}/?{urlencode(q)}"), runs)
+        rows.append(
+            (
+                name,
+                example,
+                f"{key} = {shown}",
+                f"{json_ms:.3f}",
+                f"{endpoint_ms:.2f}",
+                f"{page_ms:.2f}",
+                f"{page_ms / card_ms:.2f}",
+            )
+        )
+        if json_ms > JSON_BUDGET_MS:
+            over.append(f"{name} JSON {json_ms:.2f} ms > {JSON_BUDGET_MS} ms")
+        if page_ms > card_ms:
+            over.append(f"{name} page {page_ms:.1f} ms > card {card_ms:.1f} ms")
+    if sweep_ms > SWEEP_BUDGET_MS:
+        over.append(f"default sweep {sweep_ms:.1f} ms > {SWEEP_BUDGET_MS} ms")
+
+    widths = [max(len(str(row[i])) for row in (header, *rows)) for i in range(len(header))]
+    print(" | ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)))
+    print("-|-".join("-" * w for w in widths))
+    for row in rows:
+        print(" | ".join(str(cell).ljust(w) for cell, w in zip(row, widths, strict=True)))
+    print("JSON ms: the calculator's JSON in-process (validate, compute, serialise); endpoint ms: GET")
+    print("/sim/calc/NAME.json through Django; page ms: GET /sim/calc/NAME/ (chart cached after the first).")
+    if over:
+        print("OVER TARGET: " + "; ".join(over))
+        sys.exit(1)
+    print("all targets met")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,176 @@
+"""Presets for the calculator pages: hardware from public spec sheets, and model shapes.
+
+A preset sets some parameters; a calculator's page offers it when it sets at least one of that
+calculator's parameters, and applies only those. Hardware figures are the vendors' published
+numbers (peak compute: dense BF16, without sparsity), each with the page it comes from; model
+shapes are the ones the course uses (COURSE.md lessons 05, 12, 17).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from .calculator import Calculator
+from .params import ParamValue
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    kind: str  # "hardware" or "model"
+    values: Mapping[str, ParamValue]
+    source: str = ""
+    note: str = ""
+    applies_to: tuple[str, ...] = field(default=())  # calculator names; empty = any that shares a parameter
+
+    def for_calculator(self, calculator: Calculator) -> dict[str, ParamValue]:
+        if self.applies_to and calculator.name not in self.applies_to:
+            return {}
+        names = {param.name for param in calculator.params}
+        return {name: value for name, value in self.values.items() if name in names}
+
+
+APPLE_MBP = "https://www.apple.com/macbook-pro/specs/"
+HARDWARE = (
+    Preset(
+        "Apple M4 (Mac mini)", "hardware", {"bandwidth_gbs": 120.0}, "https://www.apple.com/mac-mini/specs/"
+    ),
+    Preset(
+        "Apple M4 Pro",
+        "hardware",
+        {"bandwidth_gbs": 273.0},
+        APPLE_MBP,
+        "The same bandwidth as lesson 00's Mac and the DGX Spark.",
+    ),
+    Preset(
+        "Apple M4 Max (40-core GPU)", "hardware", {"bandwidth_gbs": 546.0}, APPLE_MBP, "Lesson 04's machine."
+    ),
+    Preset("Apple M3 Ultra", "hardware", {"bandwidth_gbs": 819.0}, "https://www.apple.com/mac-studio/specs/"),
+    Preset(
+        "NVIDIA DGX Spark (GB10)",
+        "hardware",
+        {"bandwidth_gbs": 273.0, "ram_gb": 128.0},
+        "https://www.nvidia.com/en-us/products/workstations/dgx-spark/",
+        "Lesson 14's box.",
+    ),
+    Preset(
+        "NVIDIA L40S",
+        "hardware",
+        {"bandwidth_gbs": 864.0, "peak_tflops": 362.0, "ram_gb": 48.0},
+        "https://www.nvidia.com/en-us/data-center/l40s/",
+    ),
+    Preset(
+        "NVIDIA A100 80GB SXM",
+        "hardware",
+        {"bandwidth_gbs": 2039.0, "peak_tflops": 312.0, "ram_gb": 80.0},
+        "https://www.nvidia.com/en-us/data-center/a100/",
+    ),
+    Preset(
+        "NVIDIA H100 SXM",
+        "hardware",
+        {"bandwidth_gbs": 3350.0, "peak_tflops": 989.0, "ram_gb": 80.0},
+        "https://www.nvidia.com/en-us/data-center/h100/",
+    ),
+    Preset(
+        "NVIDIA H200 SXM",
+        "hardware",
+        {"bandwidth_gbs": 4800.0, "peak_tflops": 989.0, "ram_gb": 141.0},
+        "https://www.nvidia.com/en-us/data-center/h200/",
+    ),
+    Preset(
+        "AMD Instinct MI300X",
+        "hardware",
+        {"bandwidth_gbs": 5300.0, "peak_tflops": 1307.0, "ram_gb": 192.0},
+        "https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html",
+    ),
+)
+
+MODELS = (
+    Preset(
+        "Llama-3.1-8B",
+        "model",
+        {
+            "params_b": 8.0,
+            "active_params_b": None,
+            "layers": 32,
+            "kv_heads": 8,
+            "head_dim": 128,
+            "hidden": 4096,
+            "heads": 32,
+            "mlp_hidden": 14336,
+        },
+    ),
+    Preset(
+        "Llama-3.1-70B",
+        "model",
+        {
+            "params_b": 70.6,
+            "active_params_b": None,
+            "layers": 80,
+            "kv_heads": 8,
+            "head_dim": 128,
+            "hidden": 8192,
+            "heads": 64,
+            "mlp_hidden": 28672,
+        },
+    ),
+    Preset(
+        "Qwen2.5-7B",
+        "model",
+        {
+            "params_b": 7.6,
+            "active_params_b": None,
+            "layers": 28,
+            "kv_heads": 4,
+            "head_dim": 128,
+            "hidden": 3584,
+            "heads": 28,
+            "mlp_hidden": 18944,
+        },
+    ),
+    Preset(
+        "Qwen2.5-0.5B",
+        "model",
+        {
+            "params_b": 0.49,
+            "active_params_b": None,
+            "layers": 24,
+            "kv_heads": 2,
+            "head_dim": 64,
+            "hidden": 896,
+            "heads": 14,
+            "mlp_hidden": 4864,
+        },
+    ),
+    Preset("Mistral-7B", "model", {"layers": 32, "kv_heads": 8, "head_dim": 128}, applies_to=("kv-cache",)),
+    Preset(
+        "gpt-oss-20b (MoE)",
+        "model",
+        {"params_b": 21.0, "active_params_b": 3.6, "layers": 24, "kv_heads": 8, "head_dim": 64},
+        applies_to=("kv-cache", "decode-ceiling"),
+    ),
+    Preset(
+        "qwen3:30b-a3b (MoE)",
+        "model",
+        {"params_b": 30.5, "active_params_b": 3.3},
+        applies_to=("decode-ceiling",),
+    ),
+    Preset(
+        "gpt-oss-120b (MoE)",
+        "model",
+        {"params_b": 117.0, "active_params_b": 5.1},
+        applies_to=("decode-ceiling",),
+    ),
+)
+
+
+def presets_for(calculator: Calculator) -> list[tuple[Preset, dict[str, ParamValue]]]:
+    """The presets that set some of this calculator's parameters, each with the values it sets."""
+    found = []
+    for preset in HARDWARE + MODELS:
+        values = preset.for_calculator(calculator)
+        # A preset that only clears an optional value (active_params_b) teaches nothing here.
+        if any(value is not None for value in values.values()):
+            found.append((preset, values))
+    return found

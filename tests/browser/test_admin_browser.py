@@ -1,0 +1,308 @@
+"""An instructor in Chromium edits every kind of content the Instructors group may change.
+
+For each model the group may change: its list, an object's change page (every field and
+inline there, Save visible, no console error, no failed request), an edit saved and then
+seen where students see it; and its add page. A model the group gains later is picked up
+from the group's permissions: the test fails until STUDENT_VIEWS says where students see it.
+"""
+
+import io
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import pytest
+from django.contrib import admin
+from django.contrib.auth.models import Group, User
+from django.core.management import call_command
+from django.db.models import Model
+from django.test import RequestFactory
+from django.utils.html import strip_tags
+from playwright.sync_api import Browser, BrowserContext, Page, Response, expect
+
+from felab_sim.models import ParameterSet, Scenario
+from lessons.models import Card, Course, GlossaryTerm, Lesson
+from tests.conftest import PASSWORD
+
+TIMEOUT_MS = 30_000  # generous: the machine is shared
+
+
+@dataclass(frozen=True)
+class StudentView:
+    """The object the test opens, the field it changes, and the page where a student then reads it."""
+
+    pick: Callable[[], Model]
+    field: str
+    url: Callable[[Model], str]
+    # What the test types; None: a sentence naming the model. What the student page must then
+    # contain; None: what was typed.
+    value: str | None = None
+    shows: Callable[[Model], str] | None = None
+
+
+def _answer_shown(card: Card) -> str:
+    return card.get_absolute_url() + "?answer=shown"
+
+
+def _published_card_citing(text: str) -> Card:
+    return Card.objects.published().filter(question__contains=text).get()
+
+
+def _cited_figure_text(parameter_set: ParameterSet) -> str:
+    card = _published_card_citing(f"{{{{calc.{parameter_set.slug}.")
+    return strip_tags(card.html["question"])
+
+
+STUDENT_VIEWS: dict[type[Model], StudentView] = {
+    Card: StudentView(
+        lambda: Card.objects.published().order_by("lesson__number", "step").first(),
+        "question",
+        lambda card: card.get_absolute_url(),
+    ),
+    Lesson: StudentView(
+        lambda: Lesson.objects.published().first(), "title", lambda lesson: lesson.get_absolute_url()
+    ),
+    Course: StudentView(lambda: Course.objects.first(), "title", lambda course: "/"),
+    GlossaryTerm: StudentView(
+        lambda: GlossaryTerm.objects.filter(cards__in=Card.objects.published()).first(),
+        "definition",
+        lambda term: _answer_shown(term.cards.published().first()),
+    ),
+    # The card's Computed live panel names its scenario.
+    Scenario: StudentView(
+        lambda: Scenario.objects.filter(cards__in=Card.objects.published()).first(),
+        "name",
+        lambda scenario: _answer_shown(scenario.cards.published().first()),
+    ),
+    # A parameter set shows through the figures cards cite from it: change a parameter, the number moves.
+    ParameterSet: StudentView(
+        lambda: ParameterSet.objects.get(slug=CITED_SET),
+        "bandwidth_gbs",
+        lambda parameter_set: _published_card_citing(f"{{{{calc.{parameter_set.slug}.").get_absolute_url(),
+        value="273",
+        shows=_cited_figure_text,
+    ),
+}
+CITED_SET = "test-browser-ceiling"
+
+
+@pytest.fixture
+def cited_parameter_set(lessons) -> ParameterSet:
+    """The bundled content may hold no parameter set yet: one, and a card citing it."""
+    parameter_set = ParameterSet.objects.create(
+        slug=CITED_SET, calculator="decode-ceiling", name="M4 Max, 8B"
+    )
+    lesson = Lesson.objects.published().first()
+    last = lesson.cards.order_by("step").last()
+    Card.objects.create(
+        lesson=lesson, step=last.step + 1, title="The ceiling", plain_words="Bandwidth over bytes per token.",
+        question=f"Why is {{{{calc.{CITED_SET}.ceiling_tok_s}}}} tok/s the most this machine can decode?",
+    )  # fmt: skip
+    return parameter_set
+
+
+class BrowserLog:
+    """Console errors, uncaught exceptions and failed requests, from every page of a context."""
+
+    def __init__(self, context: BrowserContext) -> None:
+        self.problems: list[str] = []
+        context.on("page", self.watch)
+
+    def watch(self, page: Page) -> None:
+        page.on(
+            "console", lambda m: self.problems.append(f"console: {m.text}") if m.type == "error" else None
+        )
+        page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
+        page.on("response", self._response)
+
+    def _response(self, response: Response) -> None:
+        if response.status >= 400:
+            self.problems.append(f"{response.status} {response.url}")
+
+    def take(self) -> list[str]:
+        problems, self.problems = self.problems, []
+        return problems
+
+
+@pytest.fixture
+def instructor_page(
+    browser: Browser, live_lessons: str, instructor: User
+) -> Iterator[tuple[Page, BrowserLog]]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(TIMEOUT_MS)
+    log = BrowserLog(context)
+    page = context.new_page()
+    page.goto(live_lessons + "/admin/login/?next=/admin/")
+    page.get_by_label("Username").fill(instructor.username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("heading", name="Site administration")).to_be_visible()
+    yield page, log
+    context.close()
+
+
+@pytest.fixture
+def student_page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context()
+    context.set_default_timeout(TIMEOUT_MS)
+    yield context.new_page()
+    context.close()
+
+
+def models_instructors_may_change(group: Group) -> set[type[Model]]:
+    permissions = group.permissions.filter(codename__startswith="change_").select_related("content_type")
+    return {permission.content_type.model_class() for permission in permissions}
+
+
+def _admin_request(user: User):
+    request = RequestFactory().get("/admin/")
+    request.user = user
+    return request
+
+
+def form_field_names(model_admin: admin.ModelAdmin, request, obj: Model | None) -> list[str]:
+    names = []
+    for _, options in model_admin.get_fieldsets(request, obj):
+        for line in options["fields"]:
+            names.extend(line if isinstance(line, list | tuple) else [line])
+    return names
+
+
+def check_form_page(page: Page, model_admin: admin.ModelAdmin, request, obj: Model | None) -> list[str]:
+    """Every field row and inline group of the admin's form is on the page, and Save is visible."""
+    missing = []
+    for name in form_field_names(model_admin, request, obj):
+        row = page.locator(f".form-row.field-{name}")
+        if row.count() == 0 or not row.first.is_visible():
+            missing.append(f"field {name}")
+    for inline in model_admin.get_inline_instances(request, obj):
+        prefix = inline.get_formset(request, obj).get_default_prefix()
+        group = page.locator(f"#{prefix}-group")
+        if group.count() == 0 or not group.is_visible():
+            missing.append(f"inline {prefix}")
+            continue
+        for name in inline.get_fields(request, obj):
+            if group.locator(f".field-{name}").count() == 0:
+                missing.append(f"inline {prefix} field {name}")
+    save = page.locator('input[name="_save"]')
+    if save.count() == 0 or not save.is_visible():
+        missing.append("Save button")
+    return missing
+
+
+def test_an_instructor_edits_every_kind_of_content_in_chromium(
+    instructor_page: tuple[Page, BrowserLog],
+    student_page: Page,
+    live_lessons: str,
+    instructor: User,
+    cited_parameter_set: ParameterSet,
+):
+    page, log = instructor_page
+    request = _admin_request(instructor)
+    group = instructor.groups.get()
+    changeable = models_instructors_may_change(group)
+    registry = admin.site._registry
+    inline_models = {inline.model for model_admin in registry.values() for inline in model_admin.inlines}
+
+    # Every model the group may change has a page of its own or is an inline of one.
+    assert not {m._meta.label for m in changeable - registry.keys() - inline_models}
+    edited = sorted(changeable & registry.keys(), key=lambda m: m._meta.label)
+    assert not [m._meta.label for m in edited if m not in STUDENT_VIEWS], "say where students see it"
+    assert {Card, Lesson, Course, GlossaryTerm, Scenario, ParameterSet} <= set(edited)
+
+    problems: dict[str, list[str]] = {}
+    for model in edited:
+        model_admin = registry[model]
+        opts = model._meta
+        view = STUDENT_VIEWS[model]
+        obj = view.pick()
+        seen: list[str] = []
+
+        page.goto(f"{live_lessons}/admin/{opts.app_label}/{opts.model_name}/")
+        expect(page.locator("#result_list")).to_be_visible()
+        page.locator(f'#result_list a[href$="/{opts.model_name}/{obj.pk}/change/"]').first.click()
+        page.wait_for_url(re.compile(rf"/{obj.pk}/change/$"))
+        seen += check_form_page(page, model_admin, request, obj)
+        if seen:  # a broken form cannot be saved: report it with the others' problems
+            problems[opts.label] = seen + log.take()
+            continue
+
+        typed = view.value or f"Edited {opts.model_name} {view.field} in Chromium"
+        page.locator(f"#id_{view.field}").fill(typed)
+        page.locator('input[name="_save"]').click()
+        expect(page.locator(".messagelist .success")).to_be_visible()
+        obj.refresh_from_db()
+        student_page.goto(live_lessons + view.url(obj))
+        expect(student_page.locator("main")).to_contain_text(view.shows(obj) if view.shows else typed)
+
+        page.goto(f"{live_lessons}/admin/{opts.app_label}/{opts.model_name}/add/")
+        seen += [f"add page: {problem}" for problem in check_form_page(page, model_admin, request, None)]
+        seen += log.take()
+        if seen:
+            problems[opts.label] = seen
+    assert problems == {}
+
+    # The way back to the site, and the site's icon on the admin (no request for a missing one).
+    page.goto(live_lessons + "/admin/")
+    icon = page.locator('link[rel="icon"]')
+    expect(icon).to_have_attribute("href", re.compile(r"favicon\.svg$"))
+    assert page.request.get(live_lessons + icon.get_attribute("href")).status == 200
+    page.get_by_role("link", name="View site").click()
+    page.wait_for_url(live_lessons + "/")
+    expect(page.get_by_role("navigation", name="Site").get_by_role("link", name="Admin")).to_be_visible()
+    assert log.take() == []
+
+
+def test_an_instructor_previews_a_draft_publishes_it_and_then_students_see_it(
+    instructor_page: tuple[Page, BrowserLog], student_page: Page, live_lessons: str
+):
+    page, log = instructor_page
+    lesson = Lesson.objects.get(slug="concurrency-sweep")
+    last = lesson.cards.order_by("step").last()
+    draft = Card.objects.create(
+        lesson=lesson, step=last.step + 1, title="The queue", question="What happens at 9 people?",
+        plain_words="The ninth waits.", published=False,
+    )  # fmt: skip
+    url = live_lessons + draft.get_absolute_url()
+
+    assert student_page.goto(url).status == 404
+    student_page.goto(live_lessons + lesson.get_absolute_url())
+    expect(student_page.get_by_text("The queue")).to_have_count(0)
+
+    page.goto(url)
+    expect(page.locator(".draft-banner")).to_contain_text("Draft: students can't see this.")
+    expect(page.locator(".question-text")).to_have_text("What happens at 9 people?")
+    page.get_by_role("link", name="Edit", exact=True).click()
+    page.wait_for_url(re.compile(rf"/admin/lessons/card/{draft.pk}/change/$"))
+    page.get_by_label("Published").check()
+    page.locator('input[name="_save"]').click()
+    expect(page.locator(".messagelist .success")).to_be_visible()
+
+    assert student_page.goto(url).status == 200
+    expect(student_page.locator(".question-text")).to_have_text("What happens at 9 people?")
+    expect(student_page.locator(".draft-banner")).to_have_count(0)
+    student_page.goto(live_lessons + lesson.get_absolute_url())
+    expect(student_page.get_by_role("link", name=draft.label)).to_be_visible()
+    page.goto(url)
+    expect(page.locator(".draft-banner")).to_have_count(0)
+    assert log.take() == []
+
+
+def test_an_admin_edit_survives_the_import_that_make_run_does(
+    instructor_page: tuple[Page, BrowserLog], student_page: Page, live_lessons: str, seed_card: Card
+):
+    page, log = instructor_page
+    page.goto(live_lessons + seed_card.get_absolute_url())
+    page.get_by_role("link", name="Edit", exact=True).click()
+    page.locator("#id_plain_words").fill("Ines rewrote this in the admin.")
+    page.locator('input[name="_save"]').click()
+    expect(page.locator(".messagelist .success")).to_be_visible()
+
+    # What `make run` and `make serve` do at every start.
+    out = io.StringIO()
+    call_command("import_lessons", stdout=out)
+    assert "field 'plain_words'" in out.getvalue()  # reported, not written
+
+    student_page.goto(live_lessons + seed_card.get_absolute_url() + "?answer=shown")
+    expect(student_page.locator(".plain-words")).to_contain_text("Ines rewrote this in the admin.")
+    assert log.take() == []

@@ -1,0 +1,74 @@
+"""The calculator pages in Chromium: drawn, redrawn in place, and usable without JavaScript."""
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from felab_sim.core.calculators import CALCULATORS
+
+# For each calculator: a setting to change, a value for it, and an output that must change with it.
+CHANGES = {
+    "prefill": ("prompt_tokens", "4000", "ttft_ms"),
+    "prefix-cache": ("prefix_chars", "24000", "cached_tokens"),
+    "decode-ceiling": ("bandwidth_gbs", "273", "ceiling_tok_s"),
+    "kv-cache": ("context_tokens", "32768", "kv_gb_per_conversation"),
+    "speculative": ("draft_tokens", "8", "tokens_per_pass"),
+    "roofline": ("batch", "512", "bound"),
+    "sizing": ("peak_users", "400", "replicas"),
+    "cost": ("input_tokens", "2000", "usd_per_task"),
+    "finetune-memory": ("rank", "64", "trainable_params"),
+    "dpo": ("margin", "5", "loss"),
+}
+
+
+def test_every_calculator_has_a_browser_check():
+    assert set(CHANGES) == set(CALCULATORS)
+
+
+@pytest.mark.parametrize("name", list(CALCULATORS))
+def test_every_calculator_draws_and_redraws_in_place(page: Page, live_server, name):
+    param, value, output = CHANGES[name]
+    page.goto(f"{live_server.url}/sim/calc/{name}/")
+    plot = page.locator("#calc-results .plot")
+    expect(plot).to_have_attribute("data-drawn", "true")
+    expect(plot.locator(".main-svg").first).to_be_visible()
+
+    before = page.locator(f'td[data-key="{output}"]').inner_text()
+    page.evaluate("window.__same_page = true")
+    box = page.locator(f'input[name="{param}"]')
+    box.fill(value)
+    box.dispatch_event("change")
+    page.wait_for_url(f"**{param}={value}**")
+    expect(page.locator(f'td[data-key="{output}"]')).not_to_have_text(before)
+    expect(page.locator("#calc-results .plot")).to_have_attribute("data-drawn", "true")
+    assert page.evaluate("window.__same_page === true")  # htmx swapped the results in: no page load
+
+
+def test_speculative_redraws_the_speedup_when_acceptance_changes(page: Page, live_server):
+    page.goto(f"{live_server.url}/sim/calc/speculative/")
+    speedup = page.locator('td[data-key="speedup"]')
+    expect(speedup).to_have_text("2.4×")
+    box = page.get_by_label("Acceptance (α)")
+    box.fill("0.3")
+    box.dispatch_event("change")
+    expect(speedup).to_have_text("1×")
+    assert "acceptance=0.3" in page.url  # the view can be shared
+
+
+def test_a_calculator_works_without_javascript(page_without_js: Page, live_server):
+    page = page_without_js
+    page.goto(f"{live_server.url}/sim/calc/kv-cache/")
+    page.get_by_label("Context", exact=True).fill("131072")
+    page.get_by_role("button", name="Compute").click()
+    page.wait_for_url("**context_tokens=131072**")
+    expect(page.locator('td[data-key="kv_mib_per_conversation"]')).to_have_text("16,384 MiB")
+    expect(page.get_by_text("Chart: KV cache gigabytes against context length")).to_be_visible()
+
+
+def test_a_bad_value_is_named_on_the_page(page: Page, live_server):
+    page.goto(f"{live_server.url}/sim/calc/prefill/")
+    box = page.get_by_label("Cached tokens")
+    box.fill("9000")
+    box.dispatch_event("change")
+    alert = page.locator("#calc-results [role=alert]")
+    expect(alert).to_contain_text("cached_tokens must be at most prompt_tokens (8,000)")
+    expect(page.locator("#calc-results .plot")).to_have_count(0)  # no stale chart beside the error
