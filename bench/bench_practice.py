@@ -15,7 +15,7 @@ felab_sim.loadgen:
 
 "Gap at full load" counts only gaps that began while all C requests were in flight as the
 client saw them, so the step it is compared with is exactly the model's step for C active
-requests; part 2 also shows DESIGN.md's per-request median (1000 / user_tok_s).
+requests; part 2 also shows the per-request median (docs/architecture.md) (1000 / user_tok_s).
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from felab_sim.core.model import ServerParams, SweepParams, prompt_tokens, run_sweep, sweep_prompt  # noqa: E402
 from felab_sim.loadgen import LevelRun, SweepClient, measure_sweep  # noqa: E402
-from felab_sim.model import ServerParams, SweepParams, prompt_tokens, run_sweep, sweep_prompt  # noqa: E402
 
 SWEEP_LEVELS = (1, 8, 16)
 THROUGHPUT_TARGET = 0.03

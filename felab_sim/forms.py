@@ -1,47 +1,30 @@
+from dataclasses import replace
+
 from django import forms
 
 from .core.calculator import Calculator
+from .core.model import (
+    SWEEP_PARAMS,
+    ParamError,
+    SweepParams,
+    check_web_limits,
+)
 from .core.params import Param, ParamValue
 from .live import flat_text
-from .model import MAX_LEVEL, MAX_LEVELS, MAX_MAX_TOKENS, MAX_SLOTS, ParamError, SweepParams, check_web_limits
 
 DEFAULTS = SweepParams()
 
 
-def _number(
-    label: str, help_text: str, minimum: float, maximum: float, step: float | str
-) -> forms.FloatField:
-    widget = forms.NumberInput(attrs={"min": minimum, "max": maximum, "step": step, "inputmode": "decimal"})
-    return forms.FloatField(label=label, help_text=help_text, widget=widget)
-
-
 class SweepForm(forms.Form):
-    """The simulator's parameters as a GET form; SweepParams has the last word on ranges."""
+    """The simulator's parameters as a GET form, its fields generated from SWEEP_PARAMS;
+    SweepParams has the last word on every value."""
 
-    levels = forms.CharField(
-        label="Concurrency levels",
-        help_text=f"Comma-separated, up to {MAX_LEVELS}, each 1 to {MAX_LEVEL}.",
-        max_length=200,
-        widget=forms.TextInput(attrs={"inputmode": "numeric", "autocomplete": "off"}),
-    )
-    slots = forms.IntegerField(
-        label="Slots",
-        help_text="Requests the server batches at once; the rest queue.",
-        widget=forms.NumberInput(attrs={"min": 1, "max": MAX_SLOTS, "step": 1}),
-    )
-    step_ms = _number("Step time alone (ms)", "One decode step with one request.", 0.1, 10_000, "any")
-    growth = _number("Step growth per extra request", "0.06 = each extra request adds 6%.", 0, 1, 0.01)
-    max_tokens = forms.IntegerField(
-        label="Max tokens",
-        help_text="Replies are 60 to 200 tokens, cut here.",
-        widget=forms.NumberInput(attrs={"min": 1, "max": MAX_MAX_TOKENS, "step": 1}),
-    )
-    slo_ms = _number("TTFT p95 target, SLO (ms)", "Capacity: the highest C that meets it.", 1, 600_000, "any")
-    request_overhead_ms = _number(
-        "Overhead per request (ms)", "Time outside the server: HTTP.", 0, 1000, "any"
-    )
-    token_overhead_ms = _number("Overhead per token (ms)", "Parsing each streamed chunk.", 0, 1000, "any")
-    prefill_tok_s = _number("Prefill speed (tok/s)", "How fast the prompt is read.", 1, 10_000_000, "any")
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # Ranges are left to SweepParams, so the page and sweep.json word every refusal alike.
+        self.fields.update(
+            {param.name: param_field(param, unit_in_help=False, check_range=False) for param in SWEEP_PARAMS}
+        )
 
     @classmethod
     def defaults(cls) -> dict[str, str]:
@@ -84,19 +67,24 @@ class DeclaredField(forms.Field):
             raise forms.ValidationError(error.message) from None
 
 
-def _help(param: Param) -> str:
-    unit = f" ({param.unit})" if param.unit else ""
+def _help(param: Param, unit_in_help: bool) -> str:
+    unit = f" ({param.unit})" if param.unit and unit_in_help else ""
     return param.help + unit
 
 
-def param_field(param: Param) -> forms.Field:
+def param_field(param: Param, *, unit_in_help: bool = True, check_range: bool = True) -> forms.Field:
+    """A form field for a declared parameter; the widget carries its range for the browser, and
+    the field checks it too unless ``check_range`` leaves that to the code the form feeds."""
     label = param.label[:1].upper() + param.label[1:]
+    parsed = param if check_range else replace(param, low=None, high=None)
+    if param.kind == "text":
+        widget = forms.TextInput(attrs={"inputmode": "numeric", "autocomplete": "off"})
+        return DeclaredField(parsed, label=label, help_text=_help(param, unit_in_help), widget=widget)
     if param.kind in ("choice", "bool"):
         choices = list(param.choices.items()) if param.kind == "choice" else _ON_OFF
-        field = DeclaredField(
-            param, label=label, help_text=_help(param), widget=forms.Select(choices=choices)
+        return DeclaredField(
+            parsed, label=label, help_text=_help(param, unit_in_help), widget=forms.Select(choices=choices)
         )
-        return field
     attrs: dict[str, object] = {"step": "1" if param.kind == "int" else "any", "inputmode": "decimal"}
     if param.low is not None:
         attrs["min"] = param.low
@@ -104,7 +92,9 @@ def param_field(param: Param) -> forms.Field:
         attrs["max"] = param.high
     if param.optional:
         attrs["placeholder"] = "empty"
-    return DeclaredField(param, label=label, help_text=_help(param), widget=forms.NumberInput(attrs=attrs))
+    return DeclaredField(
+        parsed, label=label, help_text=_help(param, unit_in_help), widget=forms.NumberInput(attrs=attrs)
+    )
 
 
 def field_text(value: ParamValue) -> str:

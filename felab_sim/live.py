@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 
 from .core.calculator import Result
 from .core.calculators import get as get_calculator
-from .model import SweepParams, SweepResult, run_sweep
+from .core.model import SweepParams, SweepResult, run_sweep
 
 
 @lru_cache(maxsize=512)
@@ -20,7 +20,7 @@ def cached_sweep(params: SweepParams) -> SweepResult:
 @lru_cache(maxsize=256)
 def cached_figure(params: SweepParams, *, compact: bool = False) -> str:
     """The model's chart as plotly JSON: building a plotly figure costs far more than the sweep."""
-    from .plots import sweep_figure  # plotly is imported only where a chart is drawn
+    from .core.plots import sweep_figure  # plotly is imported only where a chart is drawn
 
     return sweep_figure(cached_sweep(params), compact=compact)
 

@@ -1,7 +1,7 @@
 """Real measurements over HTTP against any OpenAI-compatible server: lesson 03's concurrency
 sweep, and lesson 06's prefix-cache run (see :func:`measure_prefix_cache`).
 
-The procedure is DESIGN.md's, and the metrics are :func:`felab_sim.model.level_metrics` itself,
+The procedure is docs/architecture.md's ("The sweep"), and the metrics are :func:`felab_sim.core.model.level_metrics` itself,
 so a measured sweep and a simulated one differ only in where their timings come from:
 
 * one warm-up request first, then per level C: ``requests_at_level(C)`` requests with the
@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 import httpx
 
-from .model import (
+from .core.model import (
     WARMUP_PROMPT,
     LevelResult,
     ParamError,

@@ -11,9 +11,9 @@ from django.utils import timezone
 
 from .core.calculator import Result
 from .core.calculators import CALCULATORS
+from .core.model import ParamError, SweepParams, check_web_limits
 from .core.params import ParamValue
 from .live import cached_calculation, cached_sweep
-from .model import ParamError, SweepParams, check_web_limits
 
 DEFAULTS = SweepParams()
 

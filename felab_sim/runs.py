@@ -21,8 +21,8 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, close_old_connections, connection, transaction
 from django.utils import timezone
 
+from .core.model import ParamError, SweepParams, SweepResult, requests_at_level
 from .loadgen import LoadgenError, run_real_sweep
-from .model import ParamError, SweepParams, SweepResult, requests_at_level
 from .models import SweepRun, SweepRunLevel
 
 log = logging.getLogger(__name__)

@@ -14,12 +14,12 @@ from django.views.decorators.http import require_GET, require_POST
 
 from config.ratelimit import rate_limited
 
-from . import plots
+from .core import plots
 from .core.calculators import CALCULATORS
+from .core.model import WEB_LIMITS, ParamError, SweepParams, SweepResult, check_web_limits, requests_at_level
 from .core.numbers import format_figure
 from .forms import SweepForm
 from .live import cached_figure, cached_sweep, sim_query
-from .model import WEB_LIMITS, ParamError, SweepParams, SweepResult, check_web_limits, requests_at_level
 from .models import SweepRun
 from .runs import BROWSER_LIMITS, STALE_AFTER, AlreadyWaiting, reap_stale_runs, start_run
 from .slots import SimulatorBusy, simulation_slot
@@ -32,7 +32,7 @@ def _json_error(param: str, message: str, status: int = 400) -> JsonResponse:
 @require_GET
 @rate_limited("sweep")
 def sweep_json(request: HttpRequest) -> JsonResponse:
-    """The simulated sweep as JSON, with DESIGN.md's shape; bad input is a 400 naming the parameter."""
+    """The simulated sweep as JSON, with the shape in docs/architecture.md; bad input is a 400 naming the parameter."""
     for key, values in request.GET.lists():
         if len(values) > 1:
             return _json_error(key, f"{key} is given {len(values)} times; give it once")

@@ -24,9 +24,8 @@ import yaml
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from felab_sim import figures
-from felab_sim.core import citations
-from felab_sim.model import ParamError, SweepParams
+from felab_sim.core import citations, figures
+from felab_sim.core.model import ParamError, SweepParams
 from felab_sim.models import ParameterSet, Scenario
 
 from .markdown import live_figure_markup_problems

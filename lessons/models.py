@@ -7,10 +7,10 @@ from django.utils.functional import cached_property
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from felab_sim import figures, live
-from felab_sim.core import citations
+from felab_sim import live
+from felab_sim.core import citations, figures
 from felab_sim.core.calculator import Result
-from felab_sim.model import ParamError, SweepParams, SweepResult
+from felab_sim.core.model import ParamError, SweepParams, SweepResult
 from felab_sim.models import ParameterSet, Scenario
 
 from .markdown import live_figure_markup_problems, render_markdown

@@ -29,8 +29,8 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from .core.numbers import MISSING, format_number
 from .model import MAX_LEVEL, SweepParams, SweepResult
+from .numbers import MISSING, format_number
 
 PLACEHOLDER = re.compile(r"\{\{\s*sim\.([A-Za-z0-9_.]*)\s*\}\}")
 HEADROOM = 1.2
@@ -143,7 +143,7 @@ def parse(name: str, params: SweepParams) -> Figure:
             if not 1 <= number <= MAX_USERS:
                 raise UnknownFigure(name, f"users must be from 1 to {MAX_USERS:,}")
             return Figure(name, _replicas(number, headroom=kind == "replicas_headroom"))
-    raise UnknownFigure(name, "not a known live figure; see felab_sim/figures.py for the list")
+    raise UnknownFigure(name, "not a known live figure; see felab_sim/core/figures.py for the list")
 
 
 def _per_level(name: str, kind: str, conc: int, params: SweepParams) -> Figure:

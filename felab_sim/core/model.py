@@ -25,9 +25,10 @@ from operator import sub
 from statistics import median
 from typing import ClassVar
 
-from .core.params import ParamError  # one error type for the sweep and the calculators
+from .params import Param, ParamError  # one error type for the sweep and the calculators
 
 __all__ = [
+    "SWEEP_PARAMS",
     "WARMUP_PROMPT",
     "WEB_LIMITS",
     "LevelResult",
@@ -280,6 +281,100 @@ class SweepParams:
         }
 
 
+# The sweep's flat parameters, declared once (docs/architecture.md, "Parameters: declared once"):
+# the /sim/ form and the sweep command's flags are generated from these. SweepParams and
+# ServerParams keep the last word on every value (their checks above use the same ranges).
+SWEEP_PARAMS: tuple[Param, ...] = (
+    Param(
+        "levels",
+        "text",
+        "1,2,4,8,16,32",
+        f"Comma-separated, up to {MAX_LEVELS}, each 1 to {MAX_LEVEL}.",
+        label="Concurrency levels",
+    ),
+    Param(
+        "slots",
+        "int",
+        8,
+        "Requests the server batches at once; the rest queue.",
+        label="Slots",
+        low=1,
+        high=MAX_SLOTS,
+    ),
+    Param(
+        "step_ms",
+        "float",
+        18.0,
+        "One decode step with one request.",
+        "ms",
+        label="Step time alone (ms)",
+        low=0,
+        low_open=True,
+        high=10_000,
+    ),
+    Param(
+        "growth",
+        "float",
+        0.06,
+        "0.06 = each extra request adds 6%.",
+        label="Step growth per extra request",
+        low=0,
+        high=1,
+    ),
+    Param(
+        "max_tokens",
+        "int",
+        128,
+        "Replies are 60 to 200 tokens, cut here.",
+        "tokens",
+        label="Max tokens",
+        low=1,
+        high=MAX_MAX_TOKENS,
+    ),
+    Param(
+        "slo_ms",
+        "float",
+        500.0,
+        "Capacity: the highest C that meets it.",
+        "ms",
+        label="TTFT p95 target, SLO (ms)",
+        low=0,
+        low_open=True,
+        high=600_000,
+    ),
+    Param(
+        "request_overhead_ms",
+        "float",
+        4.0,
+        "Time outside the server: HTTP.",
+        "ms",
+        label="Overhead per request (ms)",
+        low=0,
+        high=1000,
+    ),
+    Param(
+        "token_overhead_ms",
+        "float",
+        0.2,
+        "Parsing each streamed chunk.",
+        "ms",
+        label="Overhead per token (ms)",
+        low=0,
+        high=1000,
+    ),
+    Param(
+        "prefill_tok_s",
+        "float",
+        2500.0,
+        "How fast the prompt is read.",
+        "tok/s",
+        label="Prefill speed (tok/s)",
+        low=1,
+        high=10_000_000,
+    ),
+)
+
+
 # --------------------------------------------------------------------------- prompts and cache
 
 
@@ -393,7 +488,7 @@ class LevelResult:
     wall_s: float
 
     def as_dict(self) -> dict[str, object]:
-        """The JSON keys of DESIGN.md. Rates and times to 0.1 as in the course's table; goodput
+        """The JSON keys of docs/architecture.md ("The sweep"). Rates and times to 0.1 as in the course's table; goodput
         to 0.01, because at these loads it is usually below 1 request per second."""
 
         def r1(x: float | None) -> float | None:
@@ -416,7 +511,7 @@ def level_metrics(
     wall_s: float,
     slo_ms: float,
 ) -> LevelResult:
-    """DESIGN.md's metrics from client-side timings (simulated or measured alike).
+    """The sweep's metrics (docs/architecture.md) from client-side timings (simulated or measured alike).
 
     TTFT: sent -> first content chunk. Per request, speed = 1 / median gap between its
     consecutive chunks; ``user_tok_s`` is the median of those. ``agg_tok_s``: all chunks /

@@ -20,7 +20,8 @@ from typing import Literal
 __all__ = ["Param", "ParamError", "ParamValue", "parse_all"]
 
 ParamValue = int | float | str | bool | None
-Kind = Literal["int", "float", "choice", "bool"]
+# "text" is for a value with its own grammar, checked by its owner (the sweep's "1,8,16" levels).
+Kind = Literal["int", "float", "choice", "bool", "text"]
 
 # Longest text accepted for one value: a number never needs more, and a long string is an attack.
 MAX_TEXT = 200
@@ -88,6 +89,8 @@ class Param:
             return f"{self.name} must be one of {', '.join(self.choices)}"
         if self.kind == "bool":
             return f"{self.name} must be on or off"
+        if self.kind == "text":
+            return f"{self.name} must be text: {self.help[:1].lower()}{self.help[1:]}"
         kind = "an integer" if self.kind == "int" else "a number"
         parts = []
         if self.low is not None:
@@ -111,6 +114,10 @@ class Param:
             if self.optional:
                 return None
             raise ParamError(self.name, f"{self.rule()}; it is missing")
+        if self.kind == "text":
+            if not isinstance(raw, str):
+                raise ParamError(self.name, f"{self.rule()} (got {_shown(raw)})")
+            return raw
         if self.kind == "choice":
             return self._parse_choice(raw)
         if self.kind == "bool":

@@ -15,7 +15,7 @@ from plotly.subplots import make_subplots
 
 from .model import LevelResult, ServerParams, SweepParams, SweepResult
 
-# The course's published run against its practice server (DESIGN.md), measured with the
+# The course's published run against its practice server (docs/architecture.md), measured with the
 # server's default rules and replies of at most 128 tokens.
 COURSE_RUN_SERVER = ServerParams()
 COURSE_RUN_MAX_TOKENS = 128

@@ -44,7 +44,7 @@ def test_start_a_real_sweep_watch_progress_and_see_the_result(page: Page, live_s
     from django.conf import settings as django_settings
     from django.test import Client
 
-    from felab_sim.model import ServerParams
+    from felab_sim.core.model import ServerParams
     from tests.practice.conftest import serving
 
     client = Client()

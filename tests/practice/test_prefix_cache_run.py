@@ -6,9 +6,16 @@ import json
 
 import pytest
 from django.core.management import CommandError, call_command
-from felab_sim.model import BLOCK_CHARS, BLOCK_TOKENS, ParamError, PrefixCache, ServerParams, prompt_tokens
 
 from felab_sim.core.calculators import CALCULATORS
+from felab_sim.core.model import (
+    BLOCK_CHARS,
+    BLOCK_TOKENS,
+    ParamError,
+    PrefixCache,
+    ServerParams,
+    prompt_tokens,
+)
 from felab_sim.loadgen import (
     PREFIX_ORDERS,
     LoadgenError,

@@ -126,3 +126,13 @@ def test_bad_json_input_is_a_400_naming_the_parameter(client, query, param):
 
 def test_an_unknown_calculator_is_a_404(client):
     assert client.get("/sim/calc/nope.json").status_code == 404
+
+
+@pytest.mark.parametrize("name", list(CALCULATORS))
+def test_every_calculators_help_lists_its_flags(name, capsys):
+    with pytest.raises(SystemExit) as done:
+        calc(name, "--help")
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    for param in CALCULATORS[name].params:
+        assert param.flag in out

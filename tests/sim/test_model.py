@@ -1,4 +1,4 @@
-"""felab_sim.model: the practice server's timing, the sweep and its metrics. No Django, no DB."""
+"""felab_sim.core.model: the practice server's timing, the sweep and its metrics. No Django, no DB."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from felab_sim.model import (
+from felab_sim.core.model import (
     MAX_LEVEL,
     WEB_LIMITS,
     LevelResult,
@@ -33,7 +33,7 @@ from felab_sim.model import (
     sweep_prompt,
 )
 
-# The course's published table (DESIGN.md): C -> (agg_tok_s, user_tok_s, p50, p95, goodput).
+# The course's published table (docs/architecture.md): C -> (agg_tok_s, user_tok_s, p50, p95, goodput).
 COURSE = {
     1: (54.1, 54.9, 25.4, 27.4, 0.5),
     8: (275.1, 38.9, 26.3, 41.4, 2.5),

@@ -8,8 +8,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 from django_tasks_db.management.commands.db_worker import Worker
-from felab_sim.model import ServerParams
 
+from felab_sim.core.model import ServerParams
 from felab_sim.models import SweepRun, SweepRunLevel
 from felab_sim.runs import STALE_AFTER, claim_next_run
 from tests.practice.conftest import serving

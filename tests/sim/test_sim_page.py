@@ -34,7 +34,7 @@ def test_htmx_gets_only_the_results_partial(client):
     ("query", "message"),
     [
         ({"slots": "-3"}, "slots must be an integer from 1 to 1024"),
-        ({"step_ms": "nan"}, "Enter a number"),
+        ({"step_ms": "nan"}, "step_ms must be a number (got &#x27;nan&#x27;)"),
         ({"growth": "2"}, "growth must be a number at least 0 and at most 1"),
         ({"levels": "1,2,3,4,5,6,7,8,9,10,11,12,13"}, "levels must be 1 to 12"),
         ({"levels": "512,768,1024", "slots": "1024", "max_tokens": "4096"}, "web cap"),
@@ -74,9 +74,8 @@ def test_the_course_run_is_beside_only_the_settings_it_was_measured_at(client):
 
 
 def test_the_course_run_is_drawn_only_at_the_levels_swept():
-    from felab_sim.model import SweepParams
-    from felab_sim.plots import published_for
-
+    from felab_sim.core.model import SweepParams
+    from felab_sim.core.plots import published_for
     from felab_sim.live import cached_sweep
 
     assert [row["conc"] for row in published_for(SweepParams(levels=(1, 8)))] == [1, 8]

@@ -68,3 +68,26 @@ def test_bad_flag_exits_non_zero_without_a_traceback():
     )
     assert process.returncode != 0
     assert "--slots" in process.stderr and "Traceback" not in process.stderr
+
+
+def test_the_sweep_flags_are_the_declared_parameters(capsys):
+    from felab_sim.core.model import SWEEP_PARAMS, SweepParams
+
+    with pytest.raises(SystemExit) as done:
+        call_command("sweep", "--help")
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert {param.name for param in SWEEP_PARAMS} == set(SweepParams.FLAT_KEYS)
+    for param in SWEEP_PARAMS:
+        assert param.flag in out
+    assert "adds 6%" in out
+
+
+def test_the_declared_sweep_defaults_are_the_models():
+    from felab_sim.core.model import SWEEP_PARAMS, SweepParams
+    from felab_sim.live import flat_text
+
+    defaults = flat_text(SweepParams())
+    for param in SWEEP_PARAMS:
+        declared = param.default if isinstance(param.default, str) else f"{param.default:g}"
+        assert declared == defaults[param.name], param.name

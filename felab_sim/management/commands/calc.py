@@ -23,7 +23,7 @@ from felab_sim.forms import field_text
 def _flag_help(param: Param) -> str:
     default = "empty" if param.default is None else field_text(param.default)
     unit = f", {param.unit}" if param.unit else ""
-    return f"{param.help} (default {default}{unit})"
+    return f"{param.help} (default {default}{unit})".replace("%", "%%")  # argparse formats help with %
 
 
 def format_result(result: Result) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 import uvicorn
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from felab_sim.model import ParamError, ServerParams
+from felab_sim.core.model import ParamError, ServerParams
 from felab_sim.practice import PracticeApp
 from felab_sim.practice.serve import listen_socket, uvicorn_config
 

@@ -11,8 +11,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from felab_sim.core.model import ParamError
 from felab_sim.loadgen import PREFIX_ORDERS, LoadgenError, PrefixCacheRun, PrefixCacheSetup, run_prefix_cache
-from felab_sim.model import ParamError
 
 COLUMNS = ("order", "prompt_tokens", "cached_tokens", "ttft_cold_ms", "ttft_warm_ms", "speedup")
 

@@ -7,8 +7,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from felab_sim.core.model import SWEEP_PARAMS, ParamError, SweepParams, SweepResult, run_sweep
 from felab_sim.loadgen import LoadgenError, run_real_sweep
-from felab_sim.model import ParamError, SweepParams, SweepResult, run_sweep
 
 COLUMNS = ("conc", "requests", "agg_tok_s", "user_tok_s", "ttft_p50_ms", "ttft_p95_ms", "goodput_rps")
 
@@ -32,17 +32,16 @@ class Command(BaseCommand):
     help = "Simulate lesson 03's concurrency sweep against the practice server's model."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        # Values arrive as text and are checked by SweepParams, so every bad value gets the
-        # model's own message naming the parameter and its range.
-        parser.add_argument("--levels", help="comma-separated concurrency levels (default 1,2,4,8,16,32)")
-        parser.add_argument("--slots", help="requests served at once (default 8)")
-        parser.add_argument("--step-ms", help="decode step with one request, ms (default 18)")
-        parser.add_argument("--growth", help="step growth per extra active request (default 0.06)")
-        parser.add_argument("--prefill-tok-s", help="prefill speed, tokens per second (default 2500)")
-        parser.add_argument("--max-tokens", help="max tokens per reply (default 128)")
-        parser.add_argument("--slo-ms", help="TTFT p95 target for capacity, ms (default 500)")
-        parser.add_argument("--request-overhead-ms", help="time outside the server per request (default 4)")
-        parser.add_argument("--token-overhead-ms", help="time outside the server per token (default 0.2)")
+        # The flags come from the sweep's declarations (SWEEP_PARAMS); values arrive as text and
+        # are checked by SweepParams, so every bad value gets the model's own message naming it.
+        for param in SWEEP_PARAMS:
+            default = param.default if isinstance(param.default, str) else f"{param.default:g}"
+            parser.add_argument(
+                param.flag,
+                dest=param.name,
+                metavar=param.kind.upper(),
+                help=f"{param.help} (default {default})".replace("%", "%%"),
+            )
         parser.add_argument("--json", action="store_true", help="print JSON instead of the table")
         parser.add_argument(
             "--url",
