@@ -65,7 +65,7 @@ def test_a_student_runs_a_sweep_and_sees_it_over_the_model(student_client, stude
 
     page = student_client.get(f"/sim/runs/{run.pk}/").content.decode()
     assert (
-        "Done: capacity C = 2 at a 600000 ms SLO" in page
+        "Done: capacity C = 2 at a 600,000 ms SLO" in page
         and 'id="run-figure"' in page
         and "hx-trigger" not in page
     )
