@@ -53,10 +53,10 @@ def test_import_updates_a_changed_card_by_natural_key(tmp_path):
     lesson_file.write_text(
         lesson_file.read_text().replace("Why does sharing cost so little?", "Why so cheap?")
     )
-    card_id = Card.objects.get(step=1).pk
+    card_id = Card.objects.get(lesson__slug="concurrency-sweep", step=1).pk
     out = run("import_lessons", "--dir", str(tmp_path))
     assert "updated card llm-inference-performance/concurrency-sweep/1" in out
-    card = Card.objects.get(step=1)
+    card = Card.objects.get(lesson__slug="concurrency-sweep", step=1)
     assert card.pk == card_id
     assert card.question.endswith("Why so cheap?")
     assert "Why so cheap?" in card.rendered["question"]
@@ -65,7 +65,7 @@ def test_import_updates_a_changed_card_by_natural_key(tmp_path):
 @pytest.mark.django_db
 def test_export_wipe_import_round_trip(tmp_path):
     run("import_lessons")
-    card = Card.objects.get(step=1)
+    card = Card.objects.get(lesson__slug="concurrency-sweep", step=1)
     card.picture_it += "\n\nA second paragraph, edited in the admin."
     card.save()
     before = snapshot()
