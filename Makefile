@@ -104,6 +104,7 @@ bench: $(VENV)/.dev nginx
 	-$(PY) bench/bench_load.py
 	-$(PY) bench/bench_practice.py --capacity-levels 64,128,256
 	-$(PY) bench/bench_prefix_cache.py
+	-$(PY) bench/bench_flood.py
 	-$(PY) bench/bench_cluster.py
 
 # The cluster proof: nginx, two app hosts, a task worker, PostgreSQL and Redis on this machine.
