@@ -71,9 +71,11 @@ class Site:
 
 
 @contextmanager
-def running_site(database_url: str, workers: int | None = None) -> Iterator[Site]:
+def running_site(
+    database_url: str, workers: int | None = None, extra_env: dict[str, str] | None = None
+) -> Iterator[Site]:
     port = free_port()
-    env = production_env(database_url, port, workers)
+    env = {**production_env(database_url, port, workers), **(extra_env or {})}
     for command in (["migrate", "--noinput"], ["import_lessons"], ["collectstatic", "--noinput"]):
         subprocess.run(
             [PY, "manage.py", *command, "-v", "0"], cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL

@@ -489,7 +489,7 @@ class CardFigure(models.Model):
     order = models.PositiveSmallIntegerField(default=0)
     label = models.CharField(max_length=120, help_text="e.g. 'Total, 8 people (tok/s)'.")
     figure = models.CharField(
-        max_length=60,
+        max_length=120,
         help_text="A live figure's name without 'sim.', e.g. c8.agg_tok_s (see felab_sim/figures.py).",
     )
     stated = models.CharField("the card says", max_length=60, blank=True)

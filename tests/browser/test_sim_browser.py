@@ -1,3 +1,5 @@
+import threading
+
 from playwright.sync_api import Page, expect
 
 
@@ -50,6 +52,7 @@ def test_start_a_real_sweep_watch_progress_and_see_the_result(page: Page, live_s
 
     from felab_sim.core.model import ServerParams
     from tests.practice.conftest import serving
+    from tests.taskqueue import work_off_the_queue
 
     client = Client()
     client.force_login(student)
@@ -70,7 +73,11 @@ def test_start_a_real_sweep_watch_progress_and_see_the_result(page: Page, live_s
         page.get_by_label("Max tokens", exact=True).nth(1).fill("32")
         page.get_by_role("button", name="Start a real sweep").click()
         page.wait_for_url("**/sim/runs/*/")
-        expect(page.get_by_text("Running…")).to_be_visible()
+        expect(page.get_by_text("Waiting in the queue: next")).to_be_visible()
+        # A task worker takes it from the queue, as `manage.py db_worker` would.
+        worker = threading.Thread(target=work_off_the_queue, daemon=True)
+        worker.start()
+        expect(page.get_by_text("Running…")).to_be_visible(timeout=30_000)
         expect(page.locator("#level-1")).to_be_visible()
         # The page updates itself: the state changes without a reload.
         expect(page.get_by_text("Done: capacity C = 4")).to_be_visible(timeout=60_000)
@@ -78,6 +85,7 @@ def test_start_a_real_sweep_watch_progress_and_see_the_result(page: Page, live_s
         expect(page.locator(".plot[data-figure='run-figure'] .chart-static polyline").first).to_be_visible()
         page.get_by_role("link", name="Open in the simulator, drawn over the model").click()
         expect(page.get_by_text("(drawn above)")).to_be_visible()
+        worker.join(timeout=60)
 
 
 def test_the_chart_shows_at_once_and_plotly_loads_only_when_the_student_reaches_for_it(

@@ -7,12 +7,12 @@ from datetime import timedelta
 import pytest
 from django.test import Client
 from django.utils import timezone
-from django_tasks_db.management.commands.db_worker import Worker
 
 from felab_sim.core.model import ServerParams
 from felab_sim.models import SweepRun, SweepRunLevel
 from felab_sim.runs import STALE_AFTER, claim_next_run
 from tests.practice.conftest import serving
+from tests.taskqueue import work_off_the_queue
 
 START_URL = "/sim/runs/"
 FAST = ServerParams(step_ms=2.0)
@@ -23,16 +23,6 @@ def practice_server(settings):
     with serving(FAST) as server:
         settings.PRACTICE_SERVER_URL = server.api
         yield server
-
-
-def work_off_the_queue() -> None:
-    """What `manage.py db_worker` does, here in the test's thread until the queue is empty: a
-    worker thread beside the test would share its in-memory SQLite database, whose locks fail
-    at once ("database schema is locked") instead of waiting as a database file's do."""
-    Worker(
-        queue_names=["default"], interval=0, batch=True, backend_name="default", startup_delay=False,
-        max_tasks=None, worker_id="test-worker", excluded_queue_names=[],
-    ).run()  # fmt: skip
 
 
 @pytest.mark.django_db
@@ -65,7 +55,7 @@ def test_a_student_runs_a_sweep_and_sees_it_over_the_model(student_client, stude
 
     page = student_client.get(f"/sim/runs/{run.pk}/").content.decode()
     assert (
-        "Done: capacity C = 2 at a 600000 ms SLO" in page
+        "Done: capacity C = 2 at a 600,000 ms SLO" in page
         and 'id="run-figure"' in page
         and "hx-trigger" not in page
     )
