@@ -28,6 +28,7 @@ URLS = [
     "/sim/",
     "/sim/sweep.json",
     "/sim/calc/prefill.json",
+    "/sim/calc/prefill/",
     "/sim/runs/",
     "/sim/runs/{run}/",
     "/healthz",
