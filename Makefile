@@ -95,7 +95,12 @@ test-postgres: $(VENV)/.dev chromium nginx
 
 # Every benchmark, each printing its table (a missed target does not stop the others);
 # the README keeps the latest figures.
-bench: $(VENV)/.dev nginx
+# Lighthouse, pinned in bench/lighthouse/package-lock.json, for bench_lighthouse.py.
+bench/lighthouse/node_modules/.bin/lighthouse: bench/lighthouse/package-lock.json
+	cd bench/lighthouse && npm ci --no-audit --no-fund
+	touch $@
+
+bench: $(VENV)/.dev chromium nginx bench/lighthouse/node_modules/.bin/lighthouse
 	@command -v wrk >/dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y wrk)
 	-$(PY) bench/bench_model.py
 	-$(PY) bench/bench_calc.py
@@ -105,6 +110,7 @@ bench: $(VENV)/.dev nginx
 	-$(PY) bench/bench_practice.py --capacity-levels 64,128,256
 	-$(PY) bench/bench_prefix_cache.py
 	-$(PY) bench/bench_cluster.py
+	-$(PY) bench/bench_lighthouse.py
 
 # The cluster proof: nginx, two app hosts, a task worker, PostgreSQL and Redis on this machine.
 cluster: $(VENV)/.dev nginx

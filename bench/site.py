@@ -88,7 +88,7 @@ def running_site(database_url: str, workers: int | None = None) -> Iterator[Site
     )
     site = Site(f"http://127.0.0.1:{port}", env, process)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 90
         while True:
             try:
                 urllib.request.urlopen(f"{site.url}/healthz", timeout=2)

@@ -1,15 +1,19 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.urls import reverse
 from django.utils.functional import cached_property
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.text import slugify
 
 from felab_sim import live
 from felab_sim.core import citations, figures
 from felab_sim.core.calculator import Result
+from felab_sim.core.calculators import CALCULATORS
 from felab_sim.core.model import ParamError, SweepParams, SweepResult
 from felab_sim.models import ParameterSet, Scenario
 
@@ -136,6 +140,27 @@ class Lesson(models.Model):
     def natural_key(self) -> tuple[str, str]:
         return (self.course.slug, self.slug)
 
+    def page(self, *, drafts: bool) -> LessonPage:
+        """The lesson page: its visible cards, ready to show, and where to try their numbers.
+
+        Three queries whatever the number of cards: the cards (with scenarios), their figures,
+        and the parameter sets they cite, which every card shares.
+        """
+        cards = list(
+            Card.objects.visible(drafts=drafts)
+            .filter(lesson=self)
+            .select_related("scenario")
+            .prefetch_related(models.Prefetch("figures", queryset=CardFigure.objects.order_by("order")))
+            .order_by("step")
+        )
+        cited = [found for card in cards for found in card.calc_citations()]
+        sets = list(ParameterSet.objects.filter(slug__in=citations.slugs(cited))) if cited else []
+        results = {parameter_set.slug: parameter_set.result() for parameter_set in sets}
+        for card in cards:
+            card.lesson = self  # already loaded: spares a query per card
+            card.calc_results = results  # a superset of each card's own: one query, not one per card
+        return LessonPage(cards=cards, try_it=_try_it(cards, {found.slug: found for found in sets}))
+
     def following(self) -> Lesson | None:
         """The course's next published lesson in reading order (order, then number), or None after the last.
 
@@ -151,6 +176,54 @@ class Lesson(models.Model):
         )
 
 
+@dataclass(frozen=True)
+class TryIt:
+    """A link from a lesson to a simulator page where its numbers can be changed."""
+
+    title: str
+    url: str
+
+
+@dataclass(frozen=True)
+class LessonPage:
+    cards: list[Card]
+    try_it: list[TryIt]
+
+
+def _try_it(cards: list[Card], sets: dict[str, ParameterSet]) -> list[TryIt]:
+    """Where to turn the knobs of what these cards compute: the sweep, then each calculator once."""
+    links: list[TryIt] = []
+    if sweep_card := next((card for card in cards if card.scenario_id), None):
+        links.append(TryIt("The concurrency sweep, simulated", sweep_card.sim_url()))
+    first_set_of: dict[str, ParameterSet] = {}
+    for card in cards:
+        for cited in card.calc_citations():
+            if cited.slug in sets:
+                first_set_of.setdefault(sets[cited.slug].calculator, sets[cited.slug])
+    for name, parameter_set in first_set_of.items():
+        if (calculator := CALCULATORS.get(name)) is None:
+            continue
+        # The calculator's page, opened at the first set the lesson cites.
+        query = parameter_set.query_string()
+        url = reverse("calc_page", args=[name]) + (f"?{query}" if query else "")
+        links.append(TryIt(calculator.title, url))
+    return links
+
+
+class GlossaryTermQuerySet(models.QuerySet["GlossaryTerm"]):
+    def with_cards(self, *, drafts: bool = False) -> GlossaryTermQuerySet:
+        """Terms with the cards that list them, in course order: two queries whatever the size.
+
+        Students see only published cards; instructors (drafts=True) see drafts too.
+        """
+        card_terms = CardTerm.objects.select_related("card__lesson__course").order_by(
+            "card__lesson__course__order", "card__lesson__order", "card__lesson__number", "card__step"
+        )
+        if not drafts:
+            card_terms = card_terms.filter(card__published=True, card__lesson__published=True)
+        return self.prefetch_related(models.Prefetch("card_terms", queryset=card_terms))
+
+
 class GlossaryTerm(models.Model):
     """A word to know, written once and reused by every card that needs it."""
 
@@ -158,6 +231,8 @@ class GlossaryTerm(models.Model):
     definition = models.TextField(help_text=MARKDOWN_HELP)
     example = models.TextField(blank=True, help_text=MARKDOWN_HELP)
     rendered = models.JSONField(default=dict, editable=False)
+
+    objects = GlossaryTermQuerySet.as_manager()
 
     class Meta:
         ordering = ["term"]
@@ -172,8 +247,20 @@ class GlossaryTerm(models.Model):
         }
         super().save(*args, **kwargs)
 
+    def get_absolute_url(self) -> str:
+        return f"{reverse('glossary')}#{self.anchor}"
+
     def natural_key(self) -> tuple[str]:
         return (self.term,)
+
+    @property
+    def anchor(self) -> str:
+        """The term's id on the glossary page, e.g. term-time-to-first-token-ttft."""
+        return f"term-{slugify(self.term)}"
+
+    def cards_using(self) -> list[Card]:
+        """The cards that list this term, in course order (prefetched by with_cards)."""
+        return [card_term.card for card_term in self.card_terms.all()]
 
     @property
     def html(self) -> dict[str, SafeString]:

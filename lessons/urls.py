@@ -9,4 +9,5 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("learn/<slug:course_slug>/<slug:lesson_slug>/", views.lesson_detail, name="lesson"),
     path(CARD_PATH, views.card_detail, name="card"),
+    path("glossary/", views.glossary, name="glossary"),
 ]

@@ -1,12 +1,11 @@
 """The course's pages: the home page, a lesson, and the card page (quiz's tags add the learner's work)."""
 
-from django.db.models import Prefetch
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.cache import patch_vary_headers
 
 from .instructors import is_instructor
-from .models import Card, Course, Lesson
+from .models import Card, Course, GlossaryTerm, Lesson
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -15,16 +14,24 @@ def home(request: HttpRequest) -> HttpResponse:
     return render(request, "lessons/home.html", {"courses": courses})
 
 
+def glossary(request: HttpRequest) -> HttpResponse:
+    """Every word to know, each with the cards that use it."""
+    # Sorted here, not by the database, so "p95" files under P on SQLite and PostgreSQL alike.
+    terms = GlossaryTerm.objects.with_cards(drafts=is_instructor(request.user))
+    terms = sorted(terms, key=lambda term: term.term.casefold())
+    return render(request, "lessons/glossary.html", {"terms": terms})
+
+
 def lesson_detail(request: HttpRequest, course_slug: str, lesson_slug: str) -> HttpResponse:
     drafts = is_instructor(request.user)
     lesson = get_object_or_404(
-        Lesson.objects.visible(drafts=drafts)
-        .select_related("course")
-        .prefetch_related(Prefetch("cards", queryset=Card.objects.visible(drafts=drafts))),
+        Lesson.objects.visible(drafts=drafts).select_related("course"),
         course__slug=course_slug,
         slug=lesson_slug,
     )
-    return render(request, "lessons/lesson.html", {"lesson": lesson, "course": lesson.course})
+    page = lesson.page(drafts=drafts)
+    context = {"lesson": lesson, "course": lesson.course, "cards": page.cards, "try_it": page.try_it}
+    return render(request, "lessons/lesson.html", context)
 
 
 def card_detail(request: HttpRequest, course_slug: str, lesson_slug: str, step: int) -> HttpResponse:

@@ -297,7 +297,7 @@ class Review(models.Model):
 class CardStateQuerySet(LearnerQuerySet):
     def due(self, now: datetime) -> CardStateQuerySet:
         """Cards due at `now` (scheduling.is_due), the longest overdue first."""
-        return self.of_published_cards().filter(due__lt=scheduling.due_cutoff(now)).order_by("due", "card_id")
+        return self.of_published_cards().filter(due__lte=now).order_by("due", "card_id")
 
     def of_published_cards(self) -> CardStateQuerySet:
         """A card made a draft is nobody's to review until it is published again."""

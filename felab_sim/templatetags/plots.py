@@ -1,6 +1,11 @@
+import json
+from functools import lru_cache
+
 from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
+
+from felab_sim.core import svgchart
 
 register = template.Library()
 
@@ -15,4 +20,29 @@ def figure_island(element_id: str, figure_json: str) -> SafeString:
         '<script id="{}" type="application/json">{}</script>',
         element_id,
         mark_safe(figure_json.translate(_ESCAPES)),
+    )
+
+
+@lru_cache(maxsize=256)
+def _static_chart(figure_json: str, uid: str) -> str:
+    # Figures are cached as JSON by their parameters, so the same string comes back for the
+    # same chart: drawing it once per process is enough.
+    return svgchart.render(json.loads(figure_json), uid)
+
+
+@register.simple_tag
+def chart(element_id: str, figure_json: str | dict, label: str) -> SafeString:
+    """A chart drawn on the server as SVG (seen at once, without JavaScript), with its plotly
+    JSON beside it for the interactive version that static/js/plots.js loads on demand."""
+    if not isinstance(figure_json, str):
+        figure_json = json.dumps(figure_json)
+    return format_html(
+        '{}<div class="plot" data-figure="{}" role="img" aria-label="{}">{}</div>'
+        '<p class="chart-explore" hidden><button type="button" data-explore="{}">'
+        "Explore this chart: values on hover, zoom</button></p>",
+        figure_island(element_id, figure_json),
+        element_id,
+        label,
+        mark_safe(_static_chart(figure_json, element_id)),  # svgchart escapes every text it writes
+        element_id,
     )

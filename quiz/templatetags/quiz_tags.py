@@ -13,8 +13,9 @@ from django import template
 from lessons.models import Card, Course
 
 from .. import clock
+from ..course_map import CourseMap
 from ..learners import Learner
-from ..models import CardState
+from ..models import CardState, Showing
 from ..pages import CardStudy, LessonProgress
 
 register = template.Library()
@@ -40,3 +41,18 @@ def learner_progress(context: template.Context, courses: Iterable[Course]) -> di
 @register.inclusion_tag("quiz/progress_bar.html")
 def progress_bar(progress_by_lesson: dict[int, LessonProgress], lesson: Any) -> dict[str, Any]:
     return {"progress": progress_by_lesson[lesson.pk]}
+
+
+@register.simple_tag(takes_context=True)
+def course_maps(context: template.Context, courses: Iterable[Course]) -> list[CourseMap]:
+    """Each course's map for the requesting learner: two queries whatever the course's size.
+
+    None for a first-time visitor; the courses' lessons and cards must be prefetched.
+    """
+    learner = Learner.of(context["request"])
+    courses = list(courses)
+    lessons = [lesson for course in courses for lesson in course.lessons.all()]
+    progress = LessonProgress.by_lesson(CardState.objects.for_learner(learner), lessons, clock.now())
+    seen = Showing.objects.for_learner(learner).values_list("card_id", flat=True).order_by().distinct()
+    seen_ids = set(seen)
+    return [CourseMap.build(course, progress, seen_ids) for course in courses]

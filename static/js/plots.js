@@ -1,7 +1,11 @@
-// Draws the plotly figures that the server sends as JSON data islands:
-//   <script type="application/json" id="X">{figure}</script> <div class="plot" data-figure="X"></div>
-// plotly.js is fetched only when a page has something to plot, and the figures follow the
-// page's light or dark colours. No inline script, so a strict Content-Security-Policy holds.
+// Charts: the server sends each one twice, as SVG drawn in the first paint and as plotly JSON in a
+// data island:
+//   <script type="application/json" id="X">{figure}</script>
+//   <div class="plot" data-figure="X"><div class="chart-static">…svg…</div></div>
+// plotly.js costs a phone seconds of CPU, so it is fetched only when the student reaches for a chart
+// (pointer over it, a tap, or the "Explore" button) and then replaces the SVG with the interactive
+// chart. A .plot without a static drawing is drawn by plotly when it is about to scroll into view.
+// Figures follow the page's light or dark colours. No inline script: a strict CSP holds.
 (function () {
   "use strict";
 
@@ -9,6 +13,9 @@
   var plotlySrc = me && me.getAttribute("data-plotly-src");
   var loading = null;
   var darkQuery = window.matchMedia ? window.matchMedia("(prefers-color-scheme: dark)") : null;
+  // Once the student has asked for one interactive chart, charts that arrive later (an htmx
+  // redraw) are drawn interactive at once.
+  var interactive = false;
 
   function loadPlotly() {
     if (window.Plotly) return Promise.resolve(window.Plotly);
@@ -17,7 +24,10 @@
         var script = document.createElement("script");
         script.src = plotlySrc;
         script.onload = function () { resolve(window.Plotly); };
-        script.onerror = function () { reject(new Error("plotly.js failed to load")); };
+        script.onerror = function () {
+          loading = null;
+          reject(new Error("plotly.js failed to load"));
+        };
         document.head.appendChild(script);
       });
     }
@@ -59,29 +69,79 @@
     if (!island) return;
     var figure = JSON.parse(island.textContent);
     var narrow = element.clientWidth < 520;
+    var still = element.querySelector(".chart-static");
+    if (still) still.remove();
     window.Plotly.react(element, figure.data, themed(figure.layout, narrow), {
       responsive: true,
       displaylogo: false,
       displayModeBar: false,
     });
+    element.classList.add("is-interactive");
     element.setAttribute("data-drawn", "true");
   }
 
-  function drawAll(root) {
-    var plots = (root || document).querySelectorAll(".plot[data-figure]");
-    if (!plots.length) return;
+  function upgrade(elements) {
+    if (!elements.length) return;
     loadPlotly().then(function () {
-      plots.forEach(draw);
+      elements.forEach(draw);
     }).catch(function (error) {
-      plots.forEach(function (element) {
-        element.textContent = "The chart could not be drawn (" + error.message + "); the table has the same numbers.";
+      elements.forEach(function (element) {
+        var note = element.nextElementSibling;
+        if (note && note.classList.contains("chart-explore")) {
+          note.textContent = "The interactive chart could not load (" + error.message + "); the chart and table above have the numbers.";
+        } else if (!element.querySelector(".chart-static")) {
+          element.textContent = "The chart could not be drawn (" + error.message + "); the table has the same numbers.";
+        }
       });
     });
   }
 
-  document.addEventListener("DOMContentLoaded", function () { drawAll(document); });
-  // htmx swapped in new results: draw what arrived.
-  document.addEventListener("htmx:afterSettle", function () { drawAll(document); });
+  function askedFor(element) {
+    interactive = true;
+    upgrade([element]);
+  }
+
+  function wire(element) {
+    if (element.hasAttribute("data-wired")) return;
+    element.setAttribute("data-wired", "true");
+    if (!element.querySelector(".chart-static")) {
+      whenNearView(element);
+      return;
+    }
+    if (interactive) {
+      upgrade([element]);
+      return;
+    }
+    var button = document.querySelector('[data-explore="' + element.getAttribute("data-figure") + '"]');
+    if (button) {
+      button.parentElement.hidden = false;
+      button.addEventListener("click", function () { askedFor(element); button.focus(); });
+    }
+    // A pointer resting on the chart is a request for its values (a tap counts too).
+    element.addEventListener("pointerenter", function () { askedFor(element); }, { once: true });
+  }
+
+  var observer = "IntersectionObserver" in window ? new IntersectionObserver(function (entries) {
+    entries.forEach(function (entry) {
+      if (entry.isIntersecting) {
+        observer.unobserve(entry.target);
+        upgrade([entry.target]);
+      }
+    });
+  }, { rootMargin: "300px 0px" }) : null;
+
+  function whenNearView(element) {
+    if (observer) observer.observe(element);
+    else upgrade([element]);
+  }
+
+  function wireAll(root) {
+    (root || document).querySelectorAll(".plot[data-figure]").forEach(wire);
+  }
+
+  document.addEventListener("DOMContentLoaded", function () { wireAll(document); });
+  // htmx swapped in new results: wire (or draw) what arrived.
+  document.addEventListener("htmx:afterSettle", function () { wireAll(document); });
   if (darkQuery && darkQuery.addEventListener) {
     darkQuery.addEventListener("change", function () {
       document.querySelectorAll(".plot[data-drawn]").forEach(draw);

@@ -6,17 +6,16 @@ def test_moving_slots_redraws_the_chart_and_moves_capacity(page: Page, live_serv
     sentence = page.locator(".capacity-sentence")
     expect(sentence).to_contain_text("Capacity is C = 8")
     plot = page.locator("#sim-results .plot")
-    expect(plot).to_have_attribute("data-drawn", "true")
-    expect(plot.locator(".main-svg").first).to_be_visible()
-    knee = plot.get_by_text("knee: capacity 8")
-    expect(knee).to_be_visible()
+    expect(plot.get_by_text("knee: capacity 8").filter(visible=True)).to_be_visible()
 
     slots = page.get_by_label("Slots")
     slots.fill("16")
     slots.dispatch_event("change")
 
     expect(sentence).to_contain_text("Capacity is C = 16")
-    expect(page.locator("#sim-results .plot").get_by_text("knee: capacity 16")).to_be_visible()
+    expect(
+        page.locator("#sim-results .plot").get_by_text("knee: capacity 16").filter(visible=True)
+    ).to_be_visible()
     expect(page.locator("tr.is-capacity th")).to_contain_text("16")
     assert "slots=16" in page.url  # the view can be shared
 
@@ -36,8 +35,13 @@ def test_seed_card_draws_its_live_chart(page: Page, live_lessons):
     page.locator("#answer-toggle").click()
     panel = page.locator(".layer-live")
     expect(panel.get_by_role("heading", name="Computed live")).to_be_visible()
-    expect(panel.locator(".plot")).to_have_attribute("data-drawn", "true")
-    expect(panel.get_by_text("knee: capacity 8")).to_be_visible()
+    expect(panel.locator(".chart-static svg.chart-svg").filter(visible=True)).to_have_count(1)
+    expect(panel.get_by_text("knee: capacity 8").filter(visible=True)).to_be_visible()
+    panel.get_by_role("button", name="Explore this chart").click()
+    # plotly.js is a megabyte to parse: generous on a busy machine.
+    expect(panel.locator(".plot")).to_have_attribute("data-drawn", "true", timeout=30_000)
+    expect(panel.locator(".plot .main-svg").first).to_be_visible()
+    expect(panel.get_by_text("knee: capacity 8")).to_be_visible()  # now plotly's, the drawing is gone
 
 
 def test_start_a_real_sweep_watch_progress_and_see_the_result(page: Page, live_server, student, settings):
@@ -71,6 +75,43 @@ def test_start_a_real_sweep_watch_progress_and_see_the_result(page: Page, live_s
         # The page updates itself: the state changes without a reload.
         expect(page.get_by_text("Done: capacity C = 4")).to_be_visible(timeout=60_000)
         expect(page.locator("#level-4")).to_have_attribute("value", "12")
-        expect(page.locator(".plot[data-figure='run-figure']")).to_have_attribute("data-drawn", "true")
+        expect(page.locator(".plot[data-figure='run-figure'] .chart-static polyline").first).to_be_visible()
         page.get_by_role("link", name="Open in the simulator, drawn over the model").click()
         expect(page.get_by_text("(drawn above)")).to_be_visible()
+
+
+def test_the_chart_shows_at_once_and_plotly_loads_only_when_the_student_reaches_for_it(
+    page: Page, live_server
+):
+    fetched = []
+    page.on("request", lambda request: fetched.append(request.url))
+    page.goto(live_server.url + "/sim/")
+    plot = page.locator("#sim-results .plot")
+    expect(plot.locator(".chart-static svg.chart-svg").filter(visible=True)).to_have_count(1)
+    expect(plot.locator(".chart-static polyline").first).to_be_visible()
+    page.wait_for_load_state("networkidle")
+    assert not [url for url in fetched if "plotly" in url]
+
+    plot.hover()
+    expect(plot).to_have_attribute("data-drawn", "true", timeout=30_000)
+    expect(plot.locator(".main-svg").first).to_be_visible()
+    expect(plot.locator(".chart-static")).to_have_count(0)
+    assert [url for url in fetched if "plotly" in url]
+
+    # Once asked for, the next redraw is interactive straight away.
+    slots = page.get_by_label("Slots")
+    slots.fill("16")
+    slots.dispatch_event("change")
+    expect(page.locator("#sim-results .capacity-sentence")).to_contain_text("Capacity is C = 16")
+    expect(page.locator("#sim-results .plot")).to_have_attribute("data-drawn", "true", timeout=30_000)
+
+
+def test_charts_are_drawn_without_javascript(page_without_js: Page, live_lessons):
+    page = page_without_js
+    page.goto(live_lessons + "/sim/")
+    drawing = page.locator("#sim-results .chart-static svg.chart-svg").filter(visible=True)
+    expect(drawing).to_have_count(1)
+    expect(drawing.locator("polyline")).not_to_have_count(0)
+    assert drawing.bounding_box()["height"] > 200
+    page.goto(live_lessons + "/learn/llm-inference-performance/concurrency-sweep/step-1/?answer=shown")
+    expect(page.locator(".layer-live .chart-static svg.chart-svg").filter(visible=True)).to_have_count(1)

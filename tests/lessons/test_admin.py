@@ -61,7 +61,7 @@ def test_instructor_edits_the_seed_card_and_the_page_changes_at_once(instructor_
     assert response.status_code == 302, response.content.decode()[:2000]
     body = client.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
     assert "Edited by <strong>Ines</strong> in the admin." in body
-    assert "<dt>Decode</dt>" in body
+    assert '#term-decode">Decode</a></dt>' in body
 
 
 def test_instructor_cannot_manage_users(instructor_client):

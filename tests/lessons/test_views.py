@@ -66,7 +66,7 @@ def test_card_sections_come_in_the_card_order(client, seed_card):
         "lesson 03’s practice server",
         "1 person alone",
         "Words to know",
-        "<dt>Decode</dt>",
+        '#term-decode">Decode</a></dt>',
         "Go deeper: the engineer version",
         "The kit's question",
         "The kit's answer",

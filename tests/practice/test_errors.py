@@ -15,6 +15,9 @@ from felab_sim.practice import MAX_BODY_BYTES, MODEL_ID
 CHAT = "/v1/chat/completions"
 COMPLETIONS = "/v1/completions"
 OK_MESSAGES = [{"role": "user", "content": "hello"}]
+# httpx gives up after 5 s by default; on a machine shared with other test runs a reply can
+# stall that long without anything being wrong with the server.
+PATIENT_S = 60.0
 
 
 def chat(**fields: object) -> bytes:
@@ -278,7 +281,9 @@ BAD_BODIES = [
 
 @pytest.mark.parametrize(("path", "body", "status", "code", "param"), BAD_BODIES)
 def test_bad_request_bodies(server, path, body, status, code, param):
-    response = httpx.post(server.url + path, content=body, headers={"content-type": "application/json"})
+    response = httpx.post(
+        server.url + path, content=body, headers={"content-type": "application/json"}, timeout=PATIENT_S
+    )
     assert_error(response, status, code, param)
 
 
@@ -294,12 +299,14 @@ def test_bad_request_bodies(server, path, body, status, code, param):
     ],
 )
 def test_unknown_paths_are_404(server, method, path):
-    error = assert_error(httpx.request(method, server.url + path), 404, "unknown_url", None)
+    error = assert_error(
+        httpx.request(method, server.url + path, timeout=PATIENT_S), 404, "unknown_url", None
+    )
     assert path in error["message"]
 
 
 def test_unknown_model_card_is_404(server):
-    assert_error(httpx.get(f"{server.api}/models/gpt-4o"), 404, "model_not_found", "model")
+    assert_error(httpx.get(f"{server.api}/models/gpt-4o", timeout=PATIENT_S), 404, "model_not_found", "model")
 
 
 @pytest.mark.parametrize(
@@ -313,14 +320,16 @@ def test_unknown_model_card_is_404(server):
     ],
 )
 def test_wrong_methods_are_405(server, method, path, allowed):
-    response = httpx.request(method, server.url + path)
+    response = httpx.request(method, server.url + path, timeout=PATIENT_S)
     assert_error(response, 405, "method_not_allowed", None)
     assert response.headers["allow"] == allowed
 
 
 def test_declared_body_over_1_mib_is_413(server):
     body = b" " * (MAX_BODY_BYTES + 1)
-    assert_error(httpx.post(server.url + CHAT, content=body), 413, "request_too_large", None)
+    assert_error(
+        httpx.post(server.url + CHAT, content=body, timeout=PATIENT_S), 413, "request_too_large", None
+    )
 
 
 def test_streamed_body_over_1_mib_is_413(server):
@@ -330,7 +339,7 @@ def test_streamed_body_over_1_mib_is_413(server):
         for _ in range(40):
             yield b" " * 65_536  # 2.5 MiB in all
 
-    response = httpx.post(server.url + CHAT, content=pieces())
+    response = httpx.post(server.url + CHAT, content=pieces(), timeout=PATIENT_S)
     assert "content-length" not in response.request.headers
     assert_error(response, 413, "request_too_large", None)
 
@@ -339,7 +348,7 @@ def test_body_of_exactly_1_mib_is_accepted(server):
     body = chat(max_tokens=2)
     padded = body[:-1] + b" " * (MAX_BODY_BYTES - len(body)) + b"}"
     assert len(padded) == MAX_BODY_BYTES
-    response = httpx.post(server.url + CHAT, content=padded)
+    response = httpx.post(server.url + CHAT, content=padded, timeout=PATIENT_S)
     assert response.status_code == 200
     assert response.json()["usage"]["completion_tokens"] == 2
 
@@ -354,7 +363,7 @@ def test_a_schema_nested_as_deep_as_the_parser_goes_is_never_a_500(server, depth
         + schema
         + b"}}}"
     )
-    response = httpx.post(server.url + CHAT, content=body)
+    response = httpx.post(server.url + CHAT, content=body, timeout=PATIENT_S)
     if response.status_code == 200:
         assert isinstance(json.loads(response.json()["choices"][0]["message"]["content"]), str)
     else:
@@ -364,13 +373,13 @@ def test_a_schema_nested_as_deep_as_the_parser_goes_is_never_a_500(server, depth
 def test_a_whole_surrogate_pair_is_text_and_accepted(server):
     body = json.dumps({"model": MODEL_ID, "messages": [{"role": "user", "content": "smile \U0001f600"}]})
     assert "\\ud83d\\ude00" in body  # escaped as a pair, as JSON encoders do
-    response = httpx.post(server.url + CHAT, content=body.encode())
+    response = httpx.post(server.url + CHAT, content=body.encode(), timeout=PATIENT_S)
     assert response.status_code == 200, response.text
     assert response.json()["usage"]["prompt_tokens"] == prompt_tokens("smile \U0001f600")
 
 
 def test_the_connection_is_still_usable_after_an_error(server):
-    with httpx.Client(base_url=server.url) as client:
+    with httpx.Client(base_url=server.url, timeout=PATIENT_S) as client:
         assert client.post(CHAT, content=b"{").status_code == 400
         assert client.post(CHAT, content=b" " * (MAX_BODY_BYTES + 10)).status_code == 413
         assert client.post(CHAT, content=chat(max_tokens=1)).status_code == 200
@@ -390,6 +399,6 @@ def test_the_official_client_raises_its_typed_errors(server):
 
 def test_errors_leave_the_server_idle(server):
     for body in (b"{", chat(max_tokens=0), chat(model="nope")):
-        httpx.post(server.url + CHAT, content=body)
+        httpx.post(server.url + CHAT, content=body, timeout=PATIENT_S)
     assert server.health()["active"] == 0
     assert server.health()["waiting"] == 0

@@ -1,0 +1,87 @@
+"""The home page's course map: every lesson in order with one learner's progress, and where to go next.
+
+Built from rows already loaded (the course's prefetched lessons and cards, the learner's
+schedules and the cards they have opened), so it adds no query however long the course is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from lessons.models import Card, Course, Lesson
+
+from .pages import CardProgress, LessonProgress
+
+
+@dataclass(frozen=True)
+class LessonOnMap:
+    progress: LessonProgress
+    seen: int
+    is_next: bool
+
+    @property
+    def lesson(self) -> Lesson:
+        return self.progress.lesson
+
+
+@dataclass(frozen=True)
+class NextCard:
+    """Where the learner should go next: the longest-overdue review, else the first card not yet rated."""
+
+    card: Card
+    due: bool
+
+    @property
+    def url(self) -> str:
+        # A due card opens in the review flow, so its next step is the next due card.
+        return self.card.get_absolute_url() + ("?review=1" if self.due else "")
+
+
+@dataclass(frozen=True)
+class CourseMap:
+    course: Course
+    lessons: list[LessonOnMap]
+    next_card: NextCard | None
+
+    @property
+    def due_count(self) -> int:
+        return sum(stop.progress.due_count for stop in self.lessons)
+
+    @property
+    def started(self) -> bool:
+        return any(stop.seen or stop.progress.rated for stop in self.lessons)
+
+    @classmethod
+    def build(
+        cls, course: Course, progress: dict[int, LessonProgress], seen_card_ids: Iterable[int]
+    ) -> CourseMap:
+        seen_ids = set(seen_card_ids)
+        lessons = [progress[lesson.pk] for lesson in course.lessons.all()]
+        next_card = _next_card(lessons)
+        next_lesson_id = next_card.card.lesson_id if next_card else None
+        return cls(
+            course=course,
+            lessons=[
+                LessonOnMap(
+                    progress=lesson_progress,
+                    seen=sum(1 for item in lesson_progress.cards if item.card.pk in seen_ids),
+                    is_next=lesson_progress.lesson.pk == next_lesson_id,
+                )
+                for lesson_progress in lessons
+            ],
+            next_card=next_card,
+        )
+
+
+def _next_card(lessons: list[LessonProgress]) -> NextCard | None:
+    cards: list[CardProgress] = [item for lesson in lessons for item in lesson.cards]
+    due = [item for item in cards if item.is_due]
+    if due:
+        # Reviews first, oldest first: they are what the schedule says is being forgotten.
+        oldest = min(due, key=lambda item: item.state.due)
+        return NextCard(card=oldest.card, due=True)
+    for item in cards:
+        if not item.rated:
+            return NextCard(card=item.card, due=False)
+    return None

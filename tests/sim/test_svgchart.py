@@ -1,0 +1,111 @@
+"""The server-drawn charts (felab_sim/core/svgchart.py): pure Python, no database."""
+
+import base64
+import json
+import struct
+import xml.etree.ElementTree as ET
+
+from felab_sim.core import plots, svgchart
+from felab_sim.core.model import SweepParams, run_sweep
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def parsed(html: str) -> ET.Element:
+    return ET.fromstring(html)  # well-formed, or this raises
+
+
+def wide_svg(html: str) -> ET.Element:
+    root = parsed(html)
+    return next(div for div in root if div.get("class") == "chart-wide")[0]
+
+
+def test_the_sweep_chart_draws_every_series_the_knee_and_the_slo():
+    figure = json.loads(plots.sweep_figure(run_sweep(SweepParams())))
+    html = svgchart.render(figure, "sim-figure")
+    svg = wide_svg(html)
+    lines = svg.findall(f".//{SVG}polyline")
+    assert len(lines) == 4  # total, per user, TTFT p50, TTFT p95 (the model)
+    texts = [text.text for text in svg.iter(f"{SVG}text")]
+    assert "knee: capacity 8" in texts
+    assert "SLO 500 ms" in texts
+    # The TTFT panel is a log axis: powers of ten, with the site's separators.
+    assert {"100", "1,000", "10,000"} <= set(texts)
+    # The concurrency axis shows exactly the levels swept.
+    assert [t for t in texts if t in {"1", "2", "4", "8", "16", "32"}].count("32") == 1
+    legend = parsed(html).find("ul")
+    assert "total (model)" in "".join(legend.itertext())
+
+
+def test_points_land_where_their_values_say():
+    figure = {
+        "data": [{"type": "scatter", "mode": "markers", "x": [0, 10], "y": [0, 100], "name": "p"}],
+        "layout": {"xaxis": {"range": [0, 10]}, "yaxis": {"range": [0, 100]}, "height": 300,
+                   "margin": {"l": 50, "r": 50, "t": 50, "b": 50}},
+    }  # fmt: skip
+    chart = svgchart.Chart(figure, 600)
+    svg = ET.fromstring(chart.svg("t"))
+    circles = svg.findall(f".//{SVG}circle")
+    assert [(float(c.get("cx")), float(c.get("cy"))) for c in circles] == [(50.0, 250.0), (550.0, 50.0)]
+    assert circles[1].find(f"{SVG}title").text == "p: 10, 100"
+
+
+def test_plotlys_typed_arrays_are_read():
+    xs = base64.b64encode(struct.pack("<3d", 1.0, 2.0, 3.0)).decode()
+    ys = base64.b64encode(struct.pack("<3i", 10, 20, 30)).decode()
+    figure = {
+        "data": [{"type": "scatter", "x": {"dtype": "f8", "bdata": xs}, "y": {"dtype": "i4", "bdata": ys}}]
+    }
+    svg = ET.fromstring(svgchart.Chart(figure, 400).svg("t"))
+    assert len(svg.find(f".//{SVG}polyline").get("points").split()) == 3
+
+
+def test_stacked_horizontal_bars_stack():
+    figure = {
+        "data": [
+            {"type": "bar", "orientation": "h", "y": ["a", "b"], "x": [1, 2], "name": "one"},
+            {"type": "bar", "orientation": "h", "y": ["a", "b"], "x": [3, 0], "name": "two"},
+        ],
+        "layout": {"barmode": "stack", "xaxis": {"range": [0, 4]}, "height": 200,
+                   "margin": {"l": 0, "r": 0, "t": 0, "b": 0}},
+    }  # fmt: skip
+    svg = ET.fromstring(svgchart.Chart(figure, 400).svg("t"))
+    bars = svg.findall(f".//{SVG}rect")
+    bars = [bar for bar in bars if bar.find(f"{SVG}title") is not None]
+    assert len(bars) == 3  # a zero is not drawn
+    a_one, b_one, a_two = bars
+    assert float(b_one.get("width")) == 200.0
+    # "two" starts where "one" ended on the same row: 1 of 4 units of 400 px.
+    assert float(a_two.get("x")) == float(a_one.get("x")) + float(a_one.get("width")) == 100.0
+    assert float(a_two.get("width")) == 300.0
+
+
+def test_lines_outside_a_set_range_are_clipped_and_ids_differ_per_chart():
+    figure = {
+        "data": [{"type": "scatter", "x": [1, 2], "y": [0, 1000]}],
+        "layout": {"yaxis": {"range": [0, 10]}},
+    }
+    first, second = svgchart.render(figure, "one"), svgchart.render(figure, "two")
+    assert 'clip-path="url(#one-720-clip0)"' in first and 'id="one-720-clip0"' in first
+    assert "one-" not in second
+
+
+def test_text_from_the_figure_is_escaped():
+    figure = {
+        "data": [{"type": "scatter", "x": [1], "y": [1], "name": "<script>alert(1)</script>"}],
+        "layout": {"annotations": [{"text": "<b>bold</b> & <i>x</i>", "x": 0.5, "y": 0.5,
+                                    "xref": "paper", "yref": "paper"}]},
+    }  # fmt: skip
+    html = svgchart.render(figure)
+    assert "<script>" not in html
+    parsed(html)
+    assert "bold &amp; x" in html  # plotly's own tags dropped, the words kept
+
+
+def test_an_empty_or_unknown_figure_still_draws():
+    for figure in (
+        {},
+        {"data": [{"type": "heatmap", "z": [[1]]}]},
+        {"data": [{"type": "scatter", "x": [], "y": []}]},
+    ):
+        parsed(svgchart.render(figure))
