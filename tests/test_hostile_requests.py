@@ -29,6 +29,7 @@ URLS = [
     "/sim/sweep.json",
     "/sim/calc/prefill.json",
     "/sim/calc/prefill/",
+    "/glossary/",
     "/sim/runs/",
     "/sim/runs/{run}/",
     "/healthz",
