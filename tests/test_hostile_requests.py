@@ -28,6 +28,8 @@ URLS = [
     "/sim/",
     "/sim/sweep.json",
     "/sim/calc/prefill.json",
+    "/sim/calc/prefill/",
+    "/glossary/",
     "/sim/runs/",
     "/sim/runs/{run}/",
     "/healthz",
