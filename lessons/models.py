@@ -28,7 +28,7 @@ MARKDOWN_HELP = (
 )
 CARD_TEXT_HELP = (
     MARKDOWN_HELP + " A live figure goes in the text, never in a link target: "
-    "{{sim.c8.agg_tok_s}} from the card's scenario (names in felab_sim/figures.py), "
+    "{{sim.c8.agg_tok_s}} from the card's scenario (names in felab_sim/core/figures.py), "
     "{{calc.SET_SLUG.OUTPUT_KEY}} from a parameter set (outputs in docs/architecture.md)."
 )
 
@@ -490,7 +490,7 @@ class CardFigure(models.Model):
     label = models.CharField(max_length=120, help_text="e.g. 'Total, 8 people (tok/s)'.")
     figure = models.CharField(
         max_length=120,
-        help_text="A live figure's name without 'sim.', e.g. c8.agg_tok_s (see felab_sim/figures.py).",
+        help_text="A live figure's name without 'sim.', e.g. c8.agg_tok_s (see felab_sim/core/figures.py).",
     )
     stated = models.CharField("the card says", max_length=60, blank=True)
     tolerance = models.FloatField(
