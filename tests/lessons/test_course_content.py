@@ -50,15 +50,11 @@ def test_every_card_has_every_section(lessons):
     assert empty == []
 
 
-# Lesson 03 is rewritten on another branch (the students engineer's); its intro comes with it.
-AWAITING_INTRO = {3}
-
-
 def test_every_lesson_says_what_and_how_long(lessons):
     lessons_without = [
         lesson.number for lesson in Lesson.objects.all() if not lesson.intro.strip() or not lesson.minutes
     ]
-    assert set(lessons_without) <= AWAITING_INTRO
+    assert lessons_without == []
 
 
 def test_every_lesson_has_at_least_two_cards(lessons):
