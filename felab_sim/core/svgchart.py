@@ -71,9 +71,11 @@ class Axis:
     pixel_low: float = 0.0  # pixel position of `low` (left or bottom)
     pixel_high: float = 0.0
 
+    categorical: bool = False  # bars named by text, not numbers
+
     @property
     def is_category(self) -> bool:
-        return self.spec.get("type") == "category" or bool(self.categories)
+        return self.spec.get("type") == "category" or self.categorical or bool(self.categories)
 
     def value(self, raw: Any) -> float | None:
         """A data value in the axis's own units (log10 on a log axis, index on a category axis)."""
@@ -240,6 +242,27 @@ class Chart:
                 twin = self.axes[_axis_key(other)]
                 axis.low = twin.low = min(axis.low, twin.low)
                 axis.high = twin.high = max(axis.high, twin.high)
+        self._make_room_for_y_labels()
+        self._assign_pixels()
+
+    def _make_room_for_y_labels(self) -> None:
+        """Widen a side margin until a y axis's tick labels and title fit (plotly's automargin)."""
+        for axis in self.axes.values():
+            if not axis.key.startswith("y"):
+                continue
+            titled = bool(self._title(axis))
+            needed = 5 + self._label_room(axis) + (self.font + 6 if titled else 0) + 4
+            if axis.spec.get("side") == "right":
+                self.right = max(self.right, needed)
+            else:
+                self.left = max(self.left, needed)
+
+    def _title(self, axis: Axis) -> str:
+        title = axis.spec.get("title")
+        text = title.get("text") if isinstance(title, dict) else title
+        return str(text) if text else ""
+
+    def _assign_pixels(self) -> None:
         plot_w = self.width - self.left - self.right
         plot_h = self.height - self.top - self.bottom
         for axis in self.axes.values():
@@ -254,7 +277,8 @@ class Chart:
         horizontal = trace.get("orientation") == "h"
         value_axis, category_axis = (x_axis, y_axis) if horizontal else (y_axis, x_axis)
         values, categories = (xs, ys) if horizontal else (ys, xs)
-        category_axis.categories = category_axis.categories or []
+        if any(_number(category) is None for category in categories):
+            category_axis.categorical = True
         stacked = self.layout.get("barmode") == "stack"
         totals = getattr(self, "_stack", {})
         self._stack = totals
@@ -359,11 +383,7 @@ class Chart:
                     anchor = "start" if right else "end"
                     out.append(f'<text class="tick" x="{x:.1f}" y="{pixel + self.font * 0.35:.1f}" '
                                f'text-anchor="{anchor}">{escape(label)}</text>')  # fmt: skip
-        title = (
-            (spec.get("title") or {}).get("text")
-            if isinstance(spec.get("title"), dict)
-            else spec.get("title")
-        )
+        title = self._title(axis)
         if title:
             middle = (axis.pixel_low + axis.pixel_high) / 2
             if is_x:
@@ -372,12 +392,7 @@ class Chart:
             else:
                 # Rotated text's glyphs sit on the side of x its top faces: to the left of it.
                 room = self._label_room(axis)
-                x = (
-                    anchor_high + 5 + room + self.font
-                    if right
-                    else max(anchor_low - 5 - room - 2, self.font + 1)
-                )
-                x = min(x, self.width - 2)
+                x = anchor_high + 5 + room + self.font + 2 if right else anchor_low - 5 - room - 4
                 out.append(f'<text class="axis-title" x="{x:.1f}" y="{middle:.1f}" text-anchor="middle" '
                            f'transform="rotate(-90 {x:.1f} {middle:.1f})">{escape(str(title))}</text>')  # fmt: skip
         return out
@@ -454,10 +469,12 @@ class Chart:
         value_axis, category_axis = (x_axis, y_axis) if horizontal else (y_axis, x_axis)
         values, categories = (xs, ys) if horizontal else (ys, xs)
         stacked = self.layout.get("barmode") == "stack"
-        colour = (trace.get("marker") or {}).get("color") or COLORWAY[index % len(COLORWAY)]
+        colours = (trace.get("marker") or {}).get("color") or COLORWAY[index % len(COLORWAY)]
         band = abs(category_axis.to_pixel(1) - category_axis.to_pixel(0)) * 0.7
         name = str(trace.get("name") or "")
-        for category, raw in zip(categories, values, strict=False):
+        for position, (category, raw) in enumerate(zip(categories, values, strict=False)):
+            # One colour for the trace, or one per bar.
+            colour = colours[position % len(colours)] if isinstance(colours, list) and colours else colours
             number = _number(raw) or 0.0
             if not number:
                 continue
@@ -503,6 +520,8 @@ class Chart:
                 continue
             line, marker = trace.get("line") or {}, trace.get("marker") or {}
             colour = line.get("color") or marker.get("color") or COLORWAY[index % len(COLORWAY)]
+            if isinstance(colour, list):  # one colour per bar: the legend shows the first
+                colour = colour[0] if colour else COLORWAY[index % len(COLORWAY)]
             mode = str(trace.get("mode") or ("bars" if trace.get("type") == "bar" else "lines+markers"))
             symbol = "square" if trace.get("type") == "bar" else str(marker.get("symbol") or "circle")
             out.append((str(trace["name"]), str(colour), symbol, "lines" in mode))

@@ -39,6 +39,10 @@ def test_every_calculator_draws_and_redraws_in_place(page: Page, live_server, na
     param, value, output = CHANGES[name]
     page.goto(f"{live_server.url}/sim/calc/{name}/")
     plot = page.locator("#calc-results .plot")
+    # Drawn on the server at once; plotly's interactive chart when the student asks for it.
+    expect(plot.locator(".chart-svg").filter(visible=True)).to_have_count(1)
+    expect(plot.locator(".chart-svg :is(polyline, rect)").filter(visible=True).first).to_be_visible()
+    page.get_by_role("button", name="Explore this chart").click()
     expect(plot).to_have_attribute("data-drawn", "true")
     expect(plot.locator(".main-svg").first).to_be_visible()
 

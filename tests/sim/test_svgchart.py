@@ -5,6 +5,8 @@ import json
 import struct
 import xml.etree.ElementTree as ET
 
+import pytest
+
 from felab_sim.core import plots, svgchart
 from felab_sim.core.model import SweepParams, run_sweep
 
@@ -74,10 +76,12 @@ def test_stacked_horizontal_bars_stack():
     bars = [bar for bar in bars if bar.find(f"{SVG}title") is not None]
     assert len(bars) == 3  # a zero is not drawn
     a_one, b_one, a_two = bars
-    assert float(b_one.get("width")) == 200.0
-    # "two" starts where "one" ended on the same row: 1 of 4 units of 400 px.
-    assert float(a_two.get("x")) == float(a_one.get("x")) + float(a_one.get("width")) == 100.0
-    assert float(a_two.get("width")) == 300.0
+    unit = float(a_one.get("width"))  # one student
+    close = pytest.approx  # pixels are written to a tenth
+    assert float(b_one.get("width")) == close(2 * unit, abs=0.2)
+    # "two" starts where "one" ended on the same row, three units long.
+    assert float(a_two.get("x")) == close(float(a_one.get("x")) + unit, abs=0.2)
+    assert float(a_two.get("width")) == close(3 * unit, abs=0.2)
 
 
 def test_lines_outside_a_set_range_are_clipped_and_ids_differ_per_chart():
@@ -109,3 +113,25 @@ def test_an_empty_or_unknown_figure_still_draws():
         {"data": [{"type": "scatter", "x": [], "y": []}]},
     ):
         parsed(svgchart.render(figure))
+
+
+def test_bars_named_by_text_get_a_category_axis_and_their_own_colours():
+    figure = {
+        "data": [
+            {
+                "type": "bar",
+                "x": ["list price", "batch"],
+                "y": [0.029, 0.0145],
+                "marker": {"color": ["#111111", "#222222"]},
+            }
+        ],
+        "layout": {"height": 300, "margin": {"l": 50, "r": 50, "t": 20, "b": 40}},
+    }
+    svg = ET.fromstring(svgchart.Chart(figure, 600).svg("t"))
+    bars = [rect for rect in svg.iter(f"{SVG}rect") if rect.find(f"{SVG}title") is not None]
+    assert [bar.get("fill") for bar in bars] == ["#111111", "#222222"]
+    # Two bands side by side, the second half the height of the first.
+    assert float(bars[0].get("x")) < float(bars[1].get("x"))
+    assert abs(float(bars[1].get("height")) * 2 - float(bars[0].get("height"))) < 1
+    labels = [text.text for text in svg.iter(f"{SVG}text")]
+    assert "list price" in labels and "batch" in labels
