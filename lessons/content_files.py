@@ -146,9 +146,15 @@ class _Merger:
         return to_write
 
     def _remember(self, label: str, baseline: dict[str, Any]) -> None:
-        if self._baselines.get(label) != baseline:
-            ImportBaseline.objects.update_or_create(key=label, defaults={"values": baseline})
-            self._baselines[label] = baseline
+        if self._baselines.get(label) == baseline:
+            return
+        # Every stored baseline was read at the start of the run, so whether this one exists is
+        # known: one write, not update_or_create's read and write.
+        if label in self._baselines:
+            ImportBaseline.objects.filter(key=label).update(values=baseline)
+        else:
+            ImportBaseline.objects.create(key=label, values=baseline)
+        self._baselines[label] = baseline
 
 
 def _unedited(db_value: Any, last: dict[str, Any] | None, name: str) -> bool:
