@@ -34,9 +34,10 @@ def assert_every_section_visible_in_order(page: Page) -> None:
     assert tops == sorted(tops)
     page.get_by_text("Go deeper: the engineer version").click()
     expect(page.get_by_text("More detail:")).to_be_visible()
-    # The card text as the seed has it: without the live panel the simulator adds.
+    # The card text as the seed has it: without the live panel and the note on what the kit is,
+    # which the site adds.
     text = page.locator("article.card").evaluate(
-        "card => { const copy = card.cloneNode(true); copy.querySelectorAll('.layer-live').forEach(e => e.remove()); return copy.textContent; }"
+        "card => { const copy = card.cloneNode(true); copy.querySelectorAll('.layer-live, .app-note').forEach(e => e.remove()); return copy.textContent; }"
     )
     text = squash(text).replace("Hideanswer", "", 1)
     assert text.startswith(seed_squashed())
