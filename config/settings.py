@@ -134,7 +134,7 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    "staticfiles": {"BACKEND": "config.static_storage.StaticFilesStorage"},
 }
 # Hashed file names never change content, so browsers may keep them for a year.
 WHITENOISE_MAX_AGE = 0 if DEBUG else 60 * 60 * 24 * 365

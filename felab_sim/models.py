@@ -9,6 +9,8 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
+from config.content_cache import ContentQuerySet
+
 from .core.calculator import Result
 from .core.calculators import CALCULATORS
 from .core.model import ParamError, SweepParams, check_web_limits
@@ -42,6 +44,8 @@ class Scenario(models.Model):
     request_overhead_ms = models.FloatField(default=DEFAULTS.request_overhead_ms)
     token_overhead_ms = models.FloatField(default=DEFAULTS.token_overhead_ms)
 
+    objects = ContentQuerySet.as_manager()
+
     class Meta:
         ordering = ["name"]
 
@@ -62,7 +66,7 @@ class Scenario(models.Model):
         return SweepParams.from_flat({key: getattr(self, key) for key in SweepParams.FLAT_KEYS})
 
 
-class ParameterSetQuerySet(models.QuerySet["ParameterSet"]):
+class ParameterSetQuerySet(ContentQuerySet["ParameterSet"]):
     def calculators_by_slug(self, slugs: Iterable[str]) -> dict[str, str]:
         """Each named set's calculator, in one query (how citations are checked)."""
         return dict(self.filter(slug__in=set(slugs)).values_list("slug", "calculator"))

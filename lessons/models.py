@@ -1,15 +1,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from html import unescape as unescape_html
 
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.urls import reverse
 from django.utils.functional import cached_property
-from django.utils.html import escape
+from django.utils.html import escape, strip_tags
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.text import slugify
+from django.utils.text import Truncator, slugify
 
+from config.content_cache import ContentQuerySet
 from felab_sim import live
 from felab_sim.core import citations, figures
 from felab_sim.core.calculator import Result
@@ -41,7 +43,7 @@ def _calc_span(citation: citations.Citation, value: str) -> str:
     return f'<span class="live-figure" title="Computed live: {escape(citation)}">{escape(value)}</span>'
 
 
-class CourseQuerySet(models.QuerySet["Course"]):
+class CourseQuerySet(ContentQuerySet["Course"]):
     def with_lessons_and_steps(self, *, drafts: bool = False) -> CourseQuerySet:
         """Everything the home page lists, in three queries whatever the size.
 
@@ -79,7 +81,7 @@ class Course(models.Model):
         return (self.slug,)
 
 
-class LessonQuerySet(models.QuerySet["Lesson"]):
+class LessonQuerySet(ContentQuerySet["Lesson"]):
     def published(self) -> LessonQuerySet:
         return self.filter(published=True)
 
@@ -161,10 +163,12 @@ class Lesson(models.Model):
             card.calc_results = results  # a superset of each card's own: one query, not one per card
         return LessonPage(cards=cards, try_it=_try_it(cards, {found.slug: found for found in sets}))
 
+    @cached_property
     def following(self) -> Lesson | None:
         """The course's next published lesson in reading order (order, then number), or None after the last.
 
-        Drafts are skipped: this is where a student goes next.
+        Drafts are skipped: this is where a student goes next. Kept on the instance, which the
+        card page keeps per content version (config/content_cache.py).
         """
         later = models.Q(order__gt=self.order) | models.Q(order=self.order, number__gt=self.number)
         return (
@@ -210,7 +214,7 @@ def _try_it(cards: list[Card], sets: dict[str, ParameterSet]) -> list[TryIt]:
     return links
 
 
-class GlossaryTermQuerySet(models.QuerySet["GlossaryTerm"]):
+class GlossaryTermQuerySet(ContentQuerySet["GlossaryTerm"]):
     def with_cards(self, *, drafts: bool = False) -> GlossaryTermQuerySet:
         """Terms with the cards that list them, in course order: two queries whatever the size.
 
@@ -268,7 +272,7 @@ class GlossaryTerm(models.Model):
         return {name: mark_safe(self.rendered.get(name, "")) for name in ("definition", "example")}
 
 
-class CardQuerySet(models.QuerySet["Card"]):
+class CardQuerySet(ContentQuerySet["Card"]):
     def published(self) -> CardQuerySet:
         """Cards students may see: the card and its lesson both published."""
         return self.filter(published=True, lesson__published=True)
@@ -373,6 +377,15 @@ class Card(models.Model):
     def label(self) -> str:
         return f"Step {self.step} · {self.title}"
 
+    @cached_property
+    def description(self) -> str:
+        """The page's meta description, as plain text: which lesson and step, and the question's start.
+
+        Plain text (entities decoded), so the template escapes it once, quotes included.
+        """
+        question = Truncator(unescape_html(strip_tags(self.html["question"]))).chars(150)
+        return f"Lesson {self.lesson.number:02d}, {self.label}: {question}"
+
     @property
     def is_draft(self) -> bool:
         """Hidden from students: the card, or the lesson it belongs to, is not published."""
@@ -381,8 +394,12 @@ class Card(models.Model):
     def natural_key(self) -> tuple[str, str, int]:
         return (*self.lesson.natural_key(), self.step)
 
+    @cached_property
     def following(self) -> Card | None:
-        """The lesson's next published step, or None on its last (drafts are skipped: students go there)."""
+        """The lesson's next published step, or None on its last (drafts are skipped: students go there).
+
+        Kept on the instance, which the card page keeps per content version.
+        """
         return (
             Card.objects.filter(published=True)
             .select_related("lesson__course")
@@ -472,6 +489,8 @@ class CardTerm(models.Model):
     term = models.ForeignKey(GlossaryTerm, on_delete=models.PROTECT, related_name="card_terms")
     order = models.PositiveSmallIntegerField(default=0)
 
+    objects = ContentQuerySet.as_manager()
+
     class Meta:
         ordering = ["card", "order"]
         constraints = [models.UniqueConstraint(fields=["card", "term"], name="term_once_per_card")]
@@ -501,6 +520,8 @@ class CardFigure(models.Model):
     note = models.CharField(
         max_length=300, blank=True, help_text="Why the stated number differs from the live one, when it does."
     )
+
+    objects = ContentQuerySet.as_manager()
 
     class Meta:
         ordering = ["card", "order"]

@@ -4,6 +4,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.cache import patch_vary_headers
 
+from config.content_cache import kept
+
 from .instructors import is_instructor
 from .models import Card, Course, GlossaryTerm, Lesson
 
@@ -41,12 +43,21 @@ def card_detail(request: HttpRequest, course_slug: str, lesson_slug: str, step: 
 
 
 def card_for_page(request: HttpRequest, course_slug: str, lesson_slug: str, step: int) -> Card:
-    """The card with what its page shows; a draft is not found unless an instructor asks."""
-    return get_object_or_404(
-        Card.objects.visible(drafts=is_instructor(request.user)).for_page(),
-        lesson__course__slug=course_slug,
-        lesson__slug=lesson_slug,
-        step=step,
+    """The card with what its page shows; a draft is not found unless an instructor asks.
+
+    Fetched once per content version in each process (config/content_cache.py), with its
+    rendered sections: the same for every learner.
+    """
+    drafts = is_instructor(request.user)
+    return kept(
+        request,
+        ("card", drafts, course_slug, lesson_slug, step),
+        lambda: get_object_or_404(
+            Card.objects.visible(drafts=drafts).for_page(),
+            lesson__course__slug=course_slug,
+            lesson__slug=lesson_slug,
+            step=step,
+        ),
     )
 
 
@@ -59,7 +70,7 @@ def render_card(
         "card_url": card.get_absolute_url(),
         "answer_shown": answer_shown,
         "review_mode": review_mode,
-        **_neighbours(card, drafts=is_instructor(request.user)),
+        **_neighbours(request, card),
     }
     # htmx asks for the answer region alone when the toggle is pressed.
     template = "lessons/card.html#answer" if request.htmx else "lessons/card.html"
@@ -68,12 +79,17 @@ def render_card(
     return response
 
 
-def _neighbours(card: Card, *, drafts: bool) -> dict[str, Card | None]:
-    steps = list(
-        Card.objects.visible(drafts=drafts)
-        .filter(lesson_id=card.lesson_id)
-        .order_by("step")
-        .values_list("step", flat=True)
+def _neighbours(request: HttpRequest, card: Card) -> dict[str, Card | None]:
+    drafts = is_instructor(request.user)
+    steps = kept(
+        request,
+        ("steps", drafts, card.lesson_id),
+        lambda: list(
+            Card.objects.visible(drafts=drafts)
+            .filter(lesson_id=card.lesson_id)
+            .order_by("step")
+            .values_list("step", flat=True)
+        ),
     )
     index = steps.index(card.step)
     lesson = card.lesson

@@ -25,6 +25,14 @@ class Preview:
     due: datetime
     when: str
 
+    @property
+    def due_text(self) -> str:
+        """The due time as the button's tooltip prints it ("3 Dec 2026, 09:15", UTC).
+
+        Formatted here: the template's date filter cost more than the rest of the four buttons.
+        """
+        return f"{self.due.day} {self.due:%b %Y, %H:%M}"
+
     @classmethod
     def for_history(cls, card_id: int, history: list[tuple[int, datetime]], now: datetime) -> list[Preview]:
         fsrs_card = scheduling.replay(card_id, history, start=history[0][1] if history else now)

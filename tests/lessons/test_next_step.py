@@ -32,17 +32,17 @@ def nineteen_lessons(lessons) -> list[Lesson]:
 
 def test_following_walks_all_nineteen_lessons_in_order(nineteen_lessons):
     walked = [nineteen_lessons[0]]
-    while (after := walked[-1].following()) is not None:
+    while (after := walked[-1].following) is not None:
         walked.append(after)
     assert [lesson.number for lesson in walked] == list(range(19))
 
 
 def test_drafts_are_skipped_by_the_next_lesson_and_the_next_step(nineteen_lessons):
     Lesson.objects.filter(number=4).update(published=False)
-    assert Lesson.objects.get(number=3).following().number == 5
+    assert Lesson.objects.get(number=3).following.number == 5
     first = Card.objects.filter(lesson__number=5).order_by("step").first()
     Card.objects.filter(lesson__number=5).exclude(pk=first.pk).update(published=False)
-    assert first.following() is None
+    assert first.following is None
 
 
 def test_rating_the_last_card_of_lesson_03_offers_lesson_04(client, nineteen_lessons):

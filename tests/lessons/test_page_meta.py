@@ -31,3 +31,14 @@ def test_the_home_page_lists_every_lesson_in_order(client, lessons):
     body = client.get("/").content.decode()
     positions = [body.find(f"Lesson {number:02d}") for number in range(19)]
     assert -1 not in positions and positions == sorted(positions)
+
+
+def test_a_question_with_quotes_and_ampersands_gives_a_well_formed_description(client, seed_card):
+    # The question's HTML used to go into the attribute with its tags stripped but unescaped:
+    # a double quote in the question ended the content attribute early.
+    seed_card.question = 'Is "time to first token" the same as latency & throughput? <b>No</b>.'
+    seed_card.save()
+    page = client.get(SEED_CARD_URL).content.decode()
+    found = re.search(r'<meta name="description" content="([^"]*)">', page)
+    assert found, "the description's attribute is cut short"
+    assert found[1].endswith("Is &quot;time to first token&quot; the same as latency &amp; throughput? No.")

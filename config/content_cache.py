@@ -1,0 +1,145 @@
+"""What pages show the same way to every learner, built once per content version and kept in each
+process's memory.
+
+The content version is a random token in Django's cache (Redis across hosts, a file cache shared
+by one host's workers, memory in development). Every change to course content draws a new token:
+each save or delete of a content model (signals), each bulk update or insert through a
+:class:`ContentQuerySet`, and each lesson import. A process compares the token once per request
+and drops everything it kept under another one, so no page outlives an edit by more than the
+request in flight. A token is never reused, so a cache entry that is evicted or lost costs only
+a re-render, never a stale page.
+
+What is kept is learner-independent by construction: the card as fetched for its page (with its
+rendered Markdown and live figures), its neighbours, and template fragments marked with
+``{% content_fragment %}`` (lessons/templatetags/content_fragments.py). Never keep anything that
+holds a CSRF token, a learner's work or a signed-in user's name.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
+
+from django.core.cache import cache
+from django.db import models, transaction
+from django.http import HttpRequest
+
+VERSION_KEY = "felab:content-version"
+_REQUEST_ATTRIBUTE = "_felab_content_version"
+
+T = TypeVar("T")
+
+
+def content_version() -> str:
+    """The current token; a new one if the cache has none (first start, or the entry was lost)."""
+    version = cache.get(VERSION_KEY)
+    if version is None:
+        fresh = uuid.uuid4().hex
+        # add() keeps a token another process set in the meantime, so all agree on one.
+        version = fresh if cache.add(VERSION_KEY, fresh, timeout=None) else cache.get(VERSION_KEY, fresh)
+    return version
+
+
+def content_changed() -> None:
+    """Course content changed: every process builds its pages again from the database.
+
+    A new token now, and another once the surrounding transaction commits: a request that read
+    the first token before the commit may have kept what the database held before the change.
+    """
+    _new_version()
+    transaction.on_commit(_new_version)
+
+
+def _new_version() -> None:
+    cache.set(VERSION_KEY, uuid.uuid4().hex, timeout=None)
+
+
+class _Kept:
+    """One process's kept values, all under one content version."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.version: str | None = None
+        self.values: dict[Hashable, Any] = {}
+
+    def get_or_build(self, version: str, key: Hashable, build: Callable[[], T]) -> T:
+        with self.lock:
+            if version != self.version:
+                self.version, self.values = version, {}
+            if key in self.values:
+                return self.values[key]
+        # Built outside the lock: two threads may both build the same value, which is harmless.
+        value = build()
+        with self.lock:
+            if version == self.version:
+                self.values[key] = value
+        return value
+
+    def clear(self) -> None:
+        with self.lock:
+            self.version, self.values = None, {}
+
+
+_kept = _Kept()
+
+
+def request_version(request: HttpRequest) -> str:
+    """The content version for this request, read from the cache once per request."""
+    version = getattr(request, _REQUEST_ATTRIBUTE, None)
+    if version is None:
+        version = content_version()
+        setattr(request, _REQUEST_ATTRIBUTE, version)
+    return version
+
+
+def kept(request: HttpRequest, key: Hashable, build: Callable[[], T]) -> T:
+    """``build()``'s value, built once per content version in this process.
+
+    ``key`` must name everything the value depends on besides course content (for example
+    whether drafts are shown). An exception from ``build`` (a 404) is raised and nothing is kept.
+    """
+    return _kept.get_or_build(request_version(request), key, build)
+
+
+def forget_kept() -> None:
+    """Drop what this process keeps (tests start from nothing)."""
+    _kept.clear()
+
+
+class ContentQuerySet(models.QuerySet):
+    """A content model's queryset: bulk writes, which send no signals, change the version too."""
+
+    def update(self, **kwargs: Any) -> int:
+        count = super().update(**kwargs)
+        content_changed()
+        return count
+
+    def bulk_create(self, *args: Any, **kwargs: Any) -> list:
+        created = super().bulk_create(*args, **kwargs)
+        content_changed()
+        return created
+
+    def bulk_update(self, *args: Any, **kwargs: Any) -> int:
+        count = super().bulk_update(*args, **kwargs)
+        content_changed()
+        return count
+
+
+def _changed_by_signal(sender: type[models.Model], **kwargs: Any) -> None:
+    content_changed()
+
+
+def watch(*content_models: type[models.Model]) -> None:
+    """Change the version whenever one of these models is saved, deleted or has its links changed."""
+    for model in content_models:
+        dispatch = f"felab-content-{model._meta.label}"
+        models.signals.post_save.connect(_changed_by_signal, sender=model, dispatch_uid=dispatch + "-save")
+        models.signals.post_delete.connect(
+            _changed_by_signal, sender=model, dispatch_uid=dispatch + "-delete"
+        )
+        for field in model._meta.local_many_to_many:
+            models.signals.m2m_changed.connect(
+                _changed_by_signal, sender=field.remote_field.through, dispatch_uid=f"{dispatch}-{field.name}"
+            )

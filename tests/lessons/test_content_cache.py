@@ -1,0 +1,122 @@
+"""The card page keeps what is the same for every learner per content version (issue 14), and
+no edit, however it is written, leaves a page showing what was there before."""
+
+import io
+
+import pytest
+from django.core.cache import cache
+from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from config.content_cache import VERSION_KEY, content_version
+from felab_sim.models import ParameterSet, Scenario
+from lessons.models import Card, CardTerm, Lesson
+from tests.conftest import SEED_CARD_URL
+
+pytestmark = pytest.mark.django_db
+SHOWN = {"answer": "shown"}
+
+
+def page(client) -> str:
+    response = client.get(SEED_CARD_URL, SHOWN)
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_the_second_visit_reads_no_content_from_the_database(client, seed_card):
+    first = page(client)
+    with CaptureQueriesContext(connection) as second_visit:
+        second = page(client)
+    assert second == first.replace(*_csrf_tokens(first, second))
+    content_tables = ("lessons_", "felab_sim_")
+    assert not [q["sql"] for q in second_visit if any(t in q["sql"] for t in content_tables)]
+
+
+def _csrf_tokens(first: str, second: str) -> tuple[str, str]:
+    # Each response masks the CSRF token anew: the only part of the page that may differ.
+    import re
+
+    pattern = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+    return pattern.search(first)[1], pattern.search(second)[1]
+
+
+def test_a_saved_edit_shows_at_once(client, seed_card):
+    page(client)
+    seed_card.picture_it = "Picture a bus that waits for every seat to fill."
+    seed_card.save()
+    assert "Picture a bus that waits for every seat to fill." in page(client)
+
+
+def test_a_bulk_update_shows_at_once(client, seed_card):
+    page(client)
+    Card.objects.filter(pk=seed_card.pk).update(title="Renamed by a bulk update")
+    assert "Step 1 · Renamed by a bulk update" in page(client)
+
+
+def test_unpublishing_the_lesson_hides_the_kept_card_from_students(client, seed_card):
+    page(client)
+    Lesson.objects.filter(pk=seed_card.lesson_id).update(published=False)
+    assert client.get(SEED_CARD_URL, SHOWN).status_code == 404
+
+
+def test_a_glossary_edit_shows_on_the_cards_that_use_the_term(client, seed_card):
+    page(client)
+    term = seed_card.card_terms.first().term
+    term.definition = "Rewritten by an instructor a moment ago."
+    term.save()
+    assert "Rewritten by an instructor a moment ago." in page(client)
+
+
+def test_removing_a_word_to_know_shows_at_once(client, seed_card):
+    term = seed_card.card_terms.first().term
+    assert f">{term.term}</a></dt>" in page(client)
+    CardTerm.objects.filter(card=seed_card, term=term).delete()
+    assert f">{term.term}</a></dt>" not in page(client)
+
+
+def live_panel(body: str) -> str:
+    return body[body.index('id="computed-live"') : body.index("</section>", body.index('id="computed-live"'))]
+
+
+def test_a_scenario_edit_changes_the_live_figures(client, seed_card):
+    before = live_panel(page(client))
+    Scenario.objects.filter(pk=seed_card.scenario_id).update(slots=4)
+    assert live_panel(page(client)) != before
+
+
+def test_a_parameter_set_edit_changes_a_cited_figure(client, seed_card):
+    ceiling = ParameterSet.objects.create(
+        slug="kept-ceiling", calculator="decode-ceiling", name="Ceiling", params={"model_gb": 4.9}
+    )
+    seed_card.picture_it = "The ceiling is {{calc.kept-ceiling.ceiling_tok_s}} tok/s."
+    seed_card.save()
+    assert ">111.4</span> tok/s" in page(client)
+    ceiling.params = {"model_gb": 4.9, "bandwidth_gbs": 273}
+    ceiling.save()
+    assert ">55.7</span> tok/s" in page(client)
+
+
+def test_an_import_shows_at_once(client, seed_card):
+    Card.objects.filter(pk=seed_card.pk).update(title="Edited, then the files are imported with --force")
+    assert "Edited, then the files are imported" in page(client)
+    call_command("import_lessons", force=True, verbosity=0, stdout=io.StringIO())
+    assert "Edited, then the files are imported" not in page(client)
+
+
+def test_each_change_draws_a_new_version_and_a_lost_one_is_never_reused(seed_card):
+    first = content_version()
+    seed_card.save()
+    second = content_version()
+    assert second != first
+    cache.delete(VERSION_KEY)  # evicted, or the cache restarted
+    assert content_version() not in {first, second}
+
+
+def test_the_version_changes_again_when_the_edit_commits(seed_card, django_capture_on_commit_callbacks):
+    # A request that read the version between the save and the commit may have kept the old
+    # content under it: the commit must draw another.
+    with django_capture_on_commit_callbacks(execute=True):
+        seed_card.save()
+        during = content_version()
+    assert content_version() != during
