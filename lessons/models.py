@@ -354,6 +354,11 @@ class Card(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("card", args=[self.lesson.course.slug, self.lesson.slug, self.step])
 
+    @cached_property
+    def page_url(self) -> str:
+        """get_absolute_url, worked out once per instance (the home page lists every card)."""
+        return self.get_absolute_url()
+
     def get_admin_url(self) -> str:
         return reverse("admin:lessons_card_change", args=[self.pk])
 

@@ -7,13 +7,16 @@ from django.utils.cache import patch_vary_headers
 from config.content_cache import kept
 
 from .instructors import is_instructor
-from .models import Card, Course, GlossaryTerm, Lesson
+from .models import Card, Course, GlossaryTerm, Lesson, LessonPage
 
 
 def home(request: HttpRequest) -> HttpResponse:
     # Instructors preview drafts where students will see them; students never see them.
-    courses = list(Course.objects.with_lessons_and_steps(drafts=is_instructor(request.user)))
-    return render(request, "lessons/home.html", {"courses": courses})
+    drafts = is_instructor(request.user)
+    courses = kept(
+        request, ("courses", drafts), lambda: list(Course.objects.with_lessons_and_steps(drafts=drafts))
+    )
+    return render(request, "lessons/home.html", {"courses": courses, "drafts": drafts})
 
 
 def glossary(request: HttpRequest) -> HttpResponse:
@@ -26,14 +29,28 @@ def glossary(request: HttpRequest) -> HttpResponse:
 
 def lesson_detail(request: HttpRequest, course_slug: str, lesson_slug: str) -> HttpResponse:
     drafts = is_instructor(request.user)
+    lesson, page = kept(
+        request,
+        ("lesson", drafts, course_slug, lesson_slug),
+        lambda: _lesson_page(course_slug, lesson_slug, drafts=drafts),
+    )
+    context = {
+        "lesson": lesson,
+        "course": lesson.course,
+        "cards": page.cards,
+        "try_it": page.try_it,
+        "drafts": drafts,
+    }
+    return render(request, "lessons/lesson.html", context)
+
+
+def _lesson_page(course_slug: str, lesson_slug: str, *, drafts: bool) -> tuple[Lesson, LessonPage]:
     lesson = get_object_or_404(
         Lesson.objects.visible(drafts=drafts).select_related("course"),
         course__slug=course_slug,
         slug=lesson_slug,
     )
-    page = lesson.page(drafts=drafts)
-    context = {"lesson": lesson, "course": lesson.course, "cards": page.cards, "try_it": page.try_it}
-    return render(request, "lessons/lesson.html", context)
+    return lesson, lesson.page(drafts=drafts)
 
 
 def card_detail(request: HttpRequest, course_slug: str, lesson_slug: str, step: int) -> HttpResponse:

@@ -24,6 +24,11 @@ class LessonOnMap:
     def lesson(self) -> Lesson:
         return self.progress.lesson
 
+    @property
+    def untouched(self) -> bool:
+        """Nothing opened or rated here yet: the lesson looks the same to every such learner."""
+        return not self.seen and not self.progress.rated
+
 
 @dataclass(frozen=True)
 class NextCard:

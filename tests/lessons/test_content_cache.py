@@ -120,3 +120,33 @@ def test_the_version_changes_again_when_the_edit_commits(seed_card, django_captu
         seed_card.save()
         during = content_version()
     assert content_version() != during
+
+
+def test_the_home_page_keeps_only_what_no_learner_has_touched(client, student_client, lessons):
+    first_card = Card.objects.get(lesson__number=0, step=1)
+    fresh_before = client.get("/").content.decode()
+    student_client.post(first_card.get_absolute_url() + "show/", {"answer": ""})
+    student_client.post(first_card.get_absolute_url() + "rate/", {"rating": 3})
+    mine = student_client.get("/").content.decode()
+    fresh_after = client.get("/").content.decode()
+    assert "1 seen · 1 rated" in mine and 'step-state muted">rated' in mine
+    assert "step-state" not in fresh_after and "seen ·" not in fresh_after
+    assert fresh_after.replace(*_csrf_tokens_if_any(fresh_before, fresh_after)) == fresh_before
+
+
+def _csrf_tokens_if_any(first: str, second: str) -> tuple[str, str]:
+    import re
+
+    pattern = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+    found = pattern.search(first), pattern.search(second)
+    return (found[0][1], found[1][1]) if all(found) else ("", "")
+
+
+def test_an_instructor_sees_draft_lessons_on_the_home_page_a_student_does_not(
+    client, instructor_client, lessons
+):
+    Lesson.objects.filter(number=5).update(published=False)
+    assert 'class="draft-tag">Draft' in instructor_client.get("/").content.decode()
+    student_page = client.get("/").content.decode()
+    assert "Draft" not in student_page and "Lesson 05" not in student_page
+    assert 'class="draft-tag">Draft' in instructor_client.get("/").content.decode()
