@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -9,7 +9,7 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
-from .core.calculator import Result
+from .core.calculator import Calculator, Result
 from .core.calculators import CALCULATORS
 from .core.model import SWEEP_PARAMS, ParamError, SweepParams, check_web_limits
 from .core.params import MAX_TEXT, Param, ParamValue
@@ -157,6 +157,24 @@ class ParameterSet(models.Model):
         """The set's changed parameters as a calculator page's query string."""
         params = self.params if isinstance(self.params, dict) else {}
         return urlencode({name: _query_text(value) for name, value in params.items()})
+
+    def page_url(self) -> str:
+        """The calculator's page with this set's settings filled in."""
+        query = self.query_string()
+        return reverse("calc_page", args=[self.calculator]) + (f"?{query}" if query else "")
+
+
+def changed_query(calculator: Calculator, values: Mapping[str, ParamValue]) -> str:
+    """A calculator page's query string for these values: only the ones that differ from the
+    defaults, as a parameter set keeps them."""
+    changed = calculator.changed(dict(values))
+    return urlencode({name: _query_text(value) for name, value in changed.items()})
+
+
+def calculator_page_url(result: Result) -> str:
+    """The calculator's page at a result's settings, so the page computes that same result."""
+    query = changed_query(CALCULATORS[result.calculator], result.params)
+    return reverse("calc_page", args=[result.calculator]) + (f"?{query}" if query else "")
 
 
 def _plain(value: ParamValue) -> ParamValue:
