@@ -4,23 +4,27 @@ from django.http import HttpRequest
 from django.utils.html import format_html
 
 from .core.calculators import CALCULATORS
+from .core.model import SERVER_PARAMS, SWEEP_PARAMS
 from .forms import check_across, field_text, param_fields
 from .live import sim_query
 from .models import ParameterSet, Scenario
 
+# The practice server's rules, then the sweep's: every declared sweep parameter, in its order.
+_SERVER_NAMES = tuple(param.name for param in SERVER_PARAMS)
+_SWEEP_NAMES = tuple(param.name for param in SWEEP_PARAMS if param.name not in _SERVER_NAMES)
+
 
 @admin.register(Scenario)
 class ScenarioAdmin(admin.ModelAdmin):
+    # A few columns to tell scenarios apart (a stale name fails Django's checks); the change
+    # page below has every one.
     list_display = ("name", "slug", "slots", "step_ms", "growth", "levels", "slo_ms", "simulator_link")
     search_fields = ("name", "slug", "description")
     prepopulated_fields = {"slug": ("name",)}
     fieldsets = (
         (None, {"fields": ("name", "slug", "description")}),
-        ("The practice server", {"fields": ("slots", "step_ms", "growth", "prefill_tok_s")}),
-        (
-            "The sweep",
-            {"fields": ("levels", "max_tokens", "slo_ms", "request_overhead_ms", "token_overhead_ms")},
-        ),
+        ("The practice server", {"fields": _SERVER_NAMES}),
+        ("The sweep", {"fields": _SWEEP_NAMES}),
     )
 
     @admin.display(description="simulator")

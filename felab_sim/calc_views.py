@@ -6,7 +6,6 @@ Thin adapters: the calculators (felab_sim/core/calculators/) compute; see docs/a
 from __future__ import annotations
 
 from collections.abc import Callable
-from urllib.parse import urlencode
 
 from django import forms
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -20,9 +19,9 @@ from .core.calculators import CALCULATORS
 from .core.numbers import format_figure
 from .core.params import ParamError, ParamValue
 from .core.presets import presets_for
-from .forms import CalculatorForm, field_text
+from .forms import CalculatorForm
 from .live import cached_chart
-from .models import ParameterSet
+from .models import ParameterSet, changed_query
 
 
 def _json_error(param: str, message: str, status: int = 400) -> JsonResponse:
@@ -60,10 +59,6 @@ def calc_json(request: HttpRequest, name: str) -> JsonResponse:
 # prefix-cache run (shared part first against variable part first) plugs in here as
 # "prefix-cache"; see docs/architecture.md ("Calculator pages").
 MEASURED_SERIES: dict[str, Callable[[HttpRequest], list[Series]]] = {}
-
-
-def _changed_query(calculator: Calculator, values: dict[str, ParamValue]) -> str:
-    return urlencode({name: field_text(value) for name, value in calculator.changed(values).items()})
 
 
 def quoted(value: float, unit: str) -> str:
@@ -114,7 +109,7 @@ def _presets(calculator: Calculator, values: dict[str, ParamValue]) -> list[dict
         {
             "name": preset.name,
             "kind": preset.kind,
-            "query": _changed_query(calculator, {**values, **preset_values}),
+            "query": changed_query(calculator, {**values, **preset_values}),
             "source": preset.source,
             "note": preset.note,
         }
@@ -153,7 +148,7 @@ def calc_page(request: HttpRequest, name: str) -> HttpResponse:
                 for row in measured_beside(name, result.params)
             ],
             "presets": _presets(calculator, result.params),
-            "query": _changed_query(calculator, result.params),
+            "query": changed_query(calculator, result.params),
         }
     if request.htmx:
         # htmx swaps only successful responses, and the errors must replace the stale results.

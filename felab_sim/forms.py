@@ -3,14 +3,10 @@ from dataclasses import replace
 from django import forms
 
 from .core.calculator import Calculator
-from .core.model import (
-    SWEEP_PARAMS,
-    ParamError,
-    SweepParams,
-    check_web_limits,
-)
+from .core.model import SWEEP_PARAMS, ParamError, SweepParams, check_web_limits, sweep_param
 from .core.params import Param, ParamValue
 from .live import flat_text
+from .runs import BROWSER_LIMITS
 
 DEFAULTS = SweepParams()
 
@@ -43,6 +39,36 @@ class SweepForm(forms.Form):
             return data
         self.params = params
         return data
+
+
+class RealSweepForm(forms.Form):
+    """What a student chooses for a real sweep from /sim/, its fields generated from the sweep's
+    declarations; the server's rules are the running practice server's own. A short default
+    (1, 8 and 16) and the browser's caps, since real runs take real time."""
+
+    FIELDS = ("levels", "max_tokens", "slo_ms")
+    LEVELS = "1,8,16"
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("auto_id", "run-%s")  # beside the simulator's form on one page
+        super().__init__(*args, **kwargs)
+        for name in self.FIELDS:
+            param = sweep_param(name)
+            field = param_field(param, unit_in_help=False, check_range=False)
+            field.initial = field_text(param.default)
+            self.fields[name] = field
+        limits = BROWSER_LIMITS
+        self.fields["levels"].initial = self.LEVELS
+        self.fields[
+            "levels"
+        ].help_text = f"Up to C = {limits.max_level} and {limits.max_requests} requests in all."
+        self.fields["max_tokens"].widget.attrs["max"] = limits.max_tokens
+        self.fields["slo_ms"].help_text = ""
+
+    @classmethod
+    def given(cls, data: dict[str, str]) -> dict[str, str]:
+        """The settings a posted form gives (an empty field keeps the default)."""
+        return {name: data[name] for name in cls.FIELDS if data.get(name)}
 
 
 # --------------------------------------------------------------------------- calculators

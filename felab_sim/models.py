@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -11,38 +11,52 @@ from django.utils import timezone
 
 from config.content_cache import ContentQuerySet
 
-from .core.calculator import Result
+from .core.calculator import Calculator, Result
 from .core.calculators import CALCULATORS
-from .core.model import ParamError, SweepParams, check_web_limits
-from .core.params import ParamValue
+from .core.model import SWEEP_PARAMS, ParamError, SweepParams, check_web_limits
+from .core.params import MAX_TEXT, Param, ParamValue
 from .live import cached_calculation, cached_sweep
 
-DEFAULTS = SweepParams()
+
+def sweep_column(param: Param) -> models.Field:
+    """The Scenario column for one declared sweep parameter: its label, default and help come
+    from the declaration, so changing one there is a migration ``makemigrations --check`` asks
+    for. The range is left to ``Scenario.clean`` (SweepParams checks it, with the one message)."""
+    described = {"verbose_name": param.label, "default": param.default, "help_text": param.help}
+    if param.kind == "text":
+        return models.CharField(max_length=MAX_TEXT, **described)
+    if param.kind == "int":
+        never_negative = param.low is not None and param.low >= 0
+        return (
+            models.PositiveIntegerField(**described) if never_negative else models.IntegerField(**described)
+        )
+    if param.kind == "float":
+        return models.FloatField(**described)
+    raise TypeError(f"{param.name}: no Scenario column for a {param.kind} parameter")
 
 
-class Scenario(models.Model):
-    """A named parameter set of the practice server's model, which cards can cite."""
+def _sweep_columns() -> type[models.Model]:
+    """An abstract model with one column per declared sweep parameter (SWEEP_PARAMS)."""
+    attrs: dict[str, object] = {
+        "__module__": __name__,
+        "Meta": type("Meta", (), {"abstract": True}),
+        **{param.name: sweep_column(param) for param in SWEEP_PARAMS},
+    }
+    return type("SweepColumns", (models.Model,), attrs)
+
+
+SweepColumns = _sweep_columns()
+
+
+class Scenario(SweepColumns):
+    """A named parameter set of the practice server's model, which cards can cite.
+
+    Its sweep columns are generated from SWEEP_PARAMS (SweepColumns); only the naming is here.
+    """
 
     slug = models.SlugField(unique=True)
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
-    levels = models.CharField(
-        max_length=200,
-        default=",".join(str(level) for level in DEFAULTS.levels),
-        help_text="Concurrency levels, comma-separated, e.g. 1,2,4,8,16,32 (1 to 12 levels, each 1 to 1024).",
-    )
-    slots = models.PositiveIntegerField(default=DEFAULTS.server.slots, help_text="Requests served at once.")
-    step_ms = models.FloatField(
-        "step (ms)", default=DEFAULTS.server.step_ms, help_text="One decode step alone."
-    )
-    growth = models.FloatField(
-        default=DEFAULTS.server.growth, help_text="Step growth per extra active request."
-    )
-    prefill_tok_s = models.FloatField("prefill (tok/s)", default=DEFAULTS.server.prefill_tok_s)
-    max_tokens = models.PositiveIntegerField(default=DEFAULTS.max_tokens)
-    slo_ms = models.FloatField("SLO (ms)", default=DEFAULTS.slo_ms, help_text="TTFT p95 target for capacity.")
-    request_overhead_ms = models.FloatField(default=DEFAULTS.request_overhead_ms)
-    token_overhead_ms = models.FloatField(default=DEFAULTS.token_overhead_ms)
 
     objects = ContentQuerySet.as_manager()
 
@@ -147,6 +161,24 @@ class ParameterSet(models.Model):
         """The set's changed parameters as a calculator page's query string."""
         params = self.params if isinstance(self.params, dict) else {}
         return urlencode({name: _query_text(value) for name, value in params.items()})
+
+    def page_url(self) -> str:
+        """The calculator's page with this set's settings filled in."""
+        query = self.query_string()
+        return reverse("calc_page", args=[self.calculator]) + (f"?{query}" if query else "")
+
+
+def changed_query(calculator: Calculator, values: Mapping[str, ParamValue]) -> str:
+    """A calculator page's query string for these values: only the ones that differ from the
+    defaults, as a parameter set keeps them."""
+    changed = calculator.changed(dict(values))
+    return urlencode({name: _query_text(value) for name, value in changed.items()})
+
+
+def calculator_page_url(result: Result) -> str:
+    """The calculator's page at a result's settings, so the page computes that same result."""
+    query = changed_query(CALCULATORS[result.calculator], result.params)
+    return reverse("calc_page", args=[result.calculator]) + (f"?{query}" if query else "")
 
 
 def _plain(value: ParamValue) -> ParamValue:

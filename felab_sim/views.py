@@ -18,10 +18,10 @@ from .core import plots
 from .core.calculators import CALCULATORS
 from .core.model import WEB_LIMITS, ParamError, SweepParams, SweepResult, check_web_limits, requests_at_level
 from .core.numbers import format_figure
-from .forms import SweepForm
+from .forms import RealSweepForm, SweepForm
 from .live import cached_figure, cached_sweep, sim_query
 from .models import SweepRun
-from .runs import BROWSER_LIMITS, STALE_AFTER, AlreadyWaiting, reap_stale_runs, start_run
+from .runs import STALE_AFTER, AlreadyWaiting, reap_stale_runs, start_run
 from .slots import SimulatorBusy, simulation_slot
 
 
@@ -76,7 +76,7 @@ def sim_page(request: HttpRequest) -> HttpResponse:
         "recent_runs": SweepRun.objects.finished()[:5],
         "running": SweepRun.objects.running().first(),
         "waiting": SweepRun.objects.queued().count(),
-        "browser_limits": BROWSER_LIMITS,
+        "run_form": RealSweepForm(),
         "calculators": CALCULATORS.values(),
     }
     template = "felab_sim/sim.html#results" if request.htmx else "felab_sim/sim.html"
@@ -126,9 +126,8 @@ def _run_to_overlay(run_id: str | None) -> SweepRun | None:
 @rate_limited("sweep")
 def run_start(request: HttpRequest) -> HttpResponse:
     """Queue a real sweep against the practice server; the task workers run one at a time."""
-    fields = {key: request.POST[key] for key in ("levels", "max_tokens", "slo_ms") if request.POST.get(key)}
     try:
-        run = start_run(SweepParams.from_flat(fields), request.user)
+        run = start_run(SweepParams.from_flat(RealSweepForm.given(request.POST)), request.user)
     except ParamError as error:
         messages.error(request, f"The sweep did not start: {error.message}")
         return redirect(f"{reverse('sim')}#real-sweep")

@@ -17,7 +17,7 @@ from felab_sim.core import citations, figures
 from felab_sim.core.calculator import Result
 from felab_sim.core.calculators import CALCULATORS
 from felab_sim.core.model import ParamError, SweepParams, SweepResult
-from felab_sim.models import ParameterSet, Scenario
+from felab_sim.models import ParameterSet, Scenario, calculator_page_url
 
 from .markdown import live_figure_markup_problems, render_markdown
 
@@ -208,9 +208,7 @@ def _try_it(cards: list[Card], sets: dict[str, ParameterSet]) -> list[TryIt]:
         if (calculator := CALCULATORS.get(name)) is None:
             continue
         # The calculator's page, opened at the first set the lesson cites.
-        query = parameter_set.query_string()
-        url = reverse("calc_page", args=[name]) + (f"?{query}" if query else "")
-        links.append(TryIt(calculator.title, url))
+        links.append(TryIt(calculator.title, parameter_set.page_url()))
     return links
 
 
@@ -467,12 +465,15 @@ class Card(models.Model):
         return reverse("sim") + ("?" + live.sim_query(params) if params else "")
 
     def live_rows(self) -> list[dict[str, str]]:
-        """The "Computed live" panel: each figure the card states, beside the model's value."""
+        """The "Computed live" panel: each figure the card states, beside the model's value, and
+        where to turn its knobs: the calculator's page or /sim/ at the settings it was computed
+        from (empty when nothing was computed)."""
         return [
             {
                 "label": figure.label,
                 "stated": figure.stated,
                 "live": self._live_text(figure.figure),
+                "url": self._live_url(figure.figure),
                 "note": figure.note,
             }
             for figure in self.figures.all()
@@ -482,6 +483,15 @@ class Card(models.Model):
         if cited := citations.parse_figure(name):
             return citations.text_of(cited, self.calc_results)
         return figures.text_of(name, self.live_result)
+
+    def _live_url(self, name: str) -> str:
+        if citations.is_calc_figure(name):
+            cited = citations.parse_figure(name)
+            result = self.calc_results.get(cited.slug) if cited else None
+            if result is None or cited.key not in result.outputs:
+                return ""
+            return f"{calculator_page_url(result)}#output-{cited.key}"
+        return f"{self.sim_url()}#sim-results" if self.scenario_params is not None else ""
 
     def ordered_terms(self) -> list[GlossaryTerm]:
         return [card_term.term for card_term in self.card_terms.all()]

@@ -19,15 +19,17 @@ import math
 import random
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from operator import sub
 from statistics import median
 from typing import ClassVar
 
-from .params import Param, ParamError  # one error type for the sweep and the calculators
+# ParamError: one error type for the sweep and the calculators.
+from .params import MAX_TEXT, Param, ParamError, ParamValue
 
 __all__ = [
+    "SERVER_PARAMS",
     "SWEEP_PARAMS",
     "WARMUP_PROMPT",
     "WEB_LIMITS",
@@ -49,6 +51,7 @@ __all__ = [
     "run_sweep",
     "simulate_level",
     "step_ms_at",
+    "sweep_param",
     "sweep_prompt",
 ]
 
@@ -77,7 +80,6 @@ MAX_LEVEL = 1024
 MAX_LEVELS = 12
 MAX_SLOTS = 1024
 MAX_MAX_TOKENS = 4096
-_MAX_TEXT = 200  # longest string accepted for one flat value (levels included)
 
 
 # --------------------------------------------------------------------------- validation
@@ -86,10 +88,6 @@ _MAX_TEXT = 200  # longest string accepted for one flat value (levels included)
 def _shown(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else repr(float(x))
 
 
 def _check_int(name: str, value: object, lo: int, hi: int) -> int:
@@ -101,38 +99,11 @@ def _check_int(name: str, value: object, lo: int, hi: int) -> int:
     return value
 
 
-def _check_float(name: str, value: object, lo: float, hi: float, *, lo_open: bool) -> float:
-    low = f"greater than {_num(lo)}" if lo_open else f"at least {_num(lo)}"
-    rule = f"{name} must be a number {low} and at most {_num(hi)}"
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ParamError(name, f"{rule} (got {_shown(value)})")
-    x = float(value)
-    if not math.isfinite(x) or x > hi or x < lo or (lo_open and x == lo):
-        raise ParamError(name, f"{rule} (got {_shown(value)})")
-    return x
-
-
-def _parse_number(name: str, raw: object, *, integer: bool) -> object:
-    """Turn a flat (query-string or JSON) value into a number; range checks come later."""
-    if isinstance(raw, str):
-        text = raw.strip()
-        kind = "an integer" if integer else "a number"
-        if not text:
-            raise ParamError(name, f"{name} must be {kind}, not empty")
-        if len(text) > _MAX_TEXT:
-            raise ParamError(name, f"{name} must be {kind} (got a {len(text)}-character string)")
-        try:
-            return int(text) if integer else float(text)
-        except ValueError:
-            raise ParamError(name, f"{name} must be {kind} (got {_shown(raw)})") from None
-    return raw
-
-
 def _normalise_levels(value: object) -> tuple[int, ...]:
     rule = f"levels must be 1 to {MAX_LEVELS} concurrency levels, integers from 1 to {MAX_LEVEL}"
     if isinstance(value, str):
         text = value.strip()
-        if len(text) > _MAX_TEXT:
+        if len(text) > MAX_TEXT:
             raise ParamError("levels", f"{rule} (got a {len(text)}-character string)")
         items: list[object] = [part.strip() for part in text.split(",")] if text else []
     elif isinstance(value, int) and not isinstance(value, bool):
@@ -161,129 +132,11 @@ def _normalise_levels(value: object) -> tuple[int, ...]:
 
 # --------------------------------------------------------------------------- parameters
 
-
-@dataclass(frozen=True)
-class ServerParams:
-    """The practice server's rules (lesson 03). Also drives the real asyncio practice server."""
-
-    slots: int = 8
-    step_ms: float = 18.0
-    growth: float = 0.06
-    prefill_tok_s: float = 2500.0
-
-    def __post_init__(self) -> None:
-        _check_int("slots", self.slots, 1, MAX_SLOTS)
-        checked = {
-            "step_ms": _check_float("step_ms", self.step_ms, 0.0, 10_000.0, lo_open=True),
-            "growth": _check_float("growth", self.growth, 0.0, 1.0, lo_open=False),
-            # At least 1 tok/s: slower is no lesson, and a rate near zero pushes virtual time to
-            # infinity (inf - inf is NaN in every metric).
-            "prefill_tok_s": _check_float(
-                "prefill_tok_s", self.prefill_tok_s, 1.0, 10_000_000.0, lo_open=False
-            ),
-        }
-        for name, value in checked.items():
-            object.__setattr__(self, name, value)
-
-    def decode_step_ms(self, active: int) -> float:
-        """One decode step with ``active`` requests holding a slot."""
-        return self.step_ms * (1.0 + self.growth * (active - 1))
-
-    def prefill_ms(self, uncached_tokens: int) -> float:
-        """Time from taking a slot to having the first token."""
-        return PREFILL_BASE_MS + uncached_tokens / self.prefill_tok_s * 1000.0
-
-
-def step_ms_at(params: SweepParams | ServerParams, active: int) -> float:
-    server = params.server if isinstance(params, SweepParams) else params
-    return server.decode_step_ms(active)
-
-
-_SERVER_KEYS = ("slots", "step_ms", "growth", "prefill_tok_s")
-_INT_KEYS = frozenset({"slots", "max_tokens"})
-
-
-@dataclass(frozen=True)
-class SweepParams:
-    """A sweep: which levels, how long the replies, the SLO and the client-side overheads.
-
-    ``levels`` may be given in any order and with repeats; it is stored sorted and deduplicated.
-    """
-
-    levels: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
-    max_tokens: int = 128
-    slo_ms: float = 500.0
-    request_overhead_ms: float = 4.0
-    token_overhead_ms: float = 0.2
-    server: ServerParams = field(default_factory=ServerParams)
-
-    FLAT_KEYS: ClassVar[tuple[str, ...]] = (
-        "levels",
-        "slots",
-        "step_ms",
-        "growth",
-        "prefill_tok_s",
-        "max_tokens",
-        "slo_ms",
-        "request_overhead_ms",
-        "token_overhead_ms",
-    )
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "levels", _normalise_levels(self.levels))
-        _check_int("max_tokens", self.max_tokens, 1, MAX_MAX_TOKENS)
-        checked = {
-            "slo_ms": _check_float("slo_ms", self.slo_ms, 0.0, 600_000.0, lo_open=True),
-            "request_overhead_ms": _check_float(
-                "request_overhead_ms", self.request_overhead_ms, 0.0, 1000.0, lo_open=False
-            ),
-            "token_overhead_ms": _check_float(
-                "token_overhead_ms", self.token_overhead_ms, 0.0, 1000.0, lo_open=False
-            ),
-        }
-        for name, value in checked.items():
-            object.__setattr__(self, name, value)
-        if not isinstance(self.server, ServerParams):
-            raise ParamError("server", f"server must be a ServerParams (got {_shown(self.server)})")
-
-    @classmethod
-    def from_flat(cls, data: Mapping[str, object]) -> SweepParams:
-        """Build from flat names (query string, form, JSON, CLI); missing keys take defaults."""
-        for key in data:
-            if key not in cls.FLAT_KEYS:
-                raise ParamError(
-                    str(key),
-                    f"unknown parameter {_shown(key)}; known: {', '.join(cls.FLAT_KEYS)}",
-                )
-        values = {
-            key: _parse_number(key, data[key], integer=key in _INT_KEYS)
-            for key in cls.FLAT_KEYS
-            if key != "levels" and key in data
-        }
-        server = ServerParams(**{k: values.pop(k) for k in _SERVER_KEYS if k in values})
-        if "levels" in data:
-            values["levels"] = data["levels"]
-        return cls(server=server, **values)  # type: ignore[arg-type]
-
-    def as_flat(self) -> dict[str, object]:
-        """JSON-ready flat dict; ``from_flat(p.as_flat()) == p``."""
-        s = self.server
-        return {
-            "levels": list(self.levels),
-            "slots": s.slots,
-            "step_ms": s.step_ms,
-            "growth": s.growth,
-            "prefill_tok_s": s.prefill_tok_s,
-            "max_tokens": self.max_tokens,
-            "slo_ms": self.slo_ms,
-            "request_overhead_ms": self.request_overhead_ms,
-            "token_overhead_ms": self.token_overhead_ms,
-        }
-
-
-# The sweep's flat parameters, declared once (docs/architecture.md, "Parameters: declared once"):
-# the /sim/ form and the sweep command's flags are generated from these. SweepParams and
-# ServerParams keep the last word on every value (their checks above use the same ranges).
+# The sweep's flat parameters, declared once (docs/architecture.md, "Parameters: declared once").
+# Everything else reads these: ServerParams' and SweepParams' defaults and checks, the /sim/ form,
+# the sweep and practice_server commands' flags, the Scenario model's columns, its admin and the
+# lesson content's scenarios. The order here is the order of sweep.json's "params", of the form
+# and of scenarios.yaml: the server's rules first, then the sweep's.
 SWEEP_PARAMS: tuple[Param, ...] = (
     Param(
         "levels",
@@ -320,6 +173,18 @@ SWEEP_PARAMS: tuple[Param, ...] = (
         label="Step growth per extra request",
         low=0,
         high=1,
+    ),
+    Param(
+        "prefill_tok_s",
+        "float",
+        2500.0,
+        "How fast the prompt is read.",
+        "tok/s",
+        label="Prefill speed (tok/s)",
+        # At least 1 tok/s: slower is no lesson, and a rate near zero pushes virtual time to
+        # infinity (inf - inf is NaN in every metric).
+        low=1,
+        high=10_000_000,
     ),
     Param(
         "max_tokens",
@@ -362,17 +227,118 @@ SWEEP_PARAMS: tuple[Param, ...] = (
         low=0,
         high=1000,
     ),
-    Param(
-        "prefill_tok_s",
-        "float",
-        2500.0,
-        "How fast the prompt is read.",
-        "tok/s",
-        label="Prefill speed (tok/s)",
-        low=1,
-        high=10_000_000,
-    ),
 )
+_DECLARED = {param.name: param for param in SWEEP_PARAMS}
+
+
+def sweep_param(name: str) -> Param:
+    """One of the sweep's declared parameters, by name."""
+    return _DECLARED[name]
+
+
+def _default(name: str) -> ParamValue:
+    return _DECLARED[name].default
+
+
+def _checked(name: str, value: object) -> ParamValue:
+    """A constructor's value checked by its declaration. Text is refused here: it is parsed by
+    ``from_flat`` (the constructors take numbers, so "8" is a caller's mistake, not a value)."""
+    param = _DECLARED[name]
+    if isinstance(value, str):
+        raise ParamError(name, f"{param.rule()} (got {_shown(value)})")
+    return param.parse(value)
+
+
+@dataclass(frozen=True)
+class ServerParams:
+    """The practice server's rules (lesson 03). Also drives the real asyncio practice server.
+
+    Its fields are the declared parameters of the same names (SERVER_PARAMS).
+    """
+
+    slots: int = _default("slots")  # type: ignore[assignment]
+    step_ms: float = _default("step_ms")  # type: ignore[assignment]
+    growth: float = _default("growth")  # type: ignore[assignment]
+    prefill_tok_s: float = _default("prefill_tok_s")  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        for name in _SERVER_KEYS:
+            object.__setattr__(self, name, _checked(name, getattr(self, name)))
+
+    def decode_step_ms(self, active: int) -> float:
+        """One decode step with ``active`` requests holding a slot."""
+        return self.step_ms * (1.0 + self.growth * (active - 1))
+
+    def prefill_ms(self, uncached_tokens: int) -> float:
+        """Time from taking a slot to having the first token."""
+        return PREFILL_BASE_MS + uncached_tokens / self.prefill_tok_s * 1000.0
+
+    def as_flat(self) -> dict[str, ParamValue]:
+        """The server's rules by their declared names (the practice server's /health)."""
+        return {name: getattr(self, name) for name in _SERVER_KEYS}
+
+
+_SERVER_KEYS = tuple(f.name for f in fields(ServerParams))
+# The practice server's own subset of the declarations: its command's flags and its /health.
+SERVER_PARAMS: tuple[Param, ...] = tuple(param for param in SWEEP_PARAMS if param.name in _SERVER_KEYS)
+
+
+def step_ms_at(params: SweepParams | ServerParams, active: int) -> float:
+    server = params.server if isinstance(params, SweepParams) else params
+    return server.decode_step_ms(active)
+
+
+@dataclass(frozen=True)
+class SweepParams:
+    """A sweep: which levels, how long the replies, the SLO and the client-side overheads.
+
+    ``levels`` may be given in any order and with repeats; it is stored sorted and deduplicated.
+    Its fields, with the server's, are the declared parameters (SWEEP_PARAMS).
+    """
+
+    levels: tuple[int, ...] = tuple(int(level) for level in str(_default("levels")).split(","))
+    max_tokens: int = _default("max_tokens")  # type: ignore[assignment]
+    slo_ms: float = _default("slo_ms")  # type: ignore[assignment]
+    request_overhead_ms: float = _default("request_overhead_ms")  # type: ignore[assignment]
+    token_overhead_ms: float = _default("token_overhead_ms")  # type: ignore[assignment]
+    server: ServerParams = field(default_factory=ServerParams)
+
+    FLAT_KEYS: ClassVar[tuple[str, ...]] = tuple(param.name for param in SWEEP_PARAMS)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "levels", _normalise_levels(self.levels))
+        for name in _SWEEP_KEYS:
+            object.__setattr__(self, name, _checked(name, getattr(self, name)))
+        if not isinstance(self.server, ServerParams):
+            raise ParamError("server", f"server must be a ServerParams (got {_shown(self.server)})")
+
+    @classmethod
+    def from_flat(cls, data: Mapping[str, object]) -> SweepParams:
+        """Build from flat names (query string, form, JSON, CLI); missing keys take defaults."""
+        for key in data:
+            if key not in cls.FLAT_KEYS:
+                raise ParamError(
+                    str(key),
+                    f"unknown parameter {_shown(key)}; known: {', '.join(cls.FLAT_KEYS)}",
+                )
+        # Text or JSON, each value checked by its declaration (levels has its own grammar).
+        values = {
+            key: _DECLARED[key].parse(data[key]) for key in cls.FLAT_KEYS if key != "levels" and key in data
+        }
+        server = ServerParams(**{k: values.pop(k) for k in _SERVER_KEYS if k in values})
+        if "levels" in data:
+            values["levels"] = data["levels"]
+        return cls(server=server, **values)  # type: ignore[arg-type]
+
+    def as_flat(self) -> dict[str, object]:
+        """JSON-ready flat dict in the declarations' order; ``from_flat(p.as_flat()) == p``."""
+        own = {"levels": list(self.levels), **{name: getattr(self, name) for name in _SWEEP_KEYS}}
+        server = self.server.as_flat()
+        return {name: server[name] if name in server else own[name] for name in self.FLAT_KEYS}
+
+
+# The sweep's own declared fields (levels aside: it has its own grammar).
+_SWEEP_KEYS = tuple(f.name for f in fields(SweepParams) if f.name not in ("levels", "server"))
 
 
 # --------------------------------------------------------------------------- prompts and cache

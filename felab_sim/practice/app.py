@@ -138,12 +138,7 @@ class PracticeApp:
             "active": self.slots.active,
             "waiting": self.slots.waiting,
             "slots": p.slots,
-            "params": {
-                "slots": p.slots,
-                "step_ms": p.step_ms,
-                "growth": p.growth,
-                "prefill_tok_s": p.prefill_tok_s,
-            },
+            "params": p.as_flat(),
         }
 
     def _model_card(self) -> dict[str, object]:

@@ -1,6 +1,9 @@
 """Cards citing calculators: {{calc.SET.OUTPUT}} in text and calc.SET.OUTPUT in the Computed live panel."""
 
+import html
 import io
+import re
+from urllib.parse import parse_qs
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -8,7 +11,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from felab_sim.models import ParameterSet
+from felab_sim.models import ParameterSet, Scenario
 from lessons.models import Card, CardFigure
 from tests.conftest import SEED_CARD_URL
 
@@ -90,9 +93,61 @@ def test_the_computed_live_panel_shows_a_calculator_figure_on_a_card_without_a_s
     )
     body = client.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
     assert "Computed live" in body
-    assert (
-        '<th scope="row">Decode ceiling (tok/s)</th><td>111.4</td><td class="live-value">111.4</td>' in body
+    assert '<th scope="row">Decode ceiling (tok/s)</th><td>111.4</td><td class="live-value"><a href=' in body
+    assert live_link(body, "Decode ceiling (tok/s)") == (
+        "/sim/calc/decode-ceiling/?model_gb=4.9#output-ceiling_tok_s",
+        "111.4",
     )
+
+
+def live_link(body: str, label: str) -> tuple[str, str] | None:
+    """The link in a Computed live row: its address and its text; None when the row has none."""
+    row = re.search(rf'<th scope="row">{re.escape(label)}(?:<span[^>]*>.*?</span>)?</th>.*?</tr>', body, re.S)
+    assert row, label
+    link = re.search(r'<td class="live-value"><a href="([^"]+)"[^>]*>([^<]+)</a></td>', row.group(0))
+    return (html.unescape(link.group(1)), link.group(2)) if link else None
+
+
+def test_a_computed_live_row_links_to_its_calculator_at_the_sets_changed_settings(client, seed_card):
+    ParameterSet.objects.create(
+        slug="l04-m4-max-q8",
+        calculator="decode-ceiling",
+        name="M4 Max, Q8_0",
+        params={"bandwidth_gbs": 273.0, "quant": "q8_0", "model_gb": 8.5},
+    )
+    seed_card.figures.all().delete()
+    CardFigure.objects.create(card=seed_card, label="Ceiling", figure="calc.l04-m4-max-q8.ceiling_tok_s")
+    body = client.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
+    url, shown = live_link(body, "Ceiling")
+    path, _, rest = url.partition("?")
+    query, _, anchor = rest.partition("#")
+    assert path == "/sim/calc/decode-ceiling/" and anchor == "output-ceiling_tok_s"
+    # The set's own settings, and only those: a default left out follows the calculator's.
+    assert parse_qs(query) == {"bandwidth_gbs": ["273"], "quant": ["q8_0"], "model_gb": ["8.5"]}
+    page = client.get(url).content.decode()
+    assert '<tr id="output-ceiling_tok_s">' in page
+    assert f'data-key="ceiling_tok_s">{shown} tok/s</td>' in page  # 273 ÷ 8.5 = 32.1
+
+
+def test_a_sweep_row_links_to_the_simulator_at_the_scenarios_settings(client, seed_card):
+    Scenario.objects.filter(pk=seed_card.scenario_id).update(slots=16, step_ms=20)
+    body = client.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
+    url, shown = live_link(body, "Total, 8 people (tok/s)")
+    path, _, rest = url.partition("?")
+    query, _, anchor = rest.partition("#")
+    assert path == "/sim/" and anchor == "sim-results"
+    assert parse_qs(query)["slots"] == ["16"] and parse_qs(query)["step_ms"] == ["20"]
+    page = client.get(url).content.decode()
+    assert re.search(rf'<th scope="row">8</th>\s*<td>[^<]*</td>\s*<td>{re.escape(shown)}<', page)
+
+
+def test_a_row_whose_set_is_gone_shows_a_dash_without_a_link(client, seed_card, m4_max):
+    seed_card.figures.all().delete()
+    CardFigure.objects.create(card=seed_card, label="Ceiling", figure="calc.l04-m4-max-q4km.ceiling_tok_s")
+    m4_max.delete()
+    body = client.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
+    assert live_link(body, "Ceiling") is None
+    assert '<td class="live-value">—</td>' in body
 
 
 def test_citations_cost_one_query_however_many(client, seed_card, kv_sets):

@@ -1,3 +1,5 @@
+import html
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -21,7 +23,9 @@ def test_seed_card_shows_computed_live_beside_the_stated_numbers(client, seed_ca
         ("Share of solo speed each person keeps (%)", "71", "70.7"),
         ("Step time, 8 people (ms)", "25.6", "25.6"),
     ]:
-        row = f'<tr><th scope="row">{label}</th><td>{stated}</td><td class="live-value">{live}</td></tr>'
+        # Each computed figure links to the simulator at the card's scenario.
+        link = f'<a href="{html.escape(seed_card.sim_url())}#sim-results" title="Change the settings it was worked out from">'
+        row = f'<tr><th scope="row">{label}</th><td>{stated}</td><td class="live-value">{link}{live}</a></td></tr>'
         assert row in body
     assert 'id="card-live-figure"' in body and "plotly-basic" in body
 

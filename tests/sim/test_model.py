@@ -170,7 +170,7 @@ HUGE = "1e400"  # parses to inf
 
 RANGES = {
     # param: (values invalid besides BAD_NUMBERS)
-    "slots": [0, "0", 1025, "1e3", "8.5", 8.0, 10**30],
+    "slots": [0, "0", 1025, "1e3", "8.5", 8.5, 10**30],
     "step_ms": [0, "0", 10_000.001, "1e9", HUGE],
     "growth": [-0.01, 1.01, "2", HUGE],
     "prefill_tok_s": [0, "0", 0.5, 10_000_001, HUGE],
@@ -179,6 +179,13 @@ RANGES = {
     "request_overhead_ms": [-0.1, 1000.5, HUGE],
     "token_overhead_ms": [-0.1, 1001, HUGE],
 }
+
+
+def test_a_whole_float_is_an_integer_as_for_the_calculators():
+    # JSON has one number type: the declarations read 8.0 as the integer 8 for every parameter.
+    params = SweepParams.from_flat({"slots": 8.0, "max_tokens": 64.0})
+    assert params.server.slots == 8 and isinstance(params.server.slots, int)
+    assert params.max_tokens == 64 and isinstance(params.max_tokens, int)
 
 
 @pytest.mark.parametrize(
@@ -236,7 +243,7 @@ def test_unknown_param():
 def test_message_states_the_range():
     with pytest.raises(ParamError, match=r"step_ms must be a number greater than 0 and at most"):
         SweepParams.from_flat({"step_ms": "0"})
-    with pytest.raises(ParamError, match=r"slots must be an integer from 1 to 1024"):
+    with pytest.raises(ParamError, match=r"slots must be an integer at least 1 and at most 1,024"):
         ServerParams(slots=0)
 
 

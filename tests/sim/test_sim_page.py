@@ -33,7 +33,7 @@ def test_htmx_gets_only_the_results_partial(client):
 @pytest.mark.parametrize(
     ("query", "message"),
     [
-        ({"slots": "-3"}, "slots must be an integer from 1 to 1024"),
+        ({"slots": "-3"}, "slots must be an integer at least 1 and at most 1,024"),
         ({"step_ms": "nan"}, "step_ms must be a number (got &#x27;nan&#x27;)"),
         ({"growth": "2"}, "growth must be a number at least 0 and at most 1"),
         ({"levels": "1,2,3,4,5,6,7,8,9,10,11,12,13"}, "levels must be 1 to 12"),

@@ -16,14 +16,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from felab_sim.core.calculator import Calculator, Result
 from felab_sim.core.calculators import CALCULATORS
-from felab_sim.core.params import Param, ParamError
-from felab_sim.forms import field_text
-
-
-def _flag_help(param: Param) -> str:
-    default = "empty" if param.default is None else field_text(param.default)
-    unit = f", {param.unit}" if param.unit else ""
-    return f"{param.help} (default {default}{unit})".replace("%", "%%")  # argparse formats help with %
+from felab_sim.core.params import ParamError
+from felab_sim.management.declared import add_declared_flags, flag_error
 
 
 def format_result(result: Result) -> str:
@@ -53,17 +47,9 @@ class Command(BaseCommand):
         subparsers = parser.add_subparsers(dest="calculator", metavar="NAME", title="calculators")
         for name, calculator in CALCULATORS.items():
             sub = subparsers.add_parser(name, help=calculator.title, description=calculator.meaning)
-            for param in calculator.params:
-                # Values stay text here: the declaration parses them, so the CLI, the JSON endpoint
-                # and the page refuse exactly the same input with the same message.
-                choices = param.choices or ({"on": "", "off": ""} if param.kind == "bool" else {})
-                sub.add_argument(
-                    param.flag,
-                    dest=param.name,
-                    metavar="|".join(choices) if choices else param.kind.upper(),
-                    default=argparse.SUPPRESS,
-                    help=_flag_help(param),
-                )
+            # Values stay text here: the declaration parses them, so the CLI, the JSON endpoint
+            # and the page refuse exactly the same input with the same message.
+            add_declared_flags(sub, calculator.params)
             sub.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
 
     def handle(self, *args, **options) -> None:
@@ -88,5 +74,4 @@ class Command(BaseCommand):
         try:
             return calculator.run(raw)
         except ParamError as error:
-            flag = "--" + error.param.replace("_", "-")
-            raise CommandError(f"{flag}: {error.message}") from error
+            raise flag_error(error) from error

@@ -8,13 +8,11 @@ from typing import Any
 import uvicorn
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from felab_sim.core.model import ParamError, ServerParams
+from felab_sim.core.model import SERVER_PARAMS, ParamError, ServerParams, sweep_param
+from felab_sim.forms import field_text
+from felab_sim.management.declared import add_declared_flags, flag_error, given_flags
 from felab_sim.practice import PracticeApp
 from felab_sim.practice.serve import listen_socket, uvicorn_config
-
-
-def _flag(param: str) -> str:
-    return "--" + param.replace("_", "-")
 
 
 class Command(BaseCommand):
@@ -24,44 +22,17 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        defaults = ServerParams()
         parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
         parser.add_argument("--port", type=int, default=8001, help="port to listen on (default 8001)")
-        parser.add_argument(
-            "--slots",
-            type=int,
-            default=defaults.slots,
-            help=f"requests served at once (default {defaults.slots})",
-        )
-        parser.add_argument(
-            "--step-ms",
-            type=float,
-            default=defaults.step_ms,
-            help=f"decode step with one active request, in ms (default {defaults.step_ms:g})",
-        )
-        parser.add_argument(
-            "--growth",
-            type=float,
-            default=defaults.growth,
-            help=f"step growth per extra active request (default {defaults.growth:g})",
-        )
-        parser.add_argument(
-            "--prefill-tok-s",
-            type=float,
-            default=defaults.prefill_tok_s,
-            help=f"prefill speed in tokens per second (default {defaults.prefill_tok_s:g})",
-        )
+        # The server's rules: its subset of the sweep's declarations, checked by them.
+        add_declared_flags(parser, SERVER_PARAMS)
 
     def handle(self, *args: Any, **options: Any) -> None:
+        given = given_flags(options, SERVER_PARAMS)
         try:
-            params = ServerParams(
-                slots=options["slots"],
-                step_ms=options["step_ms"],
-                growth=options["growth"],
-                prefill_tok_s=options["prefill_tok_s"],
-            )
-        except ParamError as exc:
-            raise CommandError(f"{_flag(exc.param)}: {exc.message}") from None
+            params = ServerParams(**{name: sweep_param(name).parse(text) for name, text in given.items()})
+        except ParamError as error:
+            raise flag_error(error) from None
         host: str = options["host"]
         port: int = options["port"]
         if not 1 <= port <= 65535:
@@ -81,10 +52,9 @@ class Command(BaseCommand):
         )
         shown = f"[{host}]" if ":" in host else host
         if verbosity >= 1:
+            rules = ", ".join(f"{name}={field_text(value)}" for name, value in params.as_flat().items())
             self.stdout.write(
-                f"Practice server on http://{shown}:{port}/v1 (slots={params.slots}, "
-                f"step_ms={params.step_ms:g}, growth={params.growth:g}, "
-                f"prefill_tok_s={params.prefill_tok_s:g}; http={config.http}). Ctrl-C stops it."
+                f"Practice server on http://{shown}:{port}/v1 ({rules}; http={config.http}). Ctrl-C stops it."
             )
         try:
             uvicorn.Server(config).run(sockets=[sock])

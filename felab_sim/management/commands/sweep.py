@@ -7,9 +7,11 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from felab_sim.core.model import SWEEP_PARAMS, ParamError, SweepParams, SweepResult, run_sweep
+from felab_sim.core.model import SERVER_PARAMS, SWEEP_PARAMS, ParamError, SweepParams, SweepResult, run_sweep
 from felab_sim.loadgen import LoadgenError, run_real_sweep
+from felab_sim.management.declared import add_declared_flags, flag_error, given_flags
 
+SERVER_FLAGS = ", ".join(param.flag for param in SERVER_PARAMS)
 COLUMNS = ("conc", "requests", "agg_tok_s", "user_tok_s", "ttft_p50_ms", "ttft_p95_ms", "goodput_rps")
 
 
@@ -34,19 +36,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         # The flags come from the sweep's declarations (SWEEP_PARAMS); values arrive as text and
         # are checked by SweepParams, so every bad value gets the model's own message naming it.
-        for param in SWEEP_PARAMS:
-            default = param.default if isinstance(param.default, str) else f"{param.default:g}"
-            parser.add_argument(
-                param.flag,
-                dest=param.name,
-                metavar=param.kind.upper(),
-                help=f"{param.help} (default {default})".replace("%", "%%"),
-            )
+        add_declared_flags(parser, SWEEP_PARAMS)
         parser.add_argument("--json", action="store_true", help="print JSON instead of the table")
         parser.add_argument(
             "--url",
             help="measure this OpenAI-compatible server instead, e.g. http://127.0.0.1:8001/v1 "
-            "(the server's own settings apply; --slots, --step-ms, --growth and --prefill-tok-s are ignored)",
+            f"(the server's own settings apply; {SERVER_FLAGS} are ignored)",
         )
         parser.add_argument("--model", help="with --url: the model name (default: the server's first model)")
 
@@ -71,12 +66,10 @@ class Command(BaseCommand):
             raise CommandError(f"--url {url}: {error}") from error
 
     def sweep_params(self, options: dict) -> SweepParams:
-        flat = {key: options[key] for key in SweepParams.FLAT_KEYS if options.get(key) is not None}
         try:
-            return SweepParams.from_flat(flat)
+            return SweepParams.from_flat(given_flags(options, SWEEP_PARAMS))
         except ParamError as error:
-            flag = "--" + error.param.replace("_", "-")
-            raise CommandError(f"{flag}: {error.message}") from error
+            raise flag_error(error) from error
 
     def emit(self, result: SweepResult, *, as_json: bool) -> None:
         if as_json:
