@@ -357,6 +357,16 @@ class Card(models.Model):
         """get_absolute_url, worked out once per instance (the home page lists every card)."""
         return self.get_absolute_url()
 
+    @cached_property
+    def urls(self) -> dict[str, str]:
+        """The card page's own URLs and its forms' (quiz's Show answer, rating, opened layer),
+        worked out once per instance: the card page keeps its instance per content version."""
+        args = [self.lesson.course.slug, self.lesson.slug, self.step]
+        return {"page": self.page_url} | {
+            key: reverse(name, args=args)
+            for key, name in (("show", "show_answer"), ("rate", "rate_card"), ("opened", "open_layer"))
+        }
+
     def get_admin_url(self) -> str:
         return reverse("admin:lessons_card_change", args=[self.pk])
 

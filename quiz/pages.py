@@ -35,8 +35,10 @@ class Preview:
 
     @classmethod
     def for_history(cls, card_id: int, history: list[tuple[int, datetime]], now: datetime) -> list[Preview]:
-        fsrs_card = scheduling.replay(card_id, history, start=history[0][1] if history else now)
-        dues = scheduling.previews(fsrs_card, now)
+        if history:
+            dues = scheduling.previews(scheduling.replay(card_id, history, start=history[0][1]), now)
+        else:
+            dues = scheduling.first_rating_previews(now)
         return [
             cls(value, label, dues[value], scheduling.humanize_interval(dues[value] - now))
             for value, label in Rating.choices

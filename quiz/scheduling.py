@@ -6,8 +6,9 @@ Pure Python on top of the fsrs package, no Django models: the models hand in
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import fsrs
 
@@ -47,6 +48,19 @@ def previews(card: fsrs.Card, at: datetime) -> dict[int, datetime]:
         int(rating): SCHEDULER.review_card(card, rating, review_datetime=as_utc(at))[0].due
         for rating in fsrs.Rating
     }
+
+
+@functools.cache
+def _first_rating_waits() -> dict[int, timedelta]:
+    # Without fuzzing, a new card's wait after its first rating does not depend on when it is
+    # given: work the four out once, not on every card page a first-time visitor opens.
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    return {rating: due - start for rating, due in previews(new_card(0, start), start).items()}
+
+
+def first_rating_previews(at: datetime) -> dict[int, datetime]:
+    """previews() for a card never rated, rated at `at`."""
+    return {rating: as_utc(at) + wait for rating, wait in _first_rating_waits().items()}
 
 
 def humanize_interval(delta: timedelta) -> str:

@@ -36,6 +36,13 @@ def test_previews_for_a_new_card_match_fsrs():
     assert re.fullmatch(r"in \d+ days?", previews[3].when)
 
 
+@given(st.datetimes(min_value=datetime(2020, 1, 1), max_value=datetime(2040, 1, 1), timezones=st.just(UTC)))
+def test_a_new_cards_previews_are_fsrs_whenever_it_is_first_rated(at):
+    # The card page works a new card's four waits out once (scheduling.first_rating_previews).
+    previews = Preview.for_history(7, [], at)
+    assert {p.value: p.due for p in previews} == fsrs_dues([], at)
+
+
 def test_previews_after_a_history_match_fsrs():
     history = [
         (Rating.GOT_IT, NOW),
