@@ -88,8 +88,10 @@ def test_a_student_measures_both_orders_and_sees_them_over_the_model(
         # The server counts tokens and cache blocks exactly as the model does...
         assert order.prompt_tokens == model.value("prompt_tokens") == 345
         assert order.cached_tokens == model.value("cached_tokens")
-        # ...while times also hold HTTP and a busy machine: only their order is sure.
-        assert order.ttft_cold_ms > 0 and order.ttft_warm_ms > 0
+        # ...while times also hold HTTP and a busy machine: the server's prefill wait is a floor,
+        # and how much slower they came is the machine's business.
+        assert order.ttft_cold_ms >= 0.9 * model.value("ttft_cold_ms")
+        assert order.ttft_warm_ms >= 0.9 * model.value("ttft_warm_ms")
     assert orders["shared-first"].cached_tokens == 320 and orders["variable-first"].cached_tokens == 0
     assert orders["shared-first"].ttft_warm_ms < orders["variable-first"].ttft_warm_ms
 
@@ -101,17 +103,12 @@ def test_a_student_measures_both_orders_and_sees_them_over_the_model(
     measured = {
         trace["name"]: trace for trace in chart_of(page)["data"] if trace["name"].startswith("measured")
     }
-    assert measured == {
-        f"measured: run {run.pk}, first request": measured[f"measured: run {run.pk}, first request"],
-        f"measured: run {run.pk}, repeat, shared part first (320 of 345 tokens cached)": measured[
-            f"measured: run {run.pk}, repeat, shared part first (320 of 345 tokens cached)"
-        ],
-        f"measured: run {run.pk}, repeat, variable part first (0 of 345 tokens cached)": measured[
-            f"measured: run {run.pk}, repeat, variable part first (0 of 345 tokens cached)"
-        ],
-    }
-    shared = measured[f"measured: run {run.pk}, repeat, shared part first (320 of 345 tokens cached)"]
-    assert shared["x"] == [1300] and shared["y"] == [orders["shared-first"].ttft_warm_ms]
+    shared_name = f"measured: run {run.pk}, repeat, shared part first (320 of 345 tokens cached)"
+    variable_name = f"measured: run {run.pk}, repeat, variable part first (0 of 345 tokens cached)"
+    assert set(measured) == {f"measured: run {run.pk}, first request", shared_name, variable_name}
+    assert measured[shared_name]["x"] == [1300]
+    assert measured[shared_name]["y"] == [orders["shared-first"].ttft_warm_ms]
+    assert measured[variable_name]["y"] == [orders["variable-first"].ttft_warm_ms]
 
     variable_order = student_client.get(
         PAGE, {"prefix_chars": "1300", "suffix_chars": "80", "order": "variable-first", "run": run.pk}
