@@ -75,7 +75,11 @@ def test_a_student_measures_both_orders_and_sees_them_over_the_model(
     assert list(run.orders.values_list("order", "requests")) == [("shared-first", 3), ("variable-first", 3)]
     waiting = student_client.get(response["Location"]).content.decode()
     assert "Waiting in the queue: next" in waiting and 'hx-trigger="every 1s"' in waiting
-    assert '<meta http-equiv="refresh" content="2">' in waiting  # progress without JavaScript
+    # Progress without JavaScript: the page refreshes itself (not to #practice-run, which only scrolls).
+    assert (
+        f'<meta http-equiv="refresh" content="2; url={PAGE}?prefix_chars=1300&amp;suffix_chars=80&amp;run={run.pk}">'
+        in waiting
+    )
 
     work_off_the_queue()
     run.refresh_from_db()
