@@ -6,6 +6,7 @@ Thin adapters: the calculators (felab_sim/core/calculators/) compute; see docs/a
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from django import forms
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -14,7 +15,7 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
 from .core.calc_charts import CHART_DESCRIPTIONS, Series, chart_json, measured_beside
-from .core.calculator import Calculator, Result
+from .core.calculator import Calculator, Params, Result
 from .core.calculators import CALCULATORS
 from .core.numbers import format_figure
 from .core.params import ParamError, ParamValue
@@ -54,11 +55,25 @@ def calc_json(request: HttpRequest, name: str) -> JsonResponse:
     return JsonResponse(result.as_json())
 
 
-# Measured runs drawn over a calculator's chart, by calculator name: each function gets the
-# request and returns the runs (core.calc_charts.Series) to draw. The practice server's real
-# prefix-cache run (shared part first against variable part first) plugs in here as
-# "prefix-cache"; see docs/architecture.md ("Calculator pages").
-MEASURED_SERIES: dict[str, Callable[[HttpRequest], list[Series]]] = {}
+@dataclass(frozen=True)
+class MeasuredRun:
+    """A real run shown on a calculator's page: its points over the chart (``series``), its
+    figures by output key for the table's measured column (empty when the page's settings are
+    not the ones it measured), and the context of ``template``, the page's section on it."""
+
+    series: list[Series] = field(default_factory=list)
+    measured: dict[str, float | None] = field(default_factory=dict)
+    context: dict[str, object] = field(default_factory=dict)
+    template: str = "felab_sim/practice_run.html"
+
+
+# Real runs on a calculator's page, by calculator name: each function gets the request (whose
+# ``run`` names the run) and the page's validated settings. The practice server's prefix-cache
+# run (shared part first against variable part first) plugs in as "prefix-cache" when
+# felab_sim/prefix_runs.py is imported (by the URLs); see docs/architecture.md ("Calculator pages").
+MEASURED_RUNS: dict[str, Callable[[HttpRequest, Params], MeasuredRun]] = {}
+# Not a calculator parameter: the page's own, naming the real run it draws.
+RUN_QUERY = "run"
 
 
 def quoted(value: float, unit: str) -> str:
@@ -67,12 +82,13 @@ def quoted(value: float, unit: str) -> str:
     return number + unit if unit in {"%", "×"} else f"{number} {unit}"
 
 
-def _output_rows(result: Result) -> list[dict[str, str]]:
+def _output_rows(result: Result, measured: dict[str, float | None]) -> list[dict[str, str]]:
     return [
         {
             "key": key,
             "label": out.label[:1].upper() + out.label[1:],
             "value": out.text(),
+            "measured": format_figure(measured.get(key), out.unit) if measured else "",
         }
         for key, out in result.outputs.items()
     ]
@@ -122,7 +138,10 @@ def calc_page(request: HttpRequest, name: str) -> HttpResponse:
     """An explorable calculator: a GET form whose URL holds the settings, redrawn in place by htmx."""
     calculator = calculator_named(name)
     repeated = [key for key, values in request.GET.lists() if len(values) > 1]
-    form = CalculatorForm(calculator, {**CalculatorForm.defaults(calculator), **request.GET.dict()}, repeated)
+    given = request.GET.dict()
+    if name in MEASURED_RUNS:
+        given.pop(RUN_QUERY, None)
+    form = CalculatorForm(calculator, {**CalculatorForm.defaults(calculator), **given}, repeated)
     result = calculator.run(form.values()) if form.is_valid() else None
     context: dict[str, object] = {
         "calculator": calculator,
@@ -131,12 +150,16 @@ def calc_page(request: HttpRequest, name: str) -> HttpResponse:
         "fields": _form_rows(form),
         "result": result,
         "parameter_sets": ParameterSet.objects.filter(calculator=name),
+        # Kept by the settings form, so changing a setting keeps the run drawn.
+        "run_query": request.GET.get(RUN_QUERY, "")[:20] if name in MEASURED_RUNS else "",
     }
     if result is not None:
-        measured = MEASURED_SERIES[name](request) if name in MEASURED_SERIES else []
+        real_run = MEASURED_RUNS[name](request, result.params) if name in MEASURED_RUNS else None
+        series = real_run.series if real_run else []
         context |= {
-            "rows": _output_rows(result),
-            "chart": cached_chart(name, result) if not measured else chart_json(name, result, measured),
+            "real_run": real_run,
+            "rows": _output_rows(result, real_run.measured if real_run else {}),
+            "chart": cached_chart(name, result) if not series else chart_json(name, result, series),
             "chart_description": CHART_DESCRIPTIONS[name],
             "measured": [
                 {
@@ -150,6 +173,8 @@ def calc_page(request: HttpRequest, name: str) -> HttpResponse:
             "presets": _presets(calculator, result.params),
             "query": changed_query(calculator, result.params),
         }
+        if real_run is not None:
+            context |= {"real_run_template": real_run.template, **real_run.context}
     if request.htmx:
         # htmx swaps only successful responses, and the errors must replace the stale results.
         response = render(request, "felab_sim/calc.html#results", context)

@@ -32,11 +32,15 @@ from typing import Any, Literal
 
 import httpx
 
+from .core.calculators.prefix_cache import CALCULATOR as PREFIX_CACHE_CALCULATOR
 from .core.model import (
+    OUTPUT_MAX,
+    OUTPUT_MIN,
     WARMUP_PROMPT,
     LevelResult,
     ParamError,
     RequestTiming,
+    ServerParams,
     SweepParams,
     SweepResult,
     capacity,
@@ -472,6 +476,25 @@ class PrefixCacheSetup:
             )
         if self.order not in PREFIX_ORDERS:
             raise ParamError("order", f"order must be one of {', '.join(PREFIX_ORDERS)} (got {self.order!r})")
+
+    def expected_seconds(self, server: ServerParams | None = None) -> float:
+        """How long the run should take against a practice server with ``server``'s rules: the
+        prefix-cache calculator's first and repeat TTFT, and each reply's decode steps (one
+        request at a time, so no step is slowed by another). For queue estimates and limits."""
+        server = server if server is not None else ServerParams()
+        model = PREFIX_CACHE_CALCULATOR.run(
+            {
+                "prefix_chars": self.prefix_chars,
+                "suffix_chars": self.suffix_chars,
+                "order": self.order,
+                "prefill_tok_s": server.prefill_tok_s,
+            }
+        )
+        prefill_ms = model.value("ttft_cold_ms") + (self.requests - 1) * model.value("ttft_warm_ms")
+        # A reply is min(max_tokens, 60 to 200 tokens drawn per prompt): the middle of that range.
+        reply_tokens = min(self.max_tokens, (OUTPUT_MIN + OUTPUT_MAX) / 2)
+        decode_ms = self.requests * reply_tokens * server.step_ms
+        return (prefill_ms + decode_ms) / 1000.0
 
     def prompts(self, run_id: str) -> list[str]:
         """The run's prompts. ``run_id`` opens the shared part, so a run never finds the blocks

@@ -16,6 +16,7 @@ from .core.calculators import CALCULATORS
 from .core.model import SWEEP_PARAMS, ParamError, SweepParams, check_web_limits
 from .core.params import MAX_TEXT, Param, ParamValue
 from .live import cached_calculation, cached_sweep
+from .loadgen import PREFIX_ORDERS, PrefixCacheSetup
 
 
 def sweep_column(param: Param) -> models.Field:
@@ -204,6 +205,12 @@ class SweepRunQuerySet(models.QuerySet["SweepRun"]):
     def finished(self) -> SweepRunQuerySet:
         return self.filter(state=SweepRun.State.DONE)
 
+    def sweeps(self) -> SweepRunQuerySet:
+        return self.filter(kind=SweepRun.Kind.SWEEP)
+
+    def prefix_cache_runs(self) -> SweepRunQuerySet:
+        return self.filter(kind=SweepRun.Kind.PREFIX_CACHE)
+
     def in_turn(self) -> list[SweepRun]:
         """The queued runs in the order they will run: first come, first served, except that
         whoever had the last run goes after everyone already waiting (no one runs twice in a row
@@ -217,11 +224,17 @@ class SweepRunQuerySet(models.QuerySet["SweepRun"]):
 
 
 class SweepRun(models.Model):
-    """A real sweep measured over HTTP against an OpenAI-compatible server, kept for plotting.
+    """A real run measured over HTTP against an OpenAI-compatible server, kept for plotting:
+    lesson 03's concurrency sweep (its levels), or lesson 06's prefix-cache run (its orders).
 
     It waits in the queue until a task worker (felab_sim/tasks.py) takes it; one runs at a time
-    for the whole site, and each user has at most one waiting or running.
+    for the whole site, whatever its kind (two runs measuring one server at once would each
+    time the other's requests), and each user has at most one waiting or running.
     """
+
+    class Kind(models.TextChoices):
+        SWEEP = "sweep", "sweep"
+        PREFIX_CACHE = "prefix-cache", "prefix-cache run"
 
     class State(models.TextChoices):
         QUEUED = "queued", "queued"
@@ -229,8 +242,12 @@ class SweepRun(models.Model):
         DONE = "done", "done"
         FAILED = "failed", "failed"
 
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.SWEEP)
     server_url = models.URLField(max_length=300)
-    params = models.JSONField(help_text="The sweep's flat parameters, as in sweep.json.")
+    params = models.JSONField(
+        help_text="A sweep's flat parameters, as in sweep.json; a prefix-cache run's "
+        "prefix_chars, suffix_chars, requests and max_tokens (both orders use them)."
+    )
     state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
     error = models.TextField(blank=True)
     capacity = models.PositiveIntegerField(null=True, blank=True)
@@ -260,10 +277,19 @@ class SweepRun(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"Sweep {self.pk} of {self.server_url} ({self.state})"
+        return f"{self.get_kind_display().capitalize()} {self.pk} of {self.server_url} ({self.state})"
 
     def get_absolute_url(self) -> str:
+        """A sweep's own page; a prefix-cache run is watched and drawn on its calculator's page,
+        set to the run's settings so the model's curves are the ones it measured."""
+        if self.is_prefix_cache:
+            query = urlencode({**self.calculator_settings(), "run": self.pk})
+            return f"{reverse('calc_page', args=['prefix-cache'])}?{query}#practice-run"
         return reverse("sweep_run", args=[self.pk])
+
+    @property
+    def is_prefix_cache(self) -> bool:
+        return self.kind == self.Kind.PREFIX_CACHE
 
     @property
     def is_running(self) -> bool:
@@ -278,7 +304,10 @@ class SweepRun(models.Model):
         return self.state in (self.State.QUEUED, self.State.RUNNING)
 
     def expected_seconds(self) -> float:
-        """How long the sweep should take against the practice server: the model's wall time."""
+        """How long the run should take against the practice server, by the model: a sweep's
+        wall time, or a prefix-cache run's prefills and replies."""
+        if self.is_prefix_cache:
+            return sum(setup.expected_seconds() for setup in self.prefix_setups())
         return sum(level.wall_s for level in cached_sweep(self.sweep_params()).levels)
 
     def wait_estimate(self) -> tuple[int, float] | None:
@@ -299,6 +328,14 @@ class SweepRun(models.Model):
 
     def sweep_params(self) -> SweepParams:
         return SweepParams.from_flat(self.params)
+
+    def prefix_setups(self) -> tuple[PrefixCacheSetup, ...]:
+        """A prefix-cache run's two halves: the same settings, shared part first, then last."""
+        return tuple(PrefixCacheSetup(**self.params, order=order) for order in PREFIX_ORDERS)
+
+    def calculator_settings(self) -> dict[str, int]:
+        """A prefix-cache run's settings that the prefix-cache calculator also has."""
+        return {name: self.params[name] for name in ("prefix_chars", "suffix_chars")}
 
     def measured_rows(self) -> list[dict[str, float]]:
         """The finished levels with the JSON level keys, for tables and charts."""
@@ -340,4 +377,61 @@ class SweepRunLevel(models.Model):
             "conc": self.conc,
             "requests": self.requests,
             **{name: getattr(self, name) for name in self.METRICS},
+        }
+
+
+class PrefixCacheRunOrder(models.Model):
+    """One order of a prefix-cache run (shared part first, or variable part first): its
+    progress while running, and what it measured when done (felab_sim.loadgen.PrefixCacheRun)."""
+
+    ORDER_LABELS = {"shared-first": "shared part first", "variable-first": "variable part first"}
+
+    run = models.ForeignKey(SweepRun, on_delete=models.CASCADE, related_name="orders")
+    order = models.CharField(max_length=20, choices=list(ORDER_LABELS.items()))
+    requests = models.PositiveIntegerField()
+    done = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    cached_tokens = models.PositiveIntegerField(
+        null=True, blank=True, help_text="On a repeat (the median), as the server reported it."
+    )
+    ttft_cold_ms = models.FloatField(null=True, blank=True, help_text="The first request's.")
+    ttft_warm_ms = models.FloatField(null=True, blank=True, help_text="The median of the repeats'.")
+    measured_requests = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Each request in the order sent: ttft_ms, prompt_tokens, cached_tokens.",
+    )
+
+    class Meta:
+        ordering = ["run", "order"]  # shared-first, then variable-first
+        constraints = [models.UniqueConstraint(fields=["run", "order"], name="one_row_per_prefix_order")]
+
+    def __str__(self) -> str:
+        return f"{self.order}: {self.done}/{self.requests}"
+
+    @property
+    def label(self) -> str:
+        return self.ORDER_LABELS.get(self.order, self.order)
+
+    @property
+    def is_finished(self) -> bool:
+        return self.ttft_cold_ms is not None
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.done / self.requests) if self.requests else 0
+
+    def outputs(self) -> dict[str, float | None]:
+        """What it measured under the prefix-cache calculator's output keys (None: not reported)."""
+        prompt, cached = self.prompt_tokens, self.cached_tokens
+        counted = prompt is not None and cached is not None
+        warm = self.ttft_warm_ms
+        return {
+            "prompt_tokens": prompt,
+            "cached_tokens": cached,
+            "uncached_tokens": prompt - cached if counted else None,
+            "cached_pct": 100.0 * cached / prompt if counted and prompt else None,
+            "ttft_cold_ms": self.ttft_cold_ms,
+            "ttft_warm_ms": warm,
+            "speedup": self.ttft_cold_ms / warm if self.ttft_cold_ms is not None and warm else None,
         }

@@ -1,9 +1,11 @@
-"""Real sweeps started from the browser: queued as SweepRuns, measured one at a time by a task
-worker (`manage.py db_worker`, felab_sim/tasks.py), never inside a web process.
+"""Real runs started from the browser: queued as SweepRuns, measured one at a time by a task
+worker (`manage.py db_worker`, felab_sim/tasks.py), never inside a web process. A run is lesson
+03's sweep or lesson 06's prefix-cache run; both kinds share one queue and one slot, since two
+runs timing the same practice server at once would each measure the other.
 
 A web process only records the run and enqueues a task; any worker on any host takes the
 next run in turn (SweepRunQuerySet.in_turn), so a run survives the web worker that accepted
-it. The sweep itself is felab_sim.loadgen (asyncio, no Django). It runs in a thread of its
+it. The measuring itself is felab_sim.loadgen (asyncio, no Django). It runs in a thread of its
 own; the worker's thread copies its progress into the database twice a second, because
 Django's ORM refuses to be called from inside a running event loop.
 """
@@ -13,8 +15,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import timedelta
+from typing import TypeVar
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -22,14 +26,23 @@ from django.db import IntegrityError, close_old_connections, connection, transac
 from django.utils import timezone
 
 from .core.model import ParamError, SweepParams, SweepResult, requests_at_level
-from .loadgen import LoadgenError, run_real_sweep
-from .models import SweepRun, SweepRunLevel
+from .loadgen import (
+    PREFIX_ORDERS,
+    LoadgenError,
+    PrefixCacheRun,
+    PrefixCacheSetup,
+    run_prefix_cache,
+    run_real_sweep,
+)
+from .models import PrefixCacheRunOrder, SweepRun, SweepRunLevel
 
 log = logging.getLogger(__name__)
 
 FLUSH_EVERY_S = 0.5
 # A run whose thread has not written for this long died with its process (a restart).
 STALE_AFTER = timedelta(seconds=60)
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -59,11 +72,47 @@ class BrowserLimits:
 BROWSER_LIMITS = BrowserLimits()
 
 
+@dataclass(frozen=True)
+class PrefixCacheLimits:
+    """A prefix-cache run from the browser: few requests, and done within a couple of minutes
+    by the model (the variable-first half prefills the whole prompt on every request)."""
+
+    max_requests: int = 24
+    max_seconds: float = 120.0
+
+    def check(self, setup: PrefixCacheSetup) -> None:
+        if setup.requests > self.max_requests:
+            raise ParamError(
+                "requests", f"requests: a run from the browser sends at most {self.max_requests} per order"
+            )
+        seconds = sum(replace(setup, order=order).expected_seconds() for order in PREFIX_ORDERS)
+        if seconds > self.max_seconds:
+            raise ParamError(
+                "prefix_chars",
+                f"this run would take about {seconds:.0f} s on the practice server; a run from the "
+                f"browser takes at most {self.max_seconds:.0f} s (use a shorter prompt or fewer "
+                "requests, or `manage.py prefix_cache --url` for more)",
+            )
+
+
+PREFIX_CACHE_LIMITS = PrefixCacheLimits()
+
+
+def _setup_values(setup: PrefixCacheSetup) -> dict[str, int]:
+    """A setup's settings besides its order: what a prefix-cache run stores and both orders share."""
+    return {
+        "prefix_chars": setup.prefix_chars,
+        "suffix_chars": setup.suffix_chars,
+        "requests": setup.requests,
+        "max_tokens": setup.max_tokens,
+    }
+
+
 class AlreadyWaiting(Exception):
     """The user already has a run waiting or running: that is the one to watch."""
 
     def __init__(self, run: SweepRun | None) -> None:
-        super().__init__("this user already has a sweep waiting or running")
+        super().__init__("this user already has a run waiting or running")
         self.run = run
 
 
@@ -75,7 +124,7 @@ def reap_stale_runs() -> int:
         .filter(heartbeat_at__lt=cutoff)
         .update(
             state=SweepRun.State.FAILED,
-            error="The sweep stopped reporting (its worker process ended); start it again.",
+            error="The run stopped reporting (its worker process ended); start it again.",
             finished_at=timezone.now(),
         )
     )
@@ -84,18 +133,48 @@ def reap_stale_runs() -> int:
 def start_run(
     params: SweepParams, user: AbstractBaseUser | AnonymousUser, server_url: str | None = None
 ) -> SweepRun:
-    """Queue a new run for the task workers; AlreadyWaiting if this user has one queued or running."""
+    """Queue a new sweep for the task workers; AlreadyWaiting if this user has a run queued or running."""
+    BROWSER_LIMITS.check(params)
+
+    def levels(run: SweepRun) -> None:
+        SweepRunLevel.objects.bulk_create(
+            SweepRunLevel(run=run, conc=conc, requests=requests_at_level(conc)) for conc in params.levels
+        )
+
+    return _queue(SweepRun.Kind.SWEEP, params.as_flat(), levels, user, server_url)
+
+
+def start_prefix_cache_run(
+    setup: PrefixCacheSetup, user: AbstractBaseUser | AnonymousUser, server_url: str | None = None
+) -> SweepRun:
+    """Queue a prefix-cache run of ``setup``'s settings in both orders (``setup.order`` plays no
+    part); AlreadyWaiting if this user has a run queued or running."""
+    PREFIX_CACHE_LIMITS.check(setup)
+
+    def orders(run: SweepRun) -> None:
+        PrefixCacheRunOrder.objects.bulk_create(
+            PrefixCacheRunOrder(run=run, order=half.order, requests=half.requests)
+            for half in run.prefix_setups()
+        )
+
+    return _queue(SweepRun.Kind.PREFIX_CACHE, _setup_values(setup), orders, user, server_url)
+
+
+def _queue(
+    kind: str,
+    params: dict,
+    add_parts: Callable[[SweepRun], None],
+    user: AbstractBaseUser | AnonymousUser,
+    server_url: str | None,
+) -> SweepRun:
     from .tasks import run_queued_sweeps  # tasks imports this module
 
-    BROWSER_LIMITS.check(params)
     url = server_url or settings.PRACTICE_SERVER_URL
     starter = user if user.is_authenticated else None
     try:
         with transaction.atomic():
-            run = SweepRun.objects.create(server_url=url, params=params.as_flat(), started_by=starter)
-            SweepRunLevel.objects.bulk_create(
-                SweepRunLevel(run=run, conc=conc, requests=requests_at_level(conc)) for conc in params.levels
-            )
+            run = SweepRun.objects.create(kind=kind, server_url=url, params=params, started_by=starter)
+            add_parts(run)
     except IntegrityError:
         raise AlreadyWaiting(SweepRun.objects.active().filter(started_by=starter).first()) from None
     transaction.on_commit(run_queued_sweeps.enqueue)
@@ -122,7 +201,7 @@ def claim_next_run() -> SweepRun | None:
 
 
 def work_through_queue(poll_s: float = 1.0) -> int:
-    """Run queued sweeps one after another until none waits; returns how many this call ran.
+    """Run queued runs one after another until none waits; returns how many this call ran.
 
     While another worker's run holds the slot, wait for it rather than return: if that worker
     died, its run is reaped after STALE_AFTER and this one carries on with the queue.
@@ -144,40 +223,82 @@ def execute_run(run_pk: int) -> None:
     close_old_connections()
     try:
         run = SweepRun.objects.get(pk=run_pk)
-        result = _measure(run)
-        _store_result(run, result)
+        if run.is_prefix_cache:
+            _store_prefix_cache(run, _measure_prefix_cache(run))
+        else:
+            _store_result(run, _measure(run))
     except LoadgenError as error:
         _fail(run_pk, str(error))
     except Exception:
-        log.exception("sweep run %s failed", run_pk)
-        _fail(run_pk, "The sweep failed unexpectedly; the server log has the details.")
+        log.exception("run %s failed", run_pk)
+        _fail(run_pk, "The run failed unexpectedly; the server log has the details.")
     finally:
         connection.close()
 
 
+def _in_thread_with_progress(run: SweepRun, measure: Callable[[], T], flush: Callable[[], None]) -> T:
+    """``measure()`` in a thread of its own, calling ``flush()`` here (where the database may be
+    used) every FLUSH_EVERY_S while it runs and once when it ends; its result, or its error."""
+    outcome: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            outcome["result"] = measure()
+        except BaseException as error:  # handed to the thread that owns the database
+            outcome["error"] = error
+
+    worker = threading.Thread(target=target, name=f"run-{run.pk}-client", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(FLUSH_EVERY_S)
+        flush()
+    flush()
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return outcome["result"]  # type: ignore[return-value]
+
+
 def _measure(run: SweepRun) -> SweepResult:
     progress: dict[int, int] = {}
-    outcome: dict[str, object] = {}
+    written: dict[int, int] = {}
 
     def on_progress(level_index: int, conc: int, done: int, total: int) -> None:
         progress[conc] = done  # a plain dict write: safe across threads under the GIL
 
-    def sweep() -> None:
-        try:
-            outcome["result"] = run_real_sweep(run.server_url, run.sweep_params(), on_progress=on_progress)
-        except BaseException as error:  # handed to the thread that owns the database
-            outcome["error"] = error
-
-    worker = threading.Thread(target=sweep, name=f"sweep-run-{run.pk}-client", daemon=True)
-    worker.start()
-    written: dict[int, int] = {}
-    while worker.is_alive():
-        worker.join(FLUSH_EVERY_S)
+    def flush() -> None:
+        nonlocal written
         written = _flush(run, dict(progress), written)
-    _flush(run, dict(progress), written)
-    if "error" in outcome:
-        raise outcome["error"]  # type: ignore[misc]
-    return outcome["result"]  # type: ignore[return-value]
+
+    return _in_thread_with_progress(
+        run, lambda: run_real_sweep(run.server_url, run.sweep_params(), on_progress=on_progress), flush
+    )
+
+
+def _measure_prefix_cache(run: SweepRun) -> list[PrefixCacheRun]:
+    """Both orders, one after the other, each with a shared part no earlier request sent."""
+    progress: dict[str, int] = {}
+    written: dict[str, int] = {}
+
+    def measure() -> list[PrefixCacheRun]:
+        measured = []
+        for setup in run.prefix_setups():
+
+            def on_request(k: int, n: int, order: str = setup.order) -> None:
+                progress[order] = k  # a plain dict write: safe across threads under the GIL
+
+            measured.append(run_prefix_cache(run.server_url, setup, on_request=on_request))
+        return measured
+
+    def flush() -> None:
+        nonlocal written
+        now = dict(progress)
+        for order, done in now.items():
+            if written.get(order) != done:
+                PrefixCacheRunOrder.objects.filter(run=run, order=order).update(done=done)
+        SweepRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now())
+        written = now
+
+    return _in_thread_with_progress(run, measure, flush)
 
 
 def _flush(run: SweepRun, progress: dict[int, int], written: dict[int, int]) -> dict[int, int]:
@@ -197,6 +318,21 @@ def _store_result(run: SweepRun, result: SweepResult) -> None:
         SweepRun.objects.filter(pk=run.pk).update(
             state=SweepRun.State.DONE, capacity=result.capacity, finished_at=timezone.now()
         )
+
+
+def _store_prefix_cache(run: SweepRun, measured: list[PrefixCacheRun]) -> None:
+    with transaction.atomic():
+        for half in measured:
+            data = half.as_dict()
+            PrefixCacheRunOrder.objects.filter(run=run, order=half.setup.order).update(
+                done=len(half.requests),
+                prompt_tokens=half.prompt_tokens,
+                cached_tokens=half.cached_tokens,
+                ttft_cold_ms=half.ttft_cold_ms,
+                ttft_warm_ms=half.ttft_warm_ms,
+                measured_requests=data["requests"],
+            )
+        SweepRun.objects.filter(pk=run.pk).update(state=SweepRun.State.DONE, finished_at=timezone.now())
 
 
 def _fail(run_pk: int, message: str) -> None:

@@ -7,5 +7,6 @@ from .runs import work_through_queue
 
 @task()
 def run_queued_sweeps() -> int:
-    """Measure the queued real sweeps, one at a time; enqueued once per run started."""
+    """Measure the queued real runs (sweeps and prefix-cache runs), one at a time; enqueued once
+    per run started."""
     return work_through_queue()

@@ -1,12 +1,13 @@
 from django.urls import path
 
-from . import calc_views, views
+from . import calc_views, prefix_runs, views
 
 urlpatterns = [
     path("", views.sim_page, name="sim"),
     path("sweep.json", views.sweep_json, name="sweep_json"),
     path("calc/<slug:name>.json", calc_views.calc_json, name="calc_json"),
     path("calc/<slug:name>/", calc_views.calc_page, name="calc_page"),
+    path("calc/prefix-cache/runs/", prefix_runs.prefix_cache_run_start, name="prefix_cache_run_start"),
     path("runs/", views.run_start, name="sweep_run_start"),
     path("runs/<int:run_id>/", views.run_detail, name="sweep_run"),
 ]

@@ -73,7 +73,7 @@ def sim_page(request: HttpRequest) -> HttpResponse:
         "course_run_shown": any(course for _, course in rows),
         "course_run_settings": plots.COURSE_RUN_SETTINGS,
         "overlay": overlay,
-        "recent_runs": SweepRun.objects.finished()[:5],
+        "recent_runs": SweepRun.objects.sweeps().finished()[:5],
         "running": SweepRun.objects.running().first(),
         "waiting": SweepRun.objects.queued().count(),
         "run_form": RealSweepForm(),
@@ -118,7 +118,7 @@ def _run_to_overlay(run_id: str | None) -> SweepRun | None:
     # keeps the number within the primary key's range.
     if not run_id or not (run_id.isascii() and run_id.isdigit()) or len(run_id) > 18:
         return None
-    return SweepRun.objects.finished().prefetch_related("levels").filter(pk=int(run_id)).first()
+    return SweepRun.objects.sweeps().finished().prefetch_related("levels").filter(pk=int(run_id)).first()
 
 
 @require_POST
@@ -132,7 +132,7 @@ def run_start(request: HttpRequest) -> HttpResponse:
         messages.error(request, f"The sweep did not start: {error.message}")
         return redirect(f"{reverse('sim')}#real-sweep")
     except AlreadyWaiting as waiting:
-        messages.error(request, "You already have a sweep waiting or running; here it is.")
+        messages.error(request, "You already have a run waiting or running; here it is.")
         return redirect(waiting.run.get_absolute_url() if waiting.run else reverse("sim"))
     return redirect(run.get_absolute_url())
 
@@ -140,13 +140,15 @@ def run_start(request: HttpRequest) -> HttpResponse:
 @require_GET
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(
-        SweepRun.objects.select_related("started_by").prefetch_related("levels"), pk=run_id
+        SweepRun.objects.select_related("started_by").prefetch_related("levels", "orders"), pk=run_id
     )
     if run.is_running and run.heartbeat_at < timezone.now() - STALE_AFTER:
         # Its worker process ended: show it failed, not running forever. Checked before
         # writing, since watchers poll this page every second.
         reap_stale_runs()
         run.refresh_from_db()
+    if run.is_prefix_cache:
+        return _prefix_cache_run_progress(request, run)
     context: dict[str, object] = {"run": run, "levels": list(run.levels.all()), "wait": run.wait_estimate()}
     if run.state == SweepRun.State.DONE:
         params = run.sweep_params()
@@ -157,6 +159,19 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         context["sim_url"] = f"{reverse('sim')}?{sim_query(params)}&run={run.pk}"
     template = "felab_sim/run.html#progress" if request.htmx else "felab_sim/run.html"
     response = render(request, template, context)
+    patch_vary_headers(response, ["HX-Request"])
+    return response
+
+
+def _prefix_cache_run_progress(request: HttpRequest, run: SweepRun) -> HttpResponse:
+    """A prefix-cache run is watched on its calculator's page, which polls here for its progress
+    and reloads itself once the run is done, to draw it over the model."""
+    if not request.htmx:
+        return redirect(run.get_absolute_url())
+    context = {"run": run, "orders": list(run.orders.all()), "wait": run.wait_estimate()}
+    response = render(request, "felab_sim/practice_run.html#progress", context)
+    if run.state == SweepRun.State.DONE:
+        response["HX-Refresh"] = "true"
     patch_vary_headers(response, ["HX-Request"])
     return response
 

@@ -29,6 +29,10 @@ URLS = [
     "/sim/sweep.json",
     "/sim/calc/prefill.json",
     "/sim/calc/prefill/",
+    "/sim/calc/prefix-cache/runs/",
+    "/sim/calc/prefix-cache/?run={prefix_run}",
+    "/sim/calc/prefix-cache/?run=" + "9" * 40,
+    "/sim/runs/{prefix_run}/",
     "/glossary/",
     "/sim/runs/",
     "/sim/runs/{run}/",
@@ -69,7 +73,11 @@ def test_every_route_is_in_the_hostile_list():
 @pytest.fixture
 def urls(lessons):
     run = SweepRun.objects.create(server_url="http://127.0.0.1:9/v1", params={"levels": [1]}, state="failed")
-    return [url.replace("{run}", str(run.pk)) for url in URLS]
+    prefix_run = SweepRun.objects.create(
+        kind="prefix-cache", server_url=run.server_url, state="done",
+        params={"prefix_chars": 1300, "suffix_chars": 80, "requests": 3, "max_tokens": 8},
+    )  # fmt: skip
+    return [url.replace("{run}", str(run.pk)).replace("{prefix_run}", str(prefix_run.pk)) for url in URLS]
 
 
 @pytest.fixture(params=["anonymous", "student", "instructor"])

@@ -37,11 +37,16 @@ class Measured:
 
 @dataclass(frozen=True)
 class Series:
-    """A run measured elsewhere (e.g. against the practice server), drawn over a chart's model curve."""
+    """A run measured elsewhere (e.g. against the practice server), drawn over a chart's model curve.
+
+    ``curve`` names the model curve it measures, if the chart has several (the prefix-cache
+    chart: ``cold``, ``shared-first``, ``variable-first``): its points take that curve's colour.
+    """
 
     label: str
     x: Sequence[float]
     y: Sequence[float]
+    curve: str = ""
 
 
 def _layout(x_title: str, y_title: str, **extra) -> dict:
@@ -210,8 +215,13 @@ def _prefix_cache(params: Params, measured: Sequence[Series]) -> dict:
     ]
     result = _run("prefix-cache", params)
     data.append(_you(params["prefix_chars"], result.value("ttft_warm_ms")))
-    # The practice server's measured runs (a hook for the prefix-cache lab): x in shared characters.
-    data += [_points(f"measured: {s.label}", s.x, s.y, PURPLE, "x-thin-open") for s in measured]
+    # The practice server's measured runs (felab_sim/prefix_runs.py): x in shared characters,
+    # each point in the colour of the curve it measures.
+    colours = {"cold": BLUE, "shared-first": GREEN, "variable-first": RED}
+    data += [
+        _points(f"measured: {s.label}", s.x, s.y, colours.get(s.curve, PURPLE), "x-thin-open")
+        for s in measured
+    ]
     return {
         "data": data,
         "layout": _layout("characters repeated by every request", "time to first token (ms)"),

@@ -101,7 +101,7 @@ def test_a_user_has_one_run_waiting_or_running_at_a_time(student, student_client
     mine = running_run(student)
     response = student_client.post(START_URL, {"levels": "1"}, follow=True)
     assert response.redirect_chain[0] == (f"/sim/runs/{mine.pk}/", 302)
-    assert "You already have a sweep waiting or running" in response.content.decode()
+    assert "You already have a run waiting or running" in response.content.decode()
     assert SweepRun.objects.count() == 1
 
 
@@ -193,5 +193,5 @@ def test_a_run_whose_worker_died_shows_as_failed_on_its_page(client):
     assert "Running…" in page  # a fresh heartbeat: still running
     SweepRun.objects.filter(pk=run.pk).update(heartbeat_at=run.heartbeat_at - STALE_AFTER * 2)
     page = client.get(f"/sim/runs/{run.pk}/").content.decode()
-    assert "Failed: The sweep stopped reporting" in page
+    assert "Failed: The run stopped reporting" in page
     assert SweepRun.objects.get(pk=run.pk).state == SweepRun.State.FAILED
