@@ -116,6 +116,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=20000;",
         }
     )
+    # The test database is a file as well, not SQLite's shared in-memory database: its table
+    # locks fail at once ("database table is locked") where a file's wait, and tests run a task
+    # worker writing a run's progress while a browser reads the page. One file per process.
+    DATABASES["default"]["TEST"] = {
+        "NAME": str(Path(tempfile.gettempdir()) / f"felab-test-{os.getpid()}.sqlite3")
+    }
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

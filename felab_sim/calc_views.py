@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from django import forms
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils.cache import patch_vary_headers
@@ -20,7 +19,7 @@ from .core.calculators import CALCULATORS
 from .core.numbers import format_figure
 from .core.params import ParamError, ParamValue
 from .core.presets import presets_for
-from .forms import CalculatorForm
+from .forms import CalculatorForm, plain_field_rows
 from .live import cached_chart
 from .models import ParameterSet, changed_query
 
@@ -94,32 +93,6 @@ def _output_rows(result: Result, measured: dict[str, float | None]) -> list[dict
     ]
 
 
-def _form_rows(form: CalculatorForm) -> list[dict[str, object]]:
-    """Each field's parts for the template to write as plain HTML: rendering Django's widget
-    templates for every field cost more than the rest of the page (bench/bench_calc.py)."""
-    rows = []
-    for bound in form:
-        widget = bound.field.widget
-        value = bound.value()
-        rows.append(
-            {
-                "name": bound.name,
-                "id": bound.auto_id,
-                "label": bound.label,
-                "help": bound.help_text,
-                "value": "" if value is None else str(value),
-                "choices": list(widget.choices) if isinstance(widget, forms.Select) else None,
-                "attrs": {
-                    key: widget.attrs[key]
-                    for key in ("min", "max", "step", "placeholder")
-                    if key in widget.attrs
-                },
-                "errors": bound.errors,
-            }
-        )
-    return rows
-
-
 def _presets(calculator: Calculator, values: dict[str, ParamValue]) -> list[dict[str, str]]:
     return [
         {
@@ -147,7 +120,7 @@ def calc_page(request: HttpRequest, name: str) -> HttpResponse:
         "calculator": calculator,
         "calculators": CALCULATORS.values(),
         "form": form,
-        "fields": _form_rows(form),
+        "fields": plain_field_rows(form),
         "result": result,
         "parameter_sets": ParameterSet.objects.filter(calculator=name),
         # Kept by the settings form, so changing a setting keeps the run drawn.

@@ -1,6 +1,7 @@
 from dataclasses import replace
 
 from django import forms
+from django.forms.utils import flatatt
 
 from .core.calculator import Calculator
 from .core.model import SWEEP_PARAMS, ParamError, SweepParams, check_web_limits, sweep_param
@@ -121,6 +122,31 @@ def param_field(param: Param, *, unit_in_help: bool = True, check_range: bool = 
     return DeclaredField(
         parsed, label=label, help_text=_help(param, unit_in_help), widget=forms.NumberInput(attrs=attrs)
     )
+
+
+def plain_field_rows(form: forms.BaseForm) -> list[dict[str, object]]:
+    """Each field's parts for felab_sim/form_fields.html to write as plain HTML: rendering
+    Django's widget templates cost more than the rest of a calculator page or /sim/ together
+    (bench/bench_calc.py)."""
+    rows = []
+    for bound in form:
+        widget = bound.field.widget
+        value = bound.value()
+        rows.append(
+            {
+                "name": bound.name,
+                "id": bound.auto_id,
+                "label": bound.label,
+                "help": bound.help_text,
+                "value": "" if value is None else str(value),
+                "choices": list(widget.choices) if isinstance(widget, forms.Select) else None,
+                "type": getattr(widget, "input_type", "text"),
+                # The declaration's range, step and input mode, escaped here as one string.
+                "attrs": flatatt(widget.attrs),
+                "errors": bound.errors,
+            }
+        )
+    return rows
 
 
 def field_text(value: ParamValue) -> str:

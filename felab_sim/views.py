@@ -18,7 +18,7 @@ from .core import plots
 from .core.calculators import CALCULATORS
 from .core.model import WEB_LIMITS, ParamError, SweepParams, SweepResult, check_web_limits, requests_at_level
 from .core.numbers import format_figure
-from .forms import RealSweepForm, SweepForm
+from .forms import RealSweepForm, SweepForm, plain_field_rows
 from .live import cached_figure, cached_sweep, sim_query
 from .models import SweepRun
 from .runs import STALE_AFTER, AlreadyWaiting, reap_stale_runs, start_run
@@ -66,6 +66,7 @@ def sim_page(request: HttpRequest) -> HttpResponse:
     rows = published_beside(result) if result else []
     context = {
         "form": form,
+        "fields": plain_field_rows(form),
         "result": result,
         "figure": figure,
         "summary": capacity_sentence(result) if result else "",
