@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
@@ -57,32 +58,36 @@ def _new_version() -> None:
 
 
 class _Kept:
-    """One process's kept values, all under one content version."""
+    """One process's kept values, all under one content version; the least recently used go
+    first once there are more than ``limit`` (values keyed by what a visitor typed need one)."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int | None = None) -> None:
         self.lock = threading.Lock()
+        self.limit = limit
         self.version: str | None = None
-        self.values: dict[Hashable, Any] = {}
+        self.values: OrderedDict[Hashable, Any] = OrderedDict()
 
     def get_or_build(self, version: str, key: Hashable, build: Callable[[], T]) -> T:
         with self.lock:
             if version != self.version:
-                self.version, self.values = version, {}
+                self.version, self.values = version, OrderedDict()
             if key in self.values:
+                self.values.move_to_end(key)
                 return self.values[key]
         # Built outside the lock: two threads may both build the same value, which is harmless.
         value = build()
         with self.lock:
             if version == self.version:
                 self.values[key] = value
+                if self.limit is not None and len(self.values) > self.limit:
+                    self.values.popitem(last=False)
         return value
-
-    def clear(self) -> None:
-        with self.lock:
-            self.version, self.values = None, {}
 
 
 _kept = _Kept()
+# Pages whose settings come from the address (the calculators'): a bounded number per process.
+INPUT_KEPT_LIMIT = 512
+_kept_for_input = _Kept(limit=INPUT_KEPT_LIMIT)
 
 
 def request_version(request: HttpRequest) -> str:
@@ -103,9 +108,10 @@ def kept(request: HttpRequest, key: Hashable, build: Callable[[], T]) -> T:
     return _kept.get_or_build(request_version(request), key, build)
 
 
-def forget_kept() -> None:
-    """Drop what this process keeps (tests start from nothing)."""
-    _kept.clear()
+def kept_for_input(request: HttpRequest, key: Hashable, build: Callable[[], T]) -> T:
+    """:func:`kept`, for values keyed by what a visitor sent (a query string): only the
+    ``INPUT_KEPT_LIMIT`` most recently used are kept, so no stream of new addresses grows memory."""
+    return _kept_for_input.get_or_build(request_version(request), key, build)
 
 
 class ContentQuerySet(models.QuerySet):

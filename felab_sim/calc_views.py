@@ -10,8 +10,11 @@ from dataclasses import dataclass, field
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
+
+from config.content_cache import kept_for_input
 
 from .core.calc_charts import CHART_DESCRIPTIONS, Series, chart_json, measured_beside
 from .core.calculator import Calculator, Params, Result
@@ -110,6 +113,48 @@ def _presets(calculator: Calculator, values: dict[str, ParamValue]) -> list[dict
 def calc_page(request: HttpRequest, name: str) -> HttpResponse:
     """An explorable calculator: a GET form whose URL holds the settings, redrawn in place by htmx."""
     calculator = calculator_named(name)
+    if _shows_runs(request, name):
+        # The visitor's own real run, or the form that starts one: worked out for every request.
+        context = _page_context(request, calculator, name)
+        body = _render_body(request, context)
+        computed = context["result"] is not None
+    else:
+        # One address, one page for everyone: rendered once per content version (the course's
+        # parameter sets are listed) and kept for the most recent addresses.
+        context = {"calculator": calculator}
+        body, computed = kept_for_input(
+            request,
+            ("calc-page", name, bool(request.htmx), request.get_full_path()),
+            lambda: _body_and_outcome(request, _page_context(request, calculator, name)),
+        )
+    if request.htmx:
+        # htmx swaps only successful responses, and the errors must replace the stale results.
+        response = HttpResponse(body)
+    else:
+        response = render(
+            request, "felab_sim/calc.html", {**context, "body": body}, status=200 if computed else 400
+        )
+    patch_vary_headers(response, ["HX-Request"])
+    return response
+
+
+def _shows_runs(request: HttpRequest, name: str) -> bool:
+    """Whether the page holds anything of one visitor's: a run named in the address, or, for a
+    signed-in visitor, the form (with its CSRF token) that starts one."""
+    return name in MEASURED_RUNS and (request.user.is_authenticated or RUN_QUERY in request.GET)
+
+
+def _body_and_outcome(request: HttpRequest, context: dict[str, object]) -> tuple[str, bool]:
+    return _render_body(request, context), context["result"] is not None
+
+
+def _render_body(request: HttpRequest, context: dict[str, object]) -> str:
+    """The page's content (felab_sim/calc_body.html), or for htmx its results alone."""
+    template = "felab_sim/calc_body.html#results" if request.htmx else "felab_sim/calc_body.html"
+    return render_to_string(template, context, request)
+
+
+def _page_context(request: HttpRequest, calculator: Calculator, name: str) -> dict[str, object]:
     repeated = [key for key, values in request.GET.lists() if len(values) > 1]
     given = request.GET.dict()
     if name in MEASURED_RUNS:
@@ -148,10 +193,4 @@ def calc_page(request: HttpRequest, name: str) -> HttpResponse:
         }
         if real_run is not None:
             context |= {"real_run_template": real_run.template, **real_run.context}
-    if request.htmx:
-        # htmx swaps only successful responses, and the errors must replace the stale results.
-        response = render(request, "felab_sim/calc.html#results", context)
-    else:
-        response = render(request, "felab_sim/calc.html", context, status=200 if result else 400)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+    return context
