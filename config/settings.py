@@ -174,9 +174,12 @@ TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
 # Heavy simulations (more work than SIM_LIGHT_WORK: streamed tokens + 8 per request, about
 # 20 ms; the default sweep is 28,000) take one of SIM_SLOTS slots shared by the host's workers, waiting at most
-# SIM_SLOT_WAIT_S for one before a 503: half the cores, so the other pages keep the rest.
+# SIM_SLOT_WAIT_S for one before a 503: half the cores, so the other pages keep the rest. The
+# wait is short because a sync worker waiting for a slot is a worker no other page can have:
+# with 2 s, five flooding requests held all five workers and the home page's p50 went from
+# 3.8 to 80.8 ms (bench/bench_flood.py); with 0.05 s it stayed at 3.8.
 SIM_SLOTS = int(os.environ.get("FELAB_SIM_SLOTS", "0")) or max(1, (os.cpu_count() or 2) // 2)
-SIM_SLOT_WAIT_S = float(os.environ.get("FELAB_SIM_SLOT_WAIT_S", "2"))
+SIM_SLOT_WAIT_S = float(os.environ.get("FELAB_SIM_SLOT_WAIT_S", "0.05"))
 SIM_SLOTS_DIR = Path(
     os.environ.get("FELAB_SIM_SLOTS_DIR", Path(tempfile.gettempdir()) / f"felab-sim-slots-{os.getuid()}")
 )
