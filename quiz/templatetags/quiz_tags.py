@@ -9,6 +9,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from django import template
+from django.utils.html import format_html_join
+from django.utils.safestring import SafeString
 
 from lessons.models import Card, Course
 
@@ -16,7 +18,7 @@ from .. import clock
 from ..course_map import CourseMap
 from ..learners import Learner
 from ..models import CardState, Showing
-from ..pages import CardStudy, LessonProgress
+from ..pages import CardStudy, LessonProgress, Preview
 
 register = template.Library()
 
@@ -25,6 +27,21 @@ register = template.Library()
 def card_study(context: template.Context, card: Card, answer_shown: bool) -> CardStudy:
     """The requesting learner's typed answer and rating previews: two queries when shown, none when not."""
     return CardStudy.of(Learner.of(context["request"]), card, answer_shown=answer_shown)
+
+
+@register.simple_tag
+def rating_buttons(previews: Iterable[Preview]) -> SafeString:
+    """The four rating buttons, each with when the card would come back.
+
+    Written here rather than as a template loop: on a card page every template node counts
+    (issue 14), and these are six values per button.
+    """
+    return format_html_join(
+        "\n",
+        '<button type="submit" name="rating" value="{0}" class="button rating rating-{0}" title="Comes back {1} UTC">'
+        '<span class="rating-label">{2}</span> <span class="rating-when">{3}</span></button>',
+        ((preview.value, preview.due_text, preview.label, preview.when) for preview in previews),
+    )
 
 
 @register.simple_tag(takes_context=True)
