@@ -10,6 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "felab_sim" / "core"
+PRACTICE = ROOT / "felab_sim" / "practice"
 
 BLOCKED_IMPORT = """
 import importlib, sys
@@ -27,10 +28,10 @@ print("imported", len(sys.argv) - 1)
 """
 
 
-def core_modules() -> list[str]:
-    """Every module file under felab_sim/core/, so a new one is checked without listing it."""
+def modules_under(package: Path) -> list[str]:
+    """Every module file under a package, so a new one is checked without listing it."""
     modules = []
-    for path in sorted(CORE.rglob("*.py")):
+    for path in sorted(package.rglob("*.py")):
         parts = path.relative_to(ROOT).with_suffix("").parts
         modules.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
     return modules
@@ -47,8 +48,9 @@ def import_without_django(*modules: str) -> subprocess.CompletedProcess:
 
 
 def test_the_core_the_practice_server_and_the_load_generator_import_without_django():
-    modules = [*core_modules(), "felab_sim.practice", "felab_sim.practice.app", "felab_sim.loadgen"]
+    modules = [*modules_under(CORE), *modules_under(PRACTICE), "felab_sim.loadgen"]
     assert "felab_sim.core.model" in modules and "felab_sim.core.calculators.dpo" in modules
+    assert {"felab_sim.practice", "felab_sim.practice.serve", "felab_sim.practice.wire"} <= set(modules)
     done = import_without_django(*modules)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"imported {len(modules)}"
