@@ -10,10 +10,8 @@ from django.test import Client
 from django.utils import timezone
 
 from felab_sim.core.calculators import CALCULATORS
-from felab_sim.core.model import ServerParams
 from felab_sim.models import PrefixCacheRunOrder, SweepRun
 from felab_sim.runs import claim_next_run
-from tests.practice.conftest import serving
 from tests.taskqueue import work_off_the_queue
 
 START_URL = "/sim/calc/prefix-cache/runs/"
@@ -21,14 +19,6 @@ PAGE = "/sim/calc/prefix-cache/"
 # Short prompts keep the variable-first half (a full prefill every request) quick: 1,300 shared
 # characters are 5 whole 256-character blocks, 320 tokens, and the prompt 345 tokens.
 SMALL = {"prefix_chars": "1300", "suffix_chars": "80", "requests": "3"}
-FAST = ServerParams(step_ms=2.0)
-
-
-@pytest.fixture
-def practice_server(settings):
-    with serving(FAST) as server:
-        settings.PRACTICE_SERVER_URL = server.api
-        yield server
 
 
 def chart_of(page: str) -> dict:

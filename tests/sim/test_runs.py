@@ -8,21 +8,12 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from felab_sim.core.model import ServerParams
 from felab_sim.models import SweepRun, SweepRunLevel
 from felab_sim.runs import STALE_AFTER, claim_next_run
-from tests.practice.conftest import serving
+from tests.sim.conftest import FAST
 from tests.taskqueue import work_off_the_queue
 
 START_URL = "/sim/runs/"
-FAST = ServerParams(step_ms=2.0)
-
-
-@pytest.fixture
-def practice_server(settings):
-    with serving(FAST) as server:
-        settings.PRACTICE_SERVER_URL = server.api
-        yield server
 
 
 @pytest.mark.django_db
