@@ -342,13 +342,25 @@ class SweepRun(models.Model):
         return [level.as_dict() for level in self.levels.all() if level.is_finished]
 
 
-class SweepRunLevel(models.Model):
+class RunPart(models.Model):
+    """A part of a run that sends a number of requests: how many, and how many have finished."""
+
+    requests = models.PositiveIntegerField()
+    done = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        abstract = True
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.done / self.requests) if self.requests else 0
+
+
+class SweepRunLevel(RunPart):
     """One concurrency level of a run: its progress while running, its metrics when done."""
 
     run = models.ForeignKey(SweepRun, on_delete=models.CASCADE, related_name="levels")
     conc = models.PositiveIntegerField()
-    requests = models.PositiveIntegerField()
-    done = models.PositiveIntegerField(default=0)
     agg_tok_s = models.FloatField(null=True, blank=True)
     user_tok_s = models.FloatField(null=True, blank=True)
     ttft_p50_ms = models.FloatField(null=True, blank=True)
@@ -368,10 +380,6 @@ class SweepRunLevel(models.Model):
     def is_finished(self) -> bool:
         return self.agg_tok_s is not None
 
-    @property
-    def percent(self) -> int:
-        return round(100 * self.done / self.requests) if self.requests else 0
-
     def as_dict(self) -> dict[str, float]:
         return {
             "conc": self.conc,
@@ -380,7 +388,7 @@ class SweepRunLevel(models.Model):
         }
 
 
-class PrefixCacheRunOrder(models.Model):
+class PrefixCacheRunOrder(RunPart):
     """One order of a prefix-cache run (shared part first, or variable part first): its
     progress while running, and what it measured when done (felab_sim.loadgen.PrefixCacheRun)."""
 
@@ -388,8 +396,6 @@ class PrefixCacheRunOrder(models.Model):
 
     run = models.ForeignKey(SweepRun, on_delete=models.CASCADE, related_name="orders")
     order = models.CharField(max_length=20, choices=list(ORDER_LABELS.items()))
-    requests = models.PositiveIntegerField()
-    done = models.PositiveIntegerField(default=0)
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
     cached_tokens = models.PositiveIntegerField(
         null=True, blank=True, help_text="On a repeat (the median), as the server reported it."
@@ -416,10 +422,6 @@ class PrefixCacheRunOrder(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.ttft_cold_ms is not None
-
-    @property
-    def percent(self) -> int:
-        return round(100 * self.done / self.requests) if self.requests else 0
 
     def outputs(self) -> dict[str, float | None]:
         """What it measured under the prefix-cache calculator's output keys (None: not reported)."""
