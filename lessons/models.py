@@ -359,10 +359,10 @@ class Card(models.Model):
 
     @cached_property
     def urls(self) -> dict[str, str]:
-        """The card page's own URLs and its forms' (quiz's Show answer, rating, opened layer),
-        worked out once per instance: the card page keeps its instance per content version."""
+        """The card page's forms' URLs (quiz's Show answer, rating, opened layer), worked out once
+        per instance: the card page keeps its instance per content version."""
         args = [self.lesson.course.slug, self.lesson.slug, self.step]
-        return {"page": self.page_url} | {
+        return {
             key: reverse(name, args=args)
             for key, name in (("show", "show_answer"), ("rate", "rate_card"), ("opened", "open_layer"))
         }

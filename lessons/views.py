@@ -84,7 +84,6 @@ def render_card(
     """The card page, or for htmx its answer region; quiz's Show answer renders it too."""
     context = {
         "card": card,
-        "card_url": card.page_url,
         "answer_shown": answer_shown,
         "review_mode": review_mode,
         **_neighbours(request, card),
