@@ -5,6 +5,7 @@ from django.shortcuts import get_object_or_404, render
 from django.utils.cache import patch_vary_headers
 
 from config.content_cache import kept
+from config.kept_pages import render_kept
 
 from .instructors import is_instructor
 from .models import Card, Course, GlossaryTerm, Lesson, LessonPage
@@ -81,16 +82,26 @@ def card_for_page(request: HttpRequest, course_slug: str, lesson_slug: str, step
 def render_card(
     request: HttpRequest, card: Card, *, answer_shown: bool, review_mode: bool = False
 ) -> HttpResponse:
-    """The card page, or for htmx its answer region; quiz's Show answer renders it too."""
-    context = {
-        "card": card,
-        "answer_shown": answer_shown,
-        "review_mode": review_mode,
-        **_neighbours(request, card),
-    }
-    # htmx asks for the answer region alone when the toggle is pressed.
-    template = "lessons/card.html#answer" if request.htmx else "lessons/card.html"
-    response = render(request, template, context)
+    """The card page, or for htmx its answer region; quiz's Show answer renders it too.
+
+    Kept whole per content version but for its per-visitor parts (config/kept_pages.py).
+    """
+    # htmx asks for the answer region alone when the toggle is pressed, and focuses the toggle.
+    htmx = bool(request.htmx)
+    template = "lessons/card.html#answer" if htmx else "lessons/card.html"
+    key = (card.pk, is_instructor(request.user), answer_shown, review_mode)
+    response = render_kept(
+        request,
+        template,
+        lambda: {
+            "card": card,
+            "answer_shown": answer_shown,
+            "review_mode": review_mode,
+            "htmx": htmx,
+            **_neighbours(request, card),
+        },
+        key,
+    )
     patch_vary_headers(response, ["HX-Request"])
     return response
 

@@ -125,9 +125,7 @@ class CardStudy:
     previews: tuple[Preview, ...] = ()
 
     @classmethod
-    def of(cls, learner: Owner, card: Card, *, answer_shown: bool) -> CardStudy:
-        if not answer_shown:
-            return cls()
+    def of(cls, learner: Owner, card: Card) -> CardStudy:
         now = clock.now()
         showing = Showing.objects.current_for(learner, card, now)
         history: list[tuple[int, datetime]] = []

@@ -1,8 +1,14 @@
-"""``{% content_fragment "name" key … %}…{% endcontent_fragment %}``: a template part that is the
-same for every learner, rendered once per content version in each process (config/content_cache.py).
+"""The two halves of keeping pages per content version (config/content_cache.py).
 
-The name and keys must identify everything the part depends on besides course content; the
-part must not contain a CSRF token, a learner's work or anything about the signed-in user.
+``{% content_fragment "name" key … %}…{% endcontent_fragment %}``: a template part that is the
+same for every learner, rendered once per content version in each process. The name and keys
+must identify everything the part depends on besides course content; the part must not contain
+a CSRF token, a learner's work or anything about the signed-in user.
+
+``{% per_visitor %}…{% endper_visitor %}``: the opposite, a part that differs from one visitor
+to the next. A page rendered by config.kept_pages.render_kept is kept whole but for these parts,
+which are rendered on each request; anywhere else they render in place. Never put one inside a
+content_fragment.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from django.template.base import FilterExpression, NodeList, Parser, Token
 from django.utils.safestring import SafeString, mark_safe
 
 from config.content_cache import kept
+from config.kept_pages import PerVisitorNode, building_kept_page
 
 register = template.Library()
 
@@ -21,8 +28,9 @@ class ContentFragmentNode(template.Node):
         self.nodelist, self.name, self.keys = nodelist, name, keys
 
     def render(self, context: template.Context) -> SafeString:
-        request = context.get("request")
-        if request is None:  # rendered outside a request: nothing to key the version on
+        # Outside a request there is nothing to key the version on; in a kept page's
+        # once-per-version pass the whole page is kept anyway.
+        if building_kept_page(context) or (request := context.get("request")) is None:
             return self.nodelist.render(context)
         key = ("fragment", self.name, *(expression.resolve(context) for expression in self.keys))
         return mark_safe(kept(request, key, lambda: self.nodelist.render(context)))
@@ -36,3 +44,12 @@ def content_fragment(parser: Parser, token: Token) -> ContentFragmentNode:
     nodelist = parser.parse(("endcontent_fragment",))
     parser.delete_first_token()
     return ContentFragmentNode(nodelist, bits[1][1:-1], [parser.compile_filter(bit) for bit in bits[2:]])
+
+
+@register.tag
+def per_visitor(parser: Parser, token: Token) -> PerVisitorNode:
+    if len(token.split_contents()) != 1:
+        raise template.TemplateSyntaxError("per_visitor takes no arguments")
+    nodelist = parser.parse(("endper_visitor",))
+    parser.delete_first_token()
+    return PerVisitorNode(nodelist)

@@ -6,11 +6,11 @@ other way round.
 """
 
 from collections.abc import Iterable
+from html import escape
 from typing import Any
 
 from django import template
-from django.utils.html import format_html_join
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 
 from lessons.models import Card, Course
 
@@ -24,24 +24,39 @@ register = template.Library()
 
 
 @register.simple_tag(takes_context=True)
-def card_study(context: template.Context, card: Card, answer_shown: bool) -> CardStudy:
-    """The requesting learner's typed answer and rating previews: two queries when shown, none when not."""
-    return CardStudy.of(Learner.of(context["request"]), card, answer_shown=answer_shown)
+def card_study(context: template.Context, card: Card) -> CardStudy:
+    """The requesting learner's typed answer and rating previews for a card whose answer is shown.
+
+    Two queries, made once per request: each of the card page's per-visitor parts asks for it.
+    """
+    request = context["request"]
+    studies: dict[int, CardStudy] = request.__dict__.setdefault("_felab_card_studies", {})
+    if card.pk not in studies:
+        studies[card.pk] = CardStudy.of(Learner.of(request), card)
+    return studies[card.pk]
 
 
 @register.simple_tag
 def rating_buttons(previews: Iterable[Preview]) -> SafeString:
     """The four rating buttons, each with when the card would come back.
 
-    Written here rather than as a template loop: on a card page every template node counts
-    (issue 14), and these are six values per button.
+    Written here rather than as a template loop, and with the standard library's escape rather
+    than format_html: they are rendered on every card page with its answer shown (issue 14).
     """
-    return format_html_join(
-        "\n",
-        '<button type="submit" name="rating" value="{0}" class="button rating rating-{0}" title="Comes back {1} UTC">'
-        '<span class="rating-label">{2}</span> <span class="rating-when">{3}</span></button>',
-        ((preview.value, preview.due_text, preview.label, preview.when) for preview in previews),
+    return mark_safe(
+        "\n".join(
+            _RATING_BUTTON.format(
+                int(preview.value), escape(preview.due_text), escape(preview.label), escape(preview.when)
+            )
+            for preview in previews
+        )
     )
+
+
+_RATING_BUTTON = (
+    '<button type="submit" name="rating" value="{0}" class="button rating rating-{0}" title="Comes back {1} UTC">'
+    '<span class="rating-label">{2}</span> <span class="rating-when">{3}</span></button>'
+)
 
 
 @register.simple_tag(takes_context=True)

@@ -1,0 +1,147 @@
+"""The card page is kept whole per content version, and only its per-visitor parts are rendered
+on each request (config/kept_pages.py, issue 14): every visitor must still get exactly the page
+a full render gives them, and nobody any part of another visitor's page."""
+
+import re
+
+import pytest
+from django.contrib.auth.models import AnonymousUser
+from django.http import HttpResponse
+from django.shortcuts import render
+from django.template import TemplateSyntaxError
+from django.test import Client, RequestFactory, override_settings
+
+from config.kept_pages import VisitorDataOutsidePart, render_kept
+from lessons.models import Card
+from lessons.views import _neighbours
+from quiz.models import Rating
+from tests.conftest import SEED_CARD_URL
+from tests.quiz.conftest import rate, show
+
+pytestmark = pytest.mark.django_db
+
+# Each response masks the CSRF token anew, in the forms and in the Go deeper hx-vals.
+CSRF_TOKEN = re.compile(r'(name="csrfmiddlewaretoken" value="|"csrfmiddlewaretoken": ")[^"]+"')
+
+
+def without_csrf_tokens(html: str) -> str:
+    return CSRF_TOKEN.sub(r'\1…"', html)
+
+
+def full_render(
+    response: HttpResponse, card: Card, *, answer_shown: bool, review_mode: bool, htmx: bool
+) -> str:
+    """What Django's own render() makes of the card page for the request that got `response`."""
+    request = response.wsgi_request
+    context = {
+        "card": card,
+        "answer_shown": answer_shown,
+        "review_mode": review_mode,
+        "htmx": htmx,
+        **_neighbours(request, card),
+    }
+    template = "lessons/card.html#answer" if htmx else "lessons/card.html"
+    return render(request, template, context).content.decode()
+
+
+def signed_in_student_who_rated(student_client: Client) -> Client:
+    show(student_client, "More users share each step\nso the total rises <b>a lot</b>")
+    rate(student_client, Rating.HARD)
+    return student_client
+
+
+def anonymous_visitor_who_typed(client: Client) -> Client:
+    show(client, "Throughput goes up & latency too")
+    return client
+
+
+VISITORS = {
+    "first-time visitor": lambda client, student_client, instructor_client: client,
+    "anonymous visitor who typed an answer": lambda client, *_: anonymous_visitor_who_typed(client),
+    "student who rated": lambda client, student_client, *_: signed_in_student_who_rated(student_client),
+    "instructor": lambda client, student_client, instructor_client: instructor_client,
+}
+PAGES = {
+    "answer shown": ({"answer": "shown"}, {}),
+    "answer hidden": ({}, {}),
+    "in review": ({"answer": "shown", "review": "1"}, {}),
+    "htmx answer region": ({"answer": "shown"}, {"HX-Request": "true"}),
+}
+
+
+@pytest.mark.parametrize("visitor", VISITORS)
+@pytest.mark.parametrize("page", PAGES)
+def test_each_visitor_gets_the_page_a_full_render_gives(
+    visitor, page, clock, client, student_client, instructor_client, seed_card
+):
+    someone_else = Client()
+    anonymous_visitor_who_typed(someone_else)
+    query, headers = PAGES[page]
+    someone_else.get(SEED_CARD_URL, query, headers=headers)  # the kept page is built for them
+    browser = VISITORS[visitor](client, student_client, instructor_client)
+
+    response = browser.get(SEED_CARD_URL, query, headers=headers)
+
+    assert response.status_code == 200
+    expected = full_render(
+        response,
+        seed_card,
+        answer_shown="answer" in query,
+        review_mode="review" in query,
+        htmx="HX-Request" in headers,
+    )
+    assert without_csrf_tokens(response.content.decode()) == without_csrf_tokens(expected)
+
+
+def test_nothing_of_one_visitor_reaches_another(
+    clock, client, student_client, other_student_client, seed_card
+):
+    show(student_client, "my-own-words-7731")
+    rate(student_client, Rating.EASY)
+    mine = student_client.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
+    assert "my-own-words-7731" in mine and "You rated it <strong>Easy</strong>" in mine
+
+    for stranger in (client, other_student_client):
+        theirs = stranger.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
+        assert "my-own-words-7731" not in theirs
+        assert "You rated it" not in theirs
+        assert 'name="showing" id="rating-showing" value=""' in theirs
+    assert "Log out" not in client.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
+    assert "Log out" in other_student_client.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
+    assert student_client.cookies["csrftoken"].value != other_student_client.cookies["csrftoken"].value
+
+
+LEAKY = {
+    "leaky.html": "{% load content_fragments %}<p>{% per_visitor %}{{ user }}{% endper_visitor %}</p><p>Hi {{ user }}</p>",
+    "eaten.html": "{% load content_fragments %}{% filter upper %}{% per_visitor %}x{% endper_visitor %}{% endfilter %}",
+    "fine.html": "{% load content_fragments %}<p>{{ title }}</p><p>{% per_visitor %}{% if user.is_authenticated %}in{% else %}out{% endif %}{% endper_visitor %}</p>",
+    "arguments.html": "{% load content_fragments %}{% per_visitor user %}{% endper_visitor %}",
+}
+LOCMEM_TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "OPTIONS": {
+            "loaders": [("django.template.loaders.locmem.Loader", LEAKY)],
+            "context_processors": ["django.contrib.auth.context_processors.auth"],
+        },
+    }
+]
+
+
+@override_settings(TEMPLATES=LOCMEM_TEMPLATES)
+def test_a_template_that_reads_the_visitor_outside_a_part_is_refused(rf: RequestFactory, student):
+    request = rf.get("/")
+    request.user = student
+    with pytest.raises(VisitorDataOutsidePart, match="'user' is used outside"):
+        render_kept(request, "leaky.html", dict, ("leaky",))
+    with pytest.raises(ValueError, match="1 per_visitor parts but 0 marks"):
+        render_kept(request, "eaten.html", dict, ("eaten",))
+    with pytest.raises(TemplateSyntaxError, match="per_visitor takes no arguments"):
+        render_kept(request, "arguments.html", dict, ("arguments",))
+    assert (
+        render_kept(request, "fine.html", lambda: {"title": "T"}, ("fine",)).content == b"<p>T</p><p>in</p>"
+    )
+    request.user = AnonymousUser()
+    assert (
+        render_kept(request, "fine.html", lambda: {"title": "T"}, ("fine",)).content == b"<p>T</p><p>out</p>"
+    )
