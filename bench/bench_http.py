@@ -94,6 +94,7 @@ def main() -> None:
     trivial_name, trivial_path = next(iter(PAGES.items()))
     rows = []
     with running_site(scratch_database("sqlite")) as site:
+
         def measure(name: str, path: str) -> tuple[float, float, float, int]:
             url = site.url + path
             # Signed up and rated just before: the page says "You rated it" for a minute after.

@@ -149,3 +149,12 @@ def watch(*content_models: type[models.Model]) -> None:
             models.signals.m2m_changed.connect(
                 _changed_by_signal, sender=field.remote_field.through, dispatch_uid=f"{dispatch}-{field.name}"
             )
+
+
+def drop_kept_when_a_template_changes(sender: Any, file_path: Any, **kwargs: Any) -> None:
+    """runserver's autoreloader saw a file change: a template edit must show on the next request.
+
+    Django reloads templates without restarting, but what is kept was rendered from the old ones.
+    """
+    if str(file_path).endswith(".html"):
+        _new_version()

@@ -3,12 +3,15 @@ no edit, however it is written, leaves a page showing what was there before."""
 
 import io
 import re
+from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.core.cache import cache
 from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils.autoreload import file_changed
 
 from config.content_cache import VERSION_KEY, content_version
 from felab_sim.models import ParameterSet, Scenario
@@ -149,3 +152,12 @@ def test_an_instructor_sees_draft_lessons_on_the_home_page_a_student_does_not(
     student_page = client.get("/").content.decode()
     assert "Draft" not in student_page and "Lesson 05" not in student_page
     assert 'class="draft-tag">Draft' in instructor_client.get("/").content.decode()
+
+
+def test_a_template_edit_under_runserver_drops_what_was_kept(client, seed_card):
+    page(client)
+    before = content_version()
+    file_changed.send(sender=None, file_path=Path(settings.BASE_DIR / "felab_sim" / "views.py"))
+    assert content_version() == before  # Python edits restart the server anyway
+    file_changed.send(sender=None, file_path=Path(settings.BASE_DIR / "templates" / "lessons" / "card.html"))
+    assert content_version() != before
