@@ -40,6 +40,9 @@ from django.test.utils import CaptureQueriesContext  # noqa: E402
 
 CARD = "/learn/llm-inference-performance/concurrency-sweep/step-1/?answer=shown"
 PAGES = {"/": "/", "card (answer shown)": CARD, "/sim/": "/sim/"}
+# Issue 14: pages with charts stay under 450 KB compressed; pages without load no plotting code.
+PLOTTED = {"card (answer shown)", "/sim/"}
+WEIGHT_LIMIT = 450_000
 ASSET = re.compile(r'(?:src|href|data-plotly-src)="(/static/[^"]+)"')
 
 
@@ -59,11 +62,16 @@ def queries(client: Client, url: str) -> int:
     return len(captured)
 
 
+def assets(html: bytes) -> list[str]:
+    """The static files a page loads, or fetches when a student reaches for a chart."""
+    return sorted(set(ASSET.findall(html.decode())))
+
+
 def page_weight(client: Client, url: str) -> tuple[int, int]:
     """(bytes gzip-compressed, bytes raw) of the HTML and every static file it loads."""
     html = client.get(url).content
     compressed, raw = len(gzip.compress(html, 9)), len(html)
-    for asset in sorted(set(ASSET.findall(html.decode()))):
+    for asset in assets(html):
         path = Path(settings.STATIC_ROOT) / asset.removeprefix("/static/")
         data = path.read_bytes()
         gz = path.with_name(path.name + ".gz")
@@ -105,9 +113,17 @@ def main() -> None:
         print(f"  {name:<22} {queries(client, url)}")
     print()
     print("page weight (HTML + static files it loads; gzip as served / raw):")
+    verdicts = []
     for name, url in PAGES.items():
         compressed, raw = page_weight(client, url)
         print(f"  {name:<22} {compressed / 1024:8.1f} KiB / {raw / 1024:8.1f} KiB")
+        if name in PLOTTED:
+            verdicts.append((f"{name} under {WEIGHT_LIMIT:,} bytes compressed", compressed < WEIGHT_LIMIT))
+        else:
+            plotting = [asset for asset in assets(client.get(url).content) if "plot" in asset]
+            verdicts.append((f"{name} loads no plotting code", not plotting))
+    for target, met in verdicts:
+        print(f"target: {target}: {'met' if met else 'NOT met'}")
 
 
 if __name__ == "__main__":
