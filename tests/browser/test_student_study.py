@@ -7,6 +7,7 @@ from playwright.sync_api import Page, expect
 
 from lessons.models import Card
 from quiz.models import CardState, LayerOpening, Rating, Review, Showing
+from tests.browser.conftest import _new_context
 from tests.browser.test_accessibility import serious_violations
 from tests.conftest import PASSWORD, SEED_CARD_URL
 from tests.quiz.clocks import MovableClock
@@ -203,3 +204,35 @@ def test_filled_in_student_and_instructor_pages_pass_axe(page: Page, live_lesson
     page.wait_for_selector("#ratings-chart .chart-static")
     problems["instructor"] = serious_violations(page)
     assert {name: found for name, found in problems.items() if found} == {}
+
+
+def test_two_students_on_the_same_card_each_see_only_their_own(
+    page: Page, browser, live_lessons, clock, student
+):
+    """The card page is kept once for everyone (config/kept_pages.py); what is kept must not
+    carry one student's answer, rating or account into another's browser."""
+    page.goto(live_lessons + "/accounts/login/")
+    page.get_by_label("Username").fill("sam")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.goto(live_lessons + SEED_CARD_URL)
+    type_then_reveal_with_space(page, "sam's own words")
+    page.keyboard.press("2")
+    expect(page.locator("#rating-result")).to_contain_text("Saved: Hard")
+
+    other = _new_context(browser).new_page()
+    other.goto(live_lessons + SEED_CARD_URL + "?answer=shown")
+    expect(other.get_by_role("heading", name="In plain words")).to_be_visible()
+    expect(other.locator(".typed-answer")).to_have_count(0)
+    expect(other.locator("#rating-result")).to_be_empty()
+    expect(other.get_by_role("link", name="Log in")).to_be_visible()
+    expect(other.get_by_role("button", name="Log out")).to_have_count(0)
+    other.get_by_role("button", name="Easy").click()
+    expect(other.locator("#rating-result")).to_contain_text("Saved: Easy")
+    other.context.close()
+
+    page.reload()
+    expect(page.locator(".typed-answer")).to_contain_text("sam's own words")
+    expect(page.locator("#rating-result")).to_contain_text("You rated it Hard")
+    expect(page.get_by_role("button", name="Log out")).to_be_visible()
+    assert sorted(Review.objects.values_list("rating", flat=True)) == [Rating.HARD, Rating.EASY]
