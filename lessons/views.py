@@ -86,24 +86,33 @@ def render_card(
 
     Kept whole per content version but for its per-visitor parts (config/kept_pages.py).
     """
-    # htmx asks for the answer region alone when the toggle is pressed, and focuses the toggle.
-    htmx = bool(request.htmx)
-    template = "lessons/card.html#answer" if htmx else "lessons/card.html"
     key = (card.pk, is_instructor(request.user), answer_shown, review_mode)
     response = render_kept(
         request,
-        template,
-        lambda: {
-            "card": card,
-            "answer_shown": answer_shown,
-            "review_mode": review_mode,
-            "htmx": htmx,
-            **_neighbours(request, card),
-        },
+        card_template(request),
+        lambda: card_context(request, card, answer_shown=answer_shown, review_mode=review_mode),
         key,
     )
     patch_vary_headers(response, ["HX-Request"])
     return response
+
+
+def card_template(request: HttpRequest) -> str:
+    # htmx asks for the answer region alone when the toggle is pressed.
+    return "lessons/card.html#answer" if request.htmx else "lessons/card.html"
+
+
+def card_context(
+    request: HttpRequest, card: Card, *, answer_shown: bool, review_mode: bool
+) -> dict[str, object]:
+    """What the card page shows the same way to every visitor (render_card's key names the rest)."""
+    return {
+        "card": card,
+        "answer_shown": answer_shown,
+        "review_mode": review_mode,
+        "htmx": bool(request.htmx),  # htmx focuses the toggle it swapped in
+        **_neighbours(request, card),
+    }
 
 
 def _neighbours(request: HttpRequest, card: Card) -> dict[str, Card | None]:

@@ -13,7 +13,7 @@ from django.test import Client, RequestFactory, override_settings
 
 from config.kept_pages import VisitorDataOutsidePart, render_kept
 from lessons.models import Card
-from lessons.views import _neighbours
+from lessons.views import card_context, card_template
 from quiz.models import Rating
 from tests.conftest import SEED_CARD_URL
 from tests.quiz.conftest import rate, show
@@ -28,20 +28,11 @@ def without_csrf_tokens(html: str) -> str:
     return CSRF_TOKEN.sub(r'\1…"', html)
 
 
-def full_render(
-    response: HttpResponse, card: Card, *, answer_shown: bool, review_mode: bool, htmx: bool
-) -> str:
+def full_render(response: HttpResponse, card: Card, *, answer_shown: bool, review_mode: bool) -> str:
     """What Django's own render() makes of the card page for the request that got `response`."""
     request = response.wsgi_request
-    context = {
-        "card": card,
-        "answer_shown": answer_shown,
-        "review_mode": review_mode,
-        "htmx": htmx,
-        **_neighbours(request, card),
-    }
-    template = "lessons/card.html#answer" if htmx else "lessons/card.html"
-    return render(request, template, context).content.decode()
+    context = card_context(request, card, answer_shown=answer_shown, review_mode=review_mode)
+    return render(request, card_template(request), context).content.decode()
 
 
 def signed_in_student_who_rated(student_client: Client) -> Client:
@@ -88,7 +79,6 @@ def test_each_visitor_gets_the_page_a_full_render_gives(
         seed_card,
         answer_shown="answer" in query,
         review_mode="review" in query,
-        htmx="HX-Request" in headers,
     )
     assert without_csrf_tokens(response.content.decode()) == without_csrf_tokens(expected)
 
