@@ -7,6 +7,7 @@ how to add one. Pure Python: no Django.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -120,7 +121,9 @@ class Calculator:
         computed = self.compute(values)
         if set(computed) != set(self.output_keys):
             raise AssertionError(f"{self.name}: computed {sorted(computed)}, declared {self.output_keys}")
-        outputs = {spec.key: Output(computed[spec.key], spec.unit, spec.label) for spec in self.outputs}
+        outputs = {
+            spec.key: Output(_defined(computed[spec.key]), spec.unit, spec.label) for spec in self.outputs
+        }
         return Result(self.name, values, outputs)
 
     def as_json(self) -> dict[str, object]:
@@ -132,6 +135,14 @@ class Calculator:
             "params": [param.as_json() for param in self.params],
             "outputs": [{"key": s.key, "unit": s.unit, "label": s.label} for s in self.outputs],
         }
+
+
+def _defined(value: OutputValue) -> OutputValue:
+    """None for a quotient that overflowed: inputs near a range's edge (a tiny price, a tiny
+    overhead) can leave a figure with no finite value, which JSON cannot carry."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def require(condition: bool, param: str, message: str) -> None:

@@ -93,7 +93,7 @@ def test_saving_in_the_admin_stores_only_the_changes(admin_client):
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("bandwidth_gbs", "fast", "bandwidth_gbs must be a number greater than 0"),
+        ("bandwidth_gbs", "fast", "bandwidth_gbs must be a number at least 0.1"),
         ("ram_gb", "nan", "ram_gb must be a number"),
         ("ram_gb", "", "ram_gb must be a number greater than 0 and at most 1,000,000; it is missing"),
         ("active_params_b", "9", "active_params_b must be at most params_b"),
