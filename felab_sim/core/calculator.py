@@ -92,6 +92,12 @@ class Calculator:
             raise TypeError(f"{self.name}: a parameter or output is declared twice")
 
     @property
+    def lessons_text(self) -> str:
+        """ "lesson 06" or "lessons 00, 04, 12": the lessons it belongs to, in words."""
+        noun = "lesson" if len(self.lessons) == 1 else "lessons"
+        return f"{noun} {', '.join(self.lessons)}"
+
+    @property
     def output_keys(self) -> tuple[str, ...]:
         return tuple(spec.key for spec in self.outputs)
 
