@@ -20,7 +20,7 @@ from .core.calc_charts import CHART_DESCRIPTIONS, Series, chart_json, measured_b
 from .core.calculator import Calculator, Params, Result
 from .core.calculators import CALCULATORS
 from .core.numbers import format_figure
-from .core.params import ParamError, ParamValue
+from .core.params import ParamError, ParamValue, heading
 from .core.presets import presets_for
 from .forms import CalculatorForm, plain_field_rows
 from .live import cached_chart
@@ -88,7 +88,7 @@ def _output_rows(result: Result, measured: dict[str, float | None]) -> list[dict
     return [
         {
             "key": key,
-            "label": out.label[:1].upper() + out.label[1:],
+            "label": heading(out.label),
             "value": out.text(),
             "measured": format_figure(measured.get(key), out.unit) if measured else "",
         }

@@ -5,7 +5,7 @@ from django.forms.utils import flatatt
 
 from .core.calculator import Calculator
 from .core.model import SWEEP_PARAMS, ParamError, SweepParams, check_web_limits, sweep_param
-from .core.params import Param, ParamValue
+from .core.params import Param, ParamValue, heading
 from .live import flat_text
 from .runs import BROWSER_LIMITS
 
@@ -36,7 +36,7 @@ class SweepForm(forms.Form):
             check_web_limits(params)
         except ParamError as error:
             field = error.param if error.param in self.fields else None
-            self.add_error(field, error.message)
+            self.add_error(field, worded(self, error))
             return data
         self.params = params
         return data
@@ -79,6 +79,23 @@ class RealSweepForm(forms.Form):
 _ON_OFF = [("off", "off"), ("on", "on")]
 
 
+def led_by(label: str, error: ParamError) -> str:
+    """A ParamError's message as a page shows it: led by the field's label, once.
+
+    The message names the parameter ("slots must be ...") for the JSON and the command line; on
+    a page the label stands in for the name, so the list of errors reads "Slots must be ...".
+    """
+    if error.message.startswith(error.param + " "):
+        return label + error.message[len(error.param) :]
+    return f"{label}: {error.message}"
+
+
+def worded(form: forms.BaseForm, error: ParamError) -> str:
+    """``led_by`` with the form's label for the parameter; a message about no field stays as it is."""
+    field = form.fields.get(error.param)
+    return error.message if field is None else led_by(str(field.label), error)
+
+
 class DeclaredField(forms.Field):
     """A field checked by its Param, so the page, the admin and the JSON agree on every rule."""
 
@@ -91,7 +108,7 @@ class DeclaredField(forms.Field):
         try:
             return self.param.parse(text)  # refuses text longer than MAX_TEXT too
         except ParamError as error:
-            raise forms.ValidationError(error.message) from None
+            raise forms.ValidationError(led_by(str(self.label), error)) from None
 
 
 def _help(param: Param, unit_in_help: bool) -> str:
@@ -102,7 +119,7 @@ def _help(param: Param, unit_in_help: bool) -> str:
 def param_field(param: Param, *, unit_in_help: bool = True, check_range: bool = True) -> forms.Field:
     """A form field for a declared parameter; the widget carries its range for the browser, and
     the field checks it too unless ``check_range`` leaves that to the code the form feeds."""
-    label = param.label[:1].upper() + param.label[1:]
+    label = heading(param.label)
     parsed = param if check_range else replace(param, low=None, high=None)
     if param.kind == "text":
         widget = forms.TextInput(attrs={"inputmode": "numeric", "autocomplete": "off"})
@@ -172,7 +189,7 @@ def check_across(form: forms.BaseForm, calculator: Calculator, values: dict[str,
     try:
         calculator.check(values)
     except ParamError as error:
-        form.add_error(error.param if error.param in form.fields else None, error.message)
+        form.add_error(error.param if error.param in form.fields else None, worded(form, error))
         return False
     return True
 

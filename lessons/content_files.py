@@ -15,7 +15,8 @@ slug, and the figures of their "Computed live" panel. A lesson may carry an `int
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,13 +91,62 @@ def _dump(data: Any, path: Path) -> None:
 
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
+# Bounds on what one content file may hold. The bundled files are under 30 KB with no text over
+# 2,000 characters; the bounds leave room for far longer lessons while refusing a file that would
+# take the import minutes and the database megabytes (or a page served to every student).
+MAX_FILE_BYTES = 1 << 20
+MAX_FIELD_CHARS = 20_000
+MAX_NESTING = 20
+
 
 def _load(path: Path) -> Any:
+    """The file's YAML, after checks that keep a hostile file cheap to refuse.
+
+    Anchors and aliases are refused: a few hundred bytes of nested aliases expand to gigabytes
+    ("billion laughs"), and lesson files have no use for them.
+    """
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise ContentError(f"{path}: {size:,} bytes, over the limit of {MAX_FILE_BYTES:,}")
+    raw = path.read_bytes()
     try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw.count(b"\n", 0, error.start) + 1
+        raise ContentError(
+            f"{path}: line {line}: not UTF-8 (byte 0x{raw[error.start]:02x}); save the file as UTF-8"
+        ) from None
+    try:
+        _check_events(text, path)
         # libyaml's C loader when PyYAML has it (its wheels do): ten times the pure-Python one.
-        return yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER)
+        return yaml.load(text, Loader=_SAFE_LOADER)
     except yaml.YAMLError as error:
-        raise ContentError(f"{path}: not valid YAML ({error})") from error
+        mark = getattr(error, "problem_mark", None)
+        where = f" line {mark.line + 1}:" if mark is not None else ""
+        raise ContentError(f"{path}:{where} not valid YAML ({error})") from None
+
+
+def _check_events(text: str, path: Path) -> None:
+    """Refuse aliases, anchors, deep nesting and overlong values, by line, before building anything."""
+    depth = 0
+    for event in yaml.parse(text, Loader=_SAFE_LOADER):
+        line = event.start_mark.line + 1
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+            raise ContentError(
+                f"{path}: line {line}: YAML anchors and aliases (&name, *name) are not accepted; "
+                "write the value out in full"
+            )
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_NESTING:
+                raise ContentError(f"{path}: line {line}: nested more than {MAX_NESTING} levels deep")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+        elif isinstance(event, yaml.ScalarEvent) and len(event.value) > MAX_FIELD_CHARS:
+            raise ContentError(
+                f"{path}: line {line}: a value of {len(event.value):,} characters, over the limit "
+                f"of {MAX_FIELD_CHARS:,}"
+            )
 
 
 def _require(data: Any, key: str, path: Path) -> Any:
@@ -189,14 +239,32 @@ def import_content(directory: Path = CONTENT_DIR, *, force: bool = False) -> Imp
     if not directory.is_dir():
         raise ContentError(f"{directory}: no such content directory")
     merger = _Merger(force)
-    terms = _import_glossary(directory / "glossary.yaml", merger)
-    scenarios = _import_scenarios(directory / "scenarios.yaml", merger)
-    _import_parameter_sets(directory / "parameter_sets.yaml", merger)
+    with _reading(directory / "glossary.yaml"):
+        terms = _import_glossary(directory / "glossary.yaml", merger)
+    with _reading(directory / "scenarios.yaml"):
+        scenarios = _import_scenarios(directory / "scenarios.yaml", merger)
+    with _reading(directory / "parameter_sets.yaml"):
+        _import_parameter_sets(directory / "parameter_sets.yaml", merger)
     for course_path in sorted(directory.glob("*/course.yaml")):
-        course = _import_course(course_path, merger)
+        with _reading(course_path):
+            course = _import_course(course_path, merger)
         for lesson_path in sorted(course_path.parent.glob("lesson-*.yaml")):
-            _import_lesson(course, lesson_path, terms, scenarios, merger)
+            with _reading(lesson_path):
+                _import_lesson(course, lesson_path, terms, scenarios, merger)
     return merger.report
+
+
+@contextmanager
+def _reading(path: Path) -> Iterator[None]:
+    """Name the file when its data has the wrong shape (a list for a mapping, a word for a number)."""
+    try:
+        yield
+    except ContentError:
+        raise
+    except (TypeError, ValueError, AttributeError, KeyError) as error:
+        raise ContentError(
+            f"{path}: not lesson content as expected ({type(error).__name__}: {error})"
+        ) from error
 
 
 def _import_glossary(path: Path, merger: _Merger) -> dict[str, GlossaryTerm]:

@@ -129,3 +129,27 @@ def test_a_too_large_answer_is_a_clear_4xx(client, lessons):
     response = client.post(CARD + "show/", {"answer": BIG})
     assert response.status_code == 400
     assert "malformed or too large" in response.content.decode()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("url", "param"),
+    [
+        ("/sim/calc/decode-ceiling.json?bandwidth_gbs=5e-324", "bandwidth_gbs"),
+        ("/sim/calc/decode-ceiling.json?params_b=1e-320", "params_b"),
+        ("/sim/calc/decode-ceiling.json?active_params_b=5e-324", "active_params_b"),
+        ("/sim/calc/roofline.json?bytes_per_weight=5e-324", "bytes_per_weight"),
+    ],
+)
+def test_a_divisor_too_small_to_divide_by_is_a_400_naming_it(client, url, param):
+    response = client.get(url)
+    assert response.status_code == 400
+    assert response.json()["error"]["param"] == param
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("prefix_chars", [26_667_113, 40_000_000])
+def test_the_prefix_cache_page_draws_its_chart_up_to_the_declared_maximum(client, prefix_chars):
+    response = client.get(f"/sim/calc/prefix-cache/?prefix_chars={prefix_chars}")
+    assert response.status_code == 200
+    assert f"{prefix_chars:,}" in response.content.decode()

@@ -192,7 +192,10 @@ def _prefill(params: Params, measured: Sequence[Series]) -> dict:
 
 def _prefix_cache(params: Params, measured: Sequence[Series]) -> dict:
     # TTFT of a repeat against the shared part's length, the variable part kept as set.
-    top = max(24_000, params["prefix_chars"] * 1.5)
+    # Half as far again as the setting, but never past the declared maximum the points are run at.
+    top = min(
+        max(24_000, params["prefix_chars"] * 1.5), CALCULATORS["prefix-cache"].param("prefix_chars").high
+    )
     xs = _range(top, 80)
     warm, variable_first, cold = [], [], []
     for x in xs:

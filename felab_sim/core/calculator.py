@@ -7,6 +7,7 @@ how to add one. Pure Python: no Django.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -91,6 +92,12 @@ class Calculator:
             raise TypeError(f"{self.name}: a parameter or output is declared twice")
 
     @property
+    def lessons_text(self) -> str:
+        """ "lesson 06" or "lessons 00, 04, 12": the lessons it belongs to, in words."""
+        noun = "lesson" if len(self.lessons) == 1 else "lessons"
+        return f"{noun} {', '.join(self.lessons)}"
+
+    @property
     def output_keys(self) -> tuple[str, ...]:
         return tuple(spec.key for spec in self.outputs)
 
@@ -120,7 +127,9 @@ class Calculator:
         computed = self.compute(values)
         if set(computed) != set(self.output_keys):
             raise AssertionError(f"{self.name}: computed {sorted(computed)}, declared {self.output_keys}")
-        outputs = {spec.key: Output(computed[spec.key], spec.unit, spec.label) for spec in self.outputs}
+        outputs = {
+            spec.key: Output(_defined(computed[spec.key]), spec.unit, spec.label) for spec in self.outputs
+        }
         return Result(self.name, values, outputs)
 
     def as_json(self) -> dict[str, object]:
@@ -132,6 +141,14 @@ class Calculator:
             "params": [param.as_json() for param in self.params],
             "outputs": [{"key": s.key, "unit": s.unit, "label": s.label} for s in self.outputs],
         }
+
+
+def _defined(value: OutputValue) -> OutputValue:
+    """None for a quotient that overflowed: inputs near a range's edge (a tiny price, a tiny
+    overhead) can leave a figure with no finite value, which JSON cannot carry."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def require(condition: bool, param: str, message: str) -> None:

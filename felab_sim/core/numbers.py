@@ -12,6 +12,8 @@ The rule:
 - A decimal part of zeros is dropped: "500", "26", "18", "2.5" (not "500.0" or "2.50").
 - Thousands are separated by commas at any size: "1,234,567".
 - Integers (``int``) print whole, with separators: "25,856".
+- Below 0.0001 (and not 0), scientific, two significant digits: "8.8 × 10⁻²⁷", never a row of
+  zeros a reader has to count.
 - A value that cannot be computed (None, NaN, infinity) prints as an em dash, never an error.
 - Units follow the number after a space ("26 ms", "275.1 tok/s"), except the ones that
   read as part of the number: "%", "×" and "x" ("71%", "5.1×").
@@ -26,9 +28,13 @@ import math
 import re
 
 MISSING = "—"
+# Below this size a figure is written "8.8 × 10⁻²⁷".
+SCIENTIFIC_BELOW = 1e-4
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+_FROM_SUPERSCRIPT = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
 # Units written against the number, not after a space.
 _ATTACHED_UNITS = frozenset({"%", "×", "x"})
-_NUMBER = re.compile(r"[-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+_NUMBER = re.compile(r"[-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?: ?× ?10⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)?")
 
 
 def decimals_for(value: float) -> int:
@@ -50,6 +56,10 @@ def format_number(value: float | int | None) -> str:
         return f"{value:,}"
     if not math.isfinite(value):
         return MISSING
+    if value != 0 and abs(value) < SCIENTIFIC_BELOW:
+        mantissa, exponent = f"{value:.1e}".split("e")
+        mantissa = mantissa.removesuffix(".0")
+        return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
     text = f"{value:,.{decimals_for(value)}f}"
     if "." in text:
         text = text.rstrip("0").rstrip(".")
@@ -71,12 +81,20 @@ def parse_number(text: str) -> float | None:
     match = _NUMBER.search(text)
     if match is None:
         return None
-    return float(match[0].replace(",", "").replace("−", "-"))
+    return _read(match[0])
 
 
 def numbers_in(text: str) -> list[float]:
     """Every number written in a text, in order."""
-    return [float(found.replace(",", "").replace("−", "-")) for found in _NUMBER.findall(text)]
+    return [_read(found) for found in _NUMBER.findall(text)]
+
+
+def _read(found: str) -> float:
+    mantissa, _, power = found.replace(",", "").replace("−", "-").partition("×")
+    if not power:
+        return float(mantissa)
+    exponent = int(power.strip().removeprefix("10").translate(_FROM_SUPERSCRIPT))
+    return float(f"{mantissa.strip()}e{exponent}")
 
 
 def agrees(stated: float, computed: float, tolerance: float = 0.02) -> bool:

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-__all__ = ["Param", "ParamError", "ParamValue", "parse_all"]
+__all__ = ["Param", "ParamError", "ParamValue", "heading", "parse_all"]
 
 ParamValue = int | float | str | bool | None
 # "text" is for a value with its own grammar, checked by its owner (the sweep's "1,8,16" levels).
@@ -45,6 +45,22 @@ def _shown(value: object) -> str:
 
 def _num(x: float) -> str:
     return f"{x:,.0f}" if float(x).is_integer() else f"{x:g}"
+
+
+def _shown_number(value: int | float) -> str:
+    """A number a person sent, as they would write it: 1,000,000,000 rather than 1000000000.0."""
+    try:
+        if float(value).is_integer() and abs(value) < 1e15:
+            return f"{int(value):,}"
+        return repr(float(value))  # every digit of 0.1234567, and 1e+300 rather than 301 digits
+    except OverflowError:
+        return f"a {len(str(abs(int(value))))}-digit number"
+
+
+def heading(label: str) -> str:
+    """A label at the start of a sentence or a row: its first letter capitalised if it is a
+    Latin one, so a symbol keeps its case ("β × margin", not "Β × margin", a capital beta)."""
+    return label[:1].upper() + label[1:] if label[:1].isascii() else label
 
 
 @dataclass(frozen=True)
@@ -159,7 +175,7 @@ class Param:
         too_low = self.low is not None and (value <= self.low if self.low_open else value < self.low)
         too_high = self.high is not None and value > self.high
         if too_low or too_high:
-            raise ParamError(self.name, f"{self.rule()} (got {_shown(raw)})")
+            raise ParamError(self.name, f"{self.rule()} (got {_shown_number(value)})")
         return value
 
     def as_json(self) -> dict[str, object]:

@@ -26,6 +26,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from felab_sim.core.model import CHARS_PER_TOKEN
+
 __all__ = [
     "BROKEN_PREFIX",
     "PROMPT_ONLY_BREAK_SHARE",
@@ -214,11 +216,21 @@ _HINT_NAMES = {
 class _Filler:
     """One schema's value; ``rng`` is seeded by the request so a prompt gets the same reply."""
 
-    def __init__(self, root: Mapping[str, object], rng: random.Random, hints: Mapping[str, object]) -> None:
+    def __init__(
+        self,
+        root: Mapping[str, object],
+        rng: random.Random,
+        hints: Mapping[str, object],
+        max_tokens: int | None = None,
+    ) -> None:
         self.root = root
         self.rng = rng
         self.hints = hints
         self.values = 0
+        self.max_tokens = max_tokens
+        # Characters the schema's minLengths demand so far: a reply of max_tokens tokens holds
+        # about max_tokens × CHARS_PER_TOKEN of them (the course's characters ÷ 4 rule).
+        self.demanded_chars = 0
 
     # -- schema plumbing
 
@@ -251,7 +263,7 @@ class _Filler:
             raise SchemaError(where, f"a schema that asks for more than {MAX_VALUES} values")
         schema, where = self.resolve(schema, where)
         if schema is True or schema == {}:
-            return self.string({}, name)
+            return self.string({}, where, name)
         if not isinstance(schema, Mapping):
             raise SchemaError(
                 where, "a schema that no value satisfies" if schema is False else "not a schema"
@@ -271,7 +283,7 @@ class _Filler:
         if kind == "array":
             return self.array(schema, where, depth, name)
         if kind == "string":
-            return self.string(schema, name)
+            return self.string(schema, where, name)
         if kind == "integer":
             return self.integer(schema, where, name)
         if kind == "number":
@@ -371,7 +383,15 @@ class _Filler:
             for i in range(n)
         ]
 
-    def string(self, schema: Mapping[str, object], name: str) -> str:
+    def string(self, schema: Mapping[str, object], where: str, name: str) -> str:
+        low = _count(schema, "minLength", 0, where)
+        self.demanded_chars += low
+        if self.max_tokens is not None and self.demanded_chars > self.max_tokens * CHARS_PER_TOKEN:
+            raise SchemaError(
+                where,
+                f"a minLength of {low}, more text than max_tokens {self.max_tokens} can hold "
+                f"(about {self.max_tokens * CHARS_PER_TOKEN} characters in all)",
+            )
         hint = self.hint(name)
         fmt = schema.get("format")
         if hint is not None:
@@ -383,10 +403,16 @@ class _Filler:
         else:
             start = self.rng.randrange(len(_FILLER_WORDS))
             text = " ".join(_FILLER_WORDS[(start + i) % len(_FILLER_WORDS)] for i in range(4))
-        low = _count(schema, "minLength", 0, "")
-        high = _count(schema, "maxLength", max(low, len(text)), "")
-        while len(text) < low:
-            text += " " + _FILLER_WORDS[len(text) % len(_FILLER_WORDS)]
+        high = _count(schema, "maxLength", max(low, len(text)), where)
+        if len(text) < low:
+            # Whole filler words, built in one pass: the work follows the length of the text.
+            more = [text]
+            size = len(text)
+            while size < low:
+                word = _FILLER_WORDS[size % len(_FILLER_WORDS)]
+                more.append(word)
+                size += 1 + len(word)
+            text = " ".join(more)
         text = text[:high].rstrip() if high < len(text) else text
         return text if len(text) >= low else text.ljust(low, "x")
 
@@ -395,16 +421,22 @@ class _Filler:
         lo = int(low) if low is not None else (int(high) - 9 if high is not None and high < 1 else 1)
         hi = int(high) if high is not None else lo + 9
         step = schema.get("multipleOf")
-        if isinstance(step, int) and not isinstance(step, bool) and step > 0:
-            candidates = range(-(-lo // step) * step, hi + 1, step)
-        else:
-            candidates = range(lo, hi + 1)
-        if not candidates:
+        if not (isinstance(step, int) and not isinstance(step, bool) and step > 0):
+            step = 1
+        # The allowed values are first, first + step, ... (count of them), worked out by
+        # arithmetic: a range of 10**18 costs what a range of 10 does (a list would not).
+        first = -(-lo // step) * step
+        count = (hi - first) // step + 1 if first <= hi else 0
+        if count <= 0:
             raise SchemaError(where, "an integer range that holds no value")
         hint = self.hint(name)
         if isinstance(hint, int) and not isinstance(hint, bool):
-            return min(candidates, key=lambda c: abs(c - hint))
-        return candidates[self.rng.randrange(len(candidates))]
+            # The allowed value nearest the hint, the lower one on a tie.
+            k = min(max((hint - first) // step, 0), count - 1)
+            below = first + k * step
+            above = below + step
+            return above if k + 1 < count and abs(above - hint) < abs(below - hint) else below
+        return first + self.rng.randrange(count) * step
 
     def number(self, schema: Mapping[str, object], where: str) -> float:
         low, high = _bounds(schema, where)
@@ -436,9 +468,12 @@ def _bounds(
         value = schema.get(key)
         if value is None or isinstance(value, bool):
             return None
-        if not isinstance(value, int | float) or not math.isfinite(value):
-            raise SchemaError(where, f"{key} must be a number")
-        return float(value)
+        try:
+            if not isinstance(value, int | float) or not math.isfinite(value):
+                raise SchemaError(where, f"{key} must be a number")
+            return float(value)
+        except OverflowError:  # an integer beyond any float, such as 10**400
+            raise SchemaError(where, f"a {key} too large for a number") from None
 
     def exclusive(key: str, bound: str) -> tuple[float | None, bool]:
         if schema.get(key) is True:
@@ -469,15 +504,22 @@ def _bounds(
     return low, high
 
 
-def fill_schema(schema: object, seed: str, hints: Mapping[str, object] | None = None) -> object:
+def fill_schema(
+    schema: object,
+    seed: str,
+    hints: Mapping[str, object] | None = None,
+    max_tokens: int | None = None,
+) -> object:
     """A value that satisfies ``schema`` (its types, bounds, enums, required properties).
 
     ``hints`` (the classifier's ``category``, ``severity``, ``next_action``) fill properties of
     those names where the schema allows them; everything else is drawn from ``seed``.
-    Raises :class:`SchemaError` for a schema it cannot fill.
+    Raises :class:`SchemaError` for a schema it cannot fill, and, given ``max_tokens``, for
+    minLengths that demand more text than that many tokens hold. The work is in proportion to
+    the value built (at most MAX_VALUES values), never to a range's width or a length asked for.
     """
     root = schema if isinstance(schema, Mapping) else {}
-    return _Filler(root, random.Random(seed), hints or {}).value(schema, "", 0)
+    return _Filler(root, random.Random(seed), hints or {}, max_tokens).value(schema, "", 0)
 
 
 def words(text: str) -> tuple[str, ...]:

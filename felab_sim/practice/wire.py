@@ -320,8 +320,15 @@ def _response_format(data: Mapping[str, object]) -> tuple[str, object | None]:
     return "json_schema", schema
 
 
-def _json_reply(data: Mapping[str, object], prompt: str, ticket_text: str, model_id: str) -> str | None:
-    """The reply's text when it is JSON (lesson 07; see ``structured``), else None for prose."""
+def _json_reply(
+    data: Mapping[str, object], prompt: str, ticket_text: str, model_id: str, max_tokens: int
+) -> str | None:
+    """The reply's text when it is JSON (lesson 07; see ``structured``), else None for prose.
+
+    A schema whose minLengths need more than ``max_tokens`` is refused rather than filled and
+    cut: the reply could never satisfy it, and filling it would cost the server time for text
+    it would not send.
+    """
     kind, schema = _response_format(data)
     if kind == "text" and not structured.asks_for_json(prompt):
         return None
@@ -334,7 +341,7 @@ def _json_reply(data: Mapping[str, object], prompt: str, ticket_text: str, model
     try:
         # Seeded by the prompt and the schema: the same request always gets the same values.
         seed = f"{prompt}\x00{json.dumps(schema, sort_keys=True)}"
-        value = structured.fill_schema(schema, seed, ticket.as_dict())
+        value = structured.fill_schema(schema, seed, ticket.as_dict(), max_tokens)
     except (structured.SchemaError, RecursionError) as exc:
         reason = str(exc) if isinstance(exc, structured.SchemaError) else "a schema nested this deep"
         raise ApiError(
@@ -397,7 +404,11 @@ def parse_request(kind: Kind, data: Mapping[str, object], model_id: str = MODEL_
     # JSON replies (chat only: response_format is a chat parameter) have the length of their
     # text; prose has the seeded draw. With both caps given, both are honoured. A cap shorter
     # than a JSON reply cuts it, with finish_reason "length", as OpenAI's servers do.
-    json_text = _json_reply(data, prompt, ticket_text, model_id) if kind == "chat" else None
+    json_text = (
+        _json_reply(data, prompt, ticket_text, model_id, min(caps, default=MAX_MAX_TOKENS))
+        if kind == "chat"
+        else None
+    )
     reply_words = structured.words(json_text) if json_text is not None else ()
     natural = len(reply_words) if reply_words else output_tokens(prompt, sys.maxsize)
     n_tokens = min([natural, *caps])

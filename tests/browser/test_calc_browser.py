@@ -84,5 +84,25 @@ def test_a_bad_value_is_named_on_the_page(page: Page, live_server):
     box.fill("9000")
     box.dispatch_event("change")
     alert = page.locator("#calc-results [role=alert]")
-    expect(alert).to_contain_text("cached_tokens must be at most prompt_tokens (8,000)")
+    expect(alert).to_contain_text("Cached tokens must be at most prompt_tokens (8,000)")
     expect(page.locator("#calc-results .plot")).to_have_count(0)  # no stale chart beside the error
+
+
+def test_the_dpo_page_reads_as_a_person_writes(page: Page, live_server):
+    """Beta as "β" (not a capital beta, which reads as B), a tiny loss in scientific form,
+    an error led once by its label with the number as given, and "lesson 06" in the list."""
+    page.goto(f"{live_server.url}/sim/calc/dpo/?margin=600")
+    expect(page.get_by_label("Beta (β)")).to_have_value("0.1")
+    expect(page.locator("#output-scaled_margin th")).to_contain_text("β × margin")
+    expect(page.locator("main")).not_to_contain_text("Β")  # U+0392, the capital beta
+    expect(page.locator('td[data-key="loss"]')).to_have_text("8.8 × 10⁻²⁷")
+    expect(page.locator('td[data-key="gradient_weight"]')).to_have_text("8.8 × 10⁻²⁷")
+    listed = page.locator("li", has=page.get_by_role("link", name=CALCULATORS["prefix-cache"].title))
+    expect(listed).to_contain_text("lesson 06")
+    expect(listed).not_to_contain_text("lessons 06")
+
+    page.goto(f"{live_server.url}/sim/calc/dpo/?beta=1000000000")
+    alert = page.locator("#calc-results [role=alert]")
+    expect(alert.locator("li")).to_have_text(
+        "Beta (β) must be a number greater than 0 and at most 100 (got 1,000,000,000)"
+    )

@@ -260,7 +260,7 @@ def test_import_refuses_an_unknown_citation(tmp_path, text, figure, reason):
 @pytest.mark.parametrize(
     ("change", "reason"),
     [
-        (("546.5", "-1"), "bandwidth_gbs must be a number greater than 0"),
+        (("546.5", "-1"), "bandwidth_gbs must be a number at least 0.1"),
         (("acceptance: 0.41", "acceptance: 0.8"), "acceptance is the calculator's default"),
         (("calculator: speculative", "calculator: guesswork"), "'guesswork' is not a calculator"),
     ],

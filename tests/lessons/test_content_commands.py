@@ -354,3 +354,91 @@ def test_import_refuses_a_live_figure_inside_an_html_attribute(lessons, tmp_path
     lesson_file.write_text(text)
     with pytest.raises(CommandError, match=r"card step 1: \{\{sim.c8.agg_tok_s\}\} is inside a link target"):
         run("import_lessons", "--dir", str(content))
+
+
+# --------------------------------------------------------------------------- hostile files
+
+GOOD_GLOSSARY = "- term: Slot\n  definition: A place for one request.\n"
+LESSON_HEAD = "number: 1\nslug: x\ntitle: X\ncards:\n- step: 1\n  title: T\n  question: Q\n"
+
+
+def content_with(tmp_path: Path, lesson: bytes) -> Path:
+    """A course with a good glossary and one lesson file holding ``lesson``."""
+    (tmp_path / "glossary.yaml").write_text(GOOD_GLOSSARY)
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "course.yaml").write_text("slug: c\ntitle: C\n")
+    (tmp_path / "c" / "lesson-01-x.yaml").write_bytes(lesson)
+    return tmp_path
+
+
+def assert_nothing_imported() -> None:
+    assert not GlossaryTerm.objects.exists()
+    assert not Course.objects.exists()
+    assert not ImportBaseline.objects.exists()
+
+
+# Nine levels of nine aliases: a 400-byte file that expands to 9**8 copies of "lol".
+ALIAS_BOMB = "a: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{','.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(7)
+)
+
+
+@pytest.mark.django_db
+def test_import_refuses_yaml_aliases_by_file_and_line(tmp_path):
+    glossary = "- term: Slot\n  definition: &d A place for one request.\n- term: Slots\n  definition: *d\n"
+    (tmp_path / "glossary.yaml").write_text(glossary)
+    with pytest.raises(CommandError, match=r"glossary.yaml: line 2: YAML anchors and aliases"):
+        run("import_lessons", "--dir", str(tmp_path))
+    assert_nothing_imported()
+
+
+@pytest.mark.django_db
+def test_import_refuses_an_alias_bomb_without_expanding_it(tmp_path):
+    assert len(ALIAS_BOMB) < 500
+    path = content_with(tmp_path, (LESSON_HEAD + "  plain_words: A\n").encode())
+    (path / "scenarios.yaml").write_text(ALIAS_BOMB)
+    with pytest.raises(CommandError, match=r"scenarios.yaml: line 1: YAML anchors and aliases"):
+        run("import_lessons", "--dir", str(path))
+    assert_nothing_imported()
+
+
+@pytest.mark.django_db
+def test_import_reports_invalid_utf8_by_file_and_line(tmp_path):
+    path = content_with(tmp_path, (LESSON_HEAD + "  plain_words: caf").encode() + b"\xe9\n")
+    with pytest.raises(CommandError, match=r"lesson-01-x.yaml: line 8: not UTF-8 \(byte 0xe9\)"):
+        run("import_lessons", "--dir", str(path))
+    assert_nothing_imported()
+
+
+@pytest.mark.django_db
+def test_import_refuses_an_overlong_field_by_file_and_line(tmp_path):
+    long_text = "word " * 5_000  # 25,000 characters
+    path = content_with(tmp_path, (LESSON_HEAD + f"  plain_words: {long_text}\n").encode())
+    with pytest.raises(CommandError, match=r"lesson-01-x.yaml: line 8: a value of 24,999 characters"):
+        run("import_lessons", "--dir", str(path))
+    assert_nothing_imported()
+
+
+@pytest.mark.django_db
+def test_import_refuses_an_oversized_file(tmp_path):
+    padding = b"# padding\n" * 110_000  # 1.1 MB of comments
+    path = content_with(tmp_path, LESSON_HEAD.encode() + b"  plain_words: A\n" + padding)
+    with pytest.raises(CommandError, match=r"lesson-01-x.yaml: 1,100,086 bytes, over the limit of 1,048,576"):
+        run("import_lessons", "--dir", str(path))
+    assert_nothing_imported()
+
+
+@pytest.mark.django_db
+def test_import_names_the_file_whose_data_has_the_wrong_shape(tmp_path):
+    path = content_with(tmp_path, LESSON_HEAD.replace("number: 1", "number: one").encode())
+    with pytest.raises(CommandError, match=r"lesson-01-x.yaml: not lesson content as expected"):
+        run("import_lessons", "--dir", str(path))
+    assert_nothing_imported()
+
+
+@pytest.mark.django_db
+def test_a_yaml_syntax_error_names_its_line(tmp_path):
+    path = content_with(tmp_path, (LESSON_HEAD + "  plain_words: [unclosed\n").encode())
+    with pytest.raises(CommandError, match=r"lesson-01-x.yaml: line \d+: not valid YAML"):
+        run("import_lessons", "--dir", str(path))
+    assert_nothing_imported()

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from typing import Literal
 
+import httpx
 import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -16,6 +18,7 @@ from hypothesis import strategies as st
 from openai import AsyncOpenAI, OpenAI
 from pydantic import BaseModel, Field
 
+from felab_sim.core.model import ServerParams
 from felab_sim.practice import MODEL_ID, PracticeApp
 from felab_sim.practice.structured import (
     BASE_MODEL_ACCURACY,
@@ -440,3 +443,131 @@ def _extend(children):
 @given(schema=st.recursive(_leaf, _extend, max_leaves=12), seed=st.text(max_size=20))
 def test_any_schema_of_known_keywords_is_filled_validly(schema, seed):
     jsonschema.Draft202012Validator(schema).validate(fill_schema(schema, seed))
+
+
+# --------------------------------------------------------------------------- hostile schemas
+
+
+class TooMuchWork(Exception):
+    pass
+
+
+def lines_run(call, limit: int):
+    """(call's result, Python lines it ran); stops it with TooMuchWork past ``limit`` lines.
+
+    Counting lines rather than seconds: the bound holds on a loaded machine and a runaway
+    fill is stopped at once instead of hanging the suite.
+    """
+    count = 0
+
+    def tracer(frame, event, arg):
+        nonlocal count
+        if event == "line":
+            count += 1
+            if count > limit:
+                raise TooMuchWork(f"more than {limit} lines")
+        return tracer
+
+    previous = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        result = call()
+    finally:
+        sys.settrace(previous)
+    return result, count
+
+
+def severity_schema(**bounds: object) -> dict[str, object]:
+    return {
+        "type": "object",
+        "properties": {"severity": {"type": "integer", **bounds}, "n": {"type": "integer", **bounds}},
+        "required": ["severity", "n"],
+    }
+
+
+@pytest.mark.parametrize(
+    "bounds",
+    [
+        {"maximum": 1e8},
+        {"maximum": 1e18},
+        {"minimum": -1e300, "maximum": 1e300},
+        {"minimum": 3, "maximum": 10**30, "multipleOf": 7},
+    ],
+)
+def test_a_wide_integer_range_costs_no_more_than_a_narrow_one(bounds):
+    schema = severity_schema(**bounds)
+    _, narrow = lines_run(lambda: fill_schema(severity_schema(maximum=10), "seed", {"severity": 4}), 10_000)
+    value, wide = lines_run(lambda: fill_schema(schema, "seed", {"severity": 4}), 10_000)
+    jsonschema.Draft202012Validator(schema).validate(value)
+    assert wide < 2 * narrow
+    assert value["severity"] == (7 if "multipleOf" in bounds else 4)
+
+
+def test_a_long_min_length_costs_lines_in_proportion_to_the_text():
+    schema = {"type": "string", "minLength": 200_000}
+    value, lines = lines_run(lambda: fill_schema(schema, "seed"), 500_000)
+    assert len(value) == 200_000
+    # Each filler word (about 6 characters) costs a few lines, once.
+    assert lines < 200_000
+
+
+def test_a_min_length_beyond_max_tokens_is_refused_without_building_it():
+    schema = {"type": "object", "properties": {"notes": {"type": "string", "minLength": 2_000_000}}}
+    with pytest.raises(SchemaError) as refused:
+        lines_run(lambda: fill_schema(schema, "seed", max_tokens=128), 10_000)
+    assert "/properties/notes" in str(refused.value)
+    assert "max_tokens 128" in str(refused.value)
+
+
+def test_an_integer_bound_beyond_any_float_is_refused():
+    with pytest.raises(SchemaError):
+        fill_schema({"type": "integer", "maximum": 10**400}, "seed")
+
+
+def test_the_server_names_a_min_length_that_max_tokens_cannot_hold(client):
+    import openai
+
+    with pytest.raises(openai.UnprocessableEntityError) as refused:
+        client.chat.completions.create(
+            model=MODEL_ID,
+            messages=messages("hi"),
+            max_tokens=128,
+            response_format={
+                "type": "json_schema",
+                "json_schema": {
+                    "name": "x",
+                    "schema": {
+                        "type": "object",
+                        "properties": {"notes": {"type": "string", "minLength": 2_000_000}},
+                    },
+                },
+            },
+        )
+    assert refused.value.param == "response_format.json_schema.schema"
+    assert "/properties/notes" in refused.value.message
+    assert "minLength of 2000000" in refused.value.message
+
+
+def test_health_answers_while_a_hostile_schema_request_streams():
+    """A schema with a 10**18-wide range is filled at once, so the server stays free for others."""
+    hostile = {
+        "model": MODEL_ID,
+        "messages": messages("Ticket: the API is down"),
+        "stream": True,
+        "max_tokens": 200,
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": "t", "schema": severity_schema(maximum=1e18)},
+        },
+    }
+    with serving(ServerParams(step_ms=50.0)) as slow:
+        # The timeout only ends a run that hangs (the old filler never returned); nothing
+        # here depends on how long the fill takes.
+        with httpx.Client(base_url=slow.url, timeout=30) as http:
+            with http.stream("POST", "/v1/chat/completions", json=hostile) as stream:
+                assert stream.status_code == 200
+                lines = stream.iter_lines()
+                next(line for line in lines if '"content":' in line)
+                status = http.get("/health").json()
+                assert (status["active"], status["waiting"]) == (1, 0)
+        slow.wait_idle()

@@ -83,3 +83,57 @@ def test_superuser_too_sees_names_only_with_consent_and_cannot_edit(rated):
 def test_students_and_their_profiles_stay_out(student_client, instructor_client):
     assert student_client.get("/admin/quiz/review/").status_code == 302
     assert instructor_client.get("/admin/quiz/learnerprofile/").status_code == 404
+
+
+# --------------------------------------------------------------------------- filters the database cannot apply
+
+
+@pytest.fixture
+def superuser_client(db) -> Client:
+    client = Client()
+    client.force_login(User.objects.create_superuser("boss", "boss@example.com", PASSWORD))
+    return client
+
+
+@pytest.mark.parametrize(
+    ("url", "param"),
+    [
+        ("/admin/quiz/showing/?answer=%00", "answer"),
+        ("/admin/quiz/cardstate/?fsrs_card__x=%00", "fsrs_card__x"),
+        ("/admin/quiz/showing/?answer__iregex=%5B", "answer__iregex"),
+        ("/admin/quiz/showing/?q=%00", "q"),
+        ("/admin/quiz/showing/?shown_at__year=99999999999", "shown_at__year"),
+        ("/admin/quiz/review/?reviewed_at__year=99999999999", "reviewed_at__year"),
+        ("/admin/quiz/cardstate/?fsrs_card__contains=x", "fsrs_card__contains"),
+        ("/admin/lessons/card/?question__iregex=%5B", "question__iregex"),
+        ("/admin/lessons/glossaryterm/?term__regex=(", "term__regex"),
+        ("/admin/auth/user/?username__iregex=%5B", "username__iregex"),
+    ],
+)
+def test_a_filter_the_database_cannot_apply_is_a_400_naming_it(
+    instructor_client, superuser_client, rated, url, param
+):
+    for client in (instructor_client, superuser_client):
+        response = client.get(url)
+        if url.startswith("/admin/auth/") and client is instructor_client:
+            continue  # instructors may not see users at all
+        assert response.status_code == 400, (url, response.status_code)
+        assert f"The filter &#x27;{param}&#x27;" in response.content.decode()
+
+
+def test_every_changelist_refuses_a_nul_filter_by_name(superuser_client, rated):
+    from django.contrib import admin
+
+    for model in admin.site._registry:
+        url = f"/admin/{model._meta.app_label}/{model._meta.model_name}/?name=x%00y"
+        response = superuser_client.get(url)
+        assert response.status_code == 400, url
+        assert "The filter &#x27;name&#x27; holds a NUL character" in response.content.decode()
+
+
+def test_ordinary_filters_and_searches_still_work(instructor_client, rated):
+    assert instructor_client.get("/admin/quiz/showing/?q=answer").status_code == 200
+    assert instructor_client.get("/admin/quiz/review/?rating__exact=3").status_code == 200
+    assert instructor_client.get("/admin/quiz/showing/?shown_at__year=2026").status_code == 200
+    # A filter the admin cannot build is still Django's own "?e=1" page.
+    assert instructor_client.get("/admin/quiz/cardstate/?due__gte=abc").status_code == 302

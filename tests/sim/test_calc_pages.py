@@ -51,9 +51,9 @@ def test_htmx_gets_only_the_results(client):
 @pytest.mark.parametrize(
     ("query", "message"),
     [
-        ({"acceptance": "2"}, "acceptance must be a number at least 0 and at most 1"),
-        ({"acceptance": "nan"}, "acceptance must be a number"),
-        ({"draft_tokens": ""}, "draft_tokens must be an integer"),
+        ({"acceptance": "2"}, "Acceptance (α) must be a number at least 0 and at most 1 (got 2)"),
+        ({"acceptance": "nan"}, "Acceptance (α) must be a number"),
+        ({"draft_tokens": ""}, "Draft tokens (k) must be an integer"),
         ({"colour": "red"}, "&#x27;colour&#x27; is not a parameter of speculative"),
     ],
 )
@@ -112,4 +112,4 @@ def test_htmx_gets_the_errors_in_place_of_the_results(client):
     response = client.get("/sim/calc/prefill/", {"cached_tokens": "9000"}, headers={"HX-Request": "true"})
     body = response.content.decode()
     assert response.status_code == 200  # htmx swaps only a success: the stale results must go
-    assert 'role="alert"' in body and "cached_tokens must be at most prompt_tokens" in body
+    assert 'role="alert"' in body and "Cached tokens must be at most prompt_tokens" in body

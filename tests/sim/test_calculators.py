@@ -4,6 +4,7 @@ import math
 
 import pytest
 
+from felab_sim.core.calc_charts import chart_json
 from felab_sim.core.calculators import CALCULATORS, UnknownCalculator, get
 from felab_sim.core.params import ParamError
 
@@ -321,3 +322,56 @@ def test_dpo_names_the_missing_log_probability():
 def test_dpo_loss_stays_finite_for_huge_margins():
     assert math.isfinite(outputs("dpo", beta=100, margin=-1e6)["loss"])
     assert outputs("dpo", beta=100, margin=1e6)["loss"] == 0.0
+
+
+def _edges() -> list[tuple[str, str, float]]:
+    """Each numeric parameter at its range's ends, just inside them, and at the smallest floats."""
+    cases = []
+    for name, calculator in CALCULATORS.items():
+        for param in calculator.params:
+            if param.kind not in ("int", "float"):
+                continue
+            values = {v for v in (param.low, param.high) if v is not None}
+            if param.low is not None:
+                values.add(math.nextafter(param.low, math.inf))
+            if param.high is not None:
+                values.add(param.high * 0.67)
+            values |= {5e-324, 1e-320}
+            cases += [(name, param.name, int(v) if param.kind == "int" else v) for v in sorted(values)]
+    return cases
+
+
+@pytest.mark.parametrize(("name", "param", "value"), _edges())
+def test_every_calculator_is_refused_or_computed_and_charted_at_its_edges(name, param, value):
+    """A value the declaration accepts is computed, its chart drawn; any other is a ParamError."""
+    calculator = CALCULATORS[name]
+    try:
+        result = calculator.run({param: value})
+    except ParamError as error:
+        # Its own name, or a cross-parameter rule's (efficiency_low above efficiency_high).
+        assert error.param in {p.name for p in calculator.params}
+        return
+    for key, out in result.outputs.items():
+        assert out.value is None or isinstance(out.value, str) or math.isfinite(out.value), key
+        out.text()
+    chart_json(name, result, [])
+
+
+@pytest.mark.parametrize(
+    ("name", "param", "value"),
+    [("decode-ceiling", "bandwidth_gbs", 5e-324), ("decode-ceiling", "params_b", 1e-320)],
+)
+def test_a_divisor_below_its_positive_minimum_is_refused_by_name(name, param, value):
+    with pytest.raises(ParamError) as refused:
+        CALCULATORS[name].run({param: value})
+    assert refused.value.param == param
+    assert "at least 0." in refused.value.message
+
+
+def test_a_figure_that_overflows_is_undefined_not_infinite():
+    # Everything cached and an overhead of 1e-320 ms: the repeat takes 1e-320 ms, and
+    # first ÷ repeat is beyond any float.
+    result = CALCULATORS["prefix-cache"].run(
+        {"suffix_chars": 0, "block_tokens": 1, "overhead_ms": 1e-320, "prefill_tok_s": 10_000_000}
+    )
+    assert result.value("speedup") is None

@@ -97,3 +97,18 @@ def test_the_rule_is_free_of_django():
     imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     imported |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert not any(name.startswith("django") for name in imported)
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (8.75651076269652e-27, "8.8 × 10⁻²⁷"),
+        (4.2e-05, "4.2 × 10⁻⁵"),
+        (-1e-26, "-1 × 10⁻²⁶"),
+        (0.0001, "0.0001"),
+        (0.00042, "0.00042"),
+    ],
+)
+def test_a_tiny_figure_is_scientific_not_a_row_of_zeros(value, text):
+    assert format_number(value) == text
+    assert parse_number(text) == pytest.approx(value, rel=0.05)

@@ -93,10 +93,10 @@ def test_saving_in_the_admin_stores_only_the_changes(admin_client):
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("bandwidth_gbs", "fast", "bandwidth_gbs must be a number greater than 0"),
-        ("ram_gb", "nan", "ram_gb must be a number"),
-        ("ram_gb", "", "ram_gb must be a number greater than 0 and at most 1,000,000; it is missing"),
-        ("active_params_b", "9", "active_params_b must be at most params_b"),
+        ("bandwidth_gbs", "fast", "Memory bandwidth must be a number at least 0.1"),
+        ("ram_gb", "nan", "Memory must be a number"),
+        ("ram_gb", "", "Memory must be a number greater than 0 and at most 1,000,000; it is missing"),
+        ("active_params_b", "9", "Active parameters must be at most params_b"),
     ],
 )
 def test_the_admin_names_a_bad_parameter(admin_client, field, value, message):

@@ -101,3 +101,31 @@ def test_a_value_is_written_back_in_full():
     assert field_text(546.0) == "546"
     assert field_text(True) == "on"
     assert field_text(None) == ""
+
+
+@pytest.mark.parametrize(
+    ("calculator", "raw", "shown"),
+    [
+        ("prefix-cache", {"prefix_chars": 1e9}, "(got 1,000,000,000)"),
+        ("prefix-cache", {"prefix_chars": "1000000000"}, "(got 1,000,000,000)"),
+        ("prefill", {"overhead_ms": 100000.5}, "(got 100000.5)"),
+        ("prefill", {"overhead_ms": "1e300"}, "(got 1e+300)"),
+    ],
+)
+def test_an_out_of_range_number_is_echoed_as_a_person_writes_it(calculator, raw, shown):
+    with pytest.raises(ParamError) as refused:
+        get(calculator).run(raw)
+    assert refused.value.message.endswith(shown)
+
+
+def test_a_label_starting_with_a_symbol_keeps_its_case():
+    from felab_sim.core.params import heading
+
+    assert heading("β × margin") == "β × margin"
+    assert heading("memory bandwidth") == "Memory bandwidth"
+    assert get("dpo").param("beta").label == "beta (β)"
+
+
+def test_one_lesson_is_written_singular():
+    assert get("prefix-cache").lessons_text == "lesson 06"
+    assert get("decode-ceiling").lessons_text == "lessons 00, 04, 12"

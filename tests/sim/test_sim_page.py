@@ -33,9 +33,9 @@ def test_htmx_gets_only_the_results_partial(client):
 @pytest.mark.parametrize(
     ("query", "message"),
     [
-        ({"slots": "-3"}, "slots must be an integer at least 1 and at most 1,024"),
-        ({"step_ms": "nan"}, "step_ms must be a number (got &#x27;nan&#x27;)"),
-        ({"growth": "2"}, "growth must be a number at least 0 and at most 1"),
+        ({"slots": "-3"}, "Slots must be an integer at least 1 and at most 1,024 (got -3)"),
+        ({"step_ms": "nan"}, "Step time alone (ms) must be a number (got &#x27;nan&#x27;)"),
+        ({"growth": "2"}, "Step growth per extra request must be a number at least 0 and at most 1 (got 2)"),
         ({"levels": "1,2,3,4,5,6,7,8,9,10,11,12,13"}, "levels must be 1 to 12"),
         ({"levels": "512,768,1024", "slots": "1024", "max_tokens": "4096"}, "web cap"),
     ],
@@ -46,6 +46,8 @@ def test_bad_settings_show_what_to_fix_with_a_400(client, query, message):
         assert response.status_code == 400
         assert message in response.content.decode()
         assert "Nothing simulated" in response.content.decode()
+        # Led by the label once: not "Slots (slots): slots must be ...".
+        assert f"({next(iter(query))}):" not in response.content.decode()
 
 
 def test_no_level_meeting_the_slo_is_explained(client):

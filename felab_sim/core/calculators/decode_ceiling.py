@@ -20,6 +20,8 @@ QUANT_LABELS = {
 }
 USABLE_SHARE = 0.7  # F1: weights and KV cache should fit in about 70% of unified memory
 
+# Minimums above zero rather than "greater than 0": the formulas divide by these, and a value such
+# as 5e-324 is greater than 0 yet rounds a quotient to zero or infinity.
 BANDWIDTH_GBS = Param(
     "bandwidth_gbs",
     "float",
@@ -27,8 +29,7 @@ BANDWIDTH_GBS = Param(
     "Memory bandwidth from the spec sheet (M4 Max: 546).",
     "GB/s",
     label="memory bandwidth",
-    low=0,
-    low_open=True,
+    low=0.1,
     high=100_000,
 )
 PARAMS_B = Param(
@@ -38,8 +39,7 @@ PARAMS_B = Param(
     "Parameters the model holds, in billions (MoE: all experts).",
     "B",
     label="parameters",
-    low=0,
-    low_open=True,
+    low=0.001,
     high=100_000,
 )
 
@@ -102,8 +102,7 @@ CALCULATOR = Calculator(
             "Parameters read per token, in billions (MoE: the active experts); empty = all of them.",
             "B",
             label="active parameters",
-            low=0,
-            low_open=True,
+            low=0.001,
             high=100_000,
             optional=True,
         ),
@@ -132,8 +131,7 @@ CALCULATOR = Calculator(
             "The model file's real size, if known (Llama-3.1-8B Q4_K_M: 4.9); empty = params × bits ÷ 8.",
             "GB",
             label="model file size",
-            low=0,
-            low_open=True,
+            low=0.001,
             high=1_000_000,
             optional=True,
         ),

@@ -77,7 +77,7 @@ CALCULATOR = Calculator(
             "float",
             0.1,
             "β: how strongly the margin counts (smaller lets the policy stray further).",
-            label="β",
+            label="beta (β)",
             low=0,
             low_open=True,
             high=100,
