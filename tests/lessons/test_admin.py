@@ -120,6 +120,14 @@ def test_live_figures_need_a_scenario(instructor_client, seed_card):
     assert "needs a scenario" in response.content.decode()
 
 
+def test_an_unknown_figure_on_a_card_without_a_scenario_is_named(instructor_client, seed_card):
+    data = card_form_data(seed_card, scenario="", **{"figures-TOTAL_FORMS": 0, "figures-INITIAL_FORMS": 0})
+    data["plain_words"] = "Capacity {{sim.capasity}}."
+    body = instructor_client.post(change_url(seed_card), data).content.decode()
+    assert "sim.capasity: not a known live figure" in body
+    assert "needs a scenario" not in body
+
+
 def test_instructor_edits_a_scenario_and_the_card_follows(instructor_client, client, seed_card):
     scenario = seed_card.scenario
     url = f"/admin/felab_sim/scenario/{scenario.pk}/change/"
