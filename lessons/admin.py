@@ -1,8 +1,26 @@
+from typing import Any
+
+from django import forms
 from django.contrib import admin, messages
+from django.db import models
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from .markdown import normalise_newlines
 from .models import Card, CardFigure, CardTerm, Course, GlossaryTerm, Lesson
+
+
+class TextAreaField(forms.CharField):
+    """A text area's value with \n line breaks, as the model saves it: a browser sends \r\n,
+    and without this every text area of a saved form counts as changed (in the admin's
+    history, and for an inline card, a needless save)."""
+
+    def to_python(self, value: Any) -> str:
+        return normalise_newlines(super().to_python(value))
+
+
+class PlainNewlines:
+    formfield_overrides = {models.TextField: {"form_class": TextAreaField}}
 
 
 class PublishingActions:
@@ -28,14 +46,14 @@ class LessonInline(admin.TabularInline):
 
 
 @admin.register(Course)
-class CourseAdmin(admin.ModelAdmin):
+class CourseAdmin(PlainNewlines, admin.ModelAdmin):
     list_display = ("title", "slug", "order")
     search_fields = ("title", "slug")
     prepopulated_fields = {"slug": ("title",)}
     inlines = [LessonInline]
 
 
-class CardInline(admin.TabularInline):
+class CardInline(PlainNewlines, admin.TabularInline):
     model = Card
     fields = ("step", "title", "question", "published")
     extra = 0
@@ -43,7 +61,7 @@ class CardInline(admin.TabularInline):
 
 
 @admin.register(Lesson)
-class LessonAdmin(PublishingActions, admin.ModelAdmin):
+class LessonAdmin(PlainNewlines, PublishingActions, admin.ModelAdmin):
     list_display = ("__str__", "course", "number", "order", "minutes", "published", "card_count")
     list_filter = ("course", "published")
     actions = ["publish", "make_draft"]
@@ -71,7 +89,7 @@ class CardFigureInline(admin.TabularInline):
 
 
 @admin.register(Card)
-class CardAdmin(PublishingActions, admin.ModelAdmin):
+class CardAdmin(PlainNewlines, PublishingActions, admin.ModelAdmin):
     list_display = ("label", "lesson", "scenario", "published", "updated_at")
     list_filter = ("lesson__course", "lesson", "published", "scenario")
     actions = ["publish", "make_draft"]
@@ -88,6 +106,6 @@ class CardAdmin(PublishingActions, admin.ModelAdmin):
 
 
 @admin.register(GlossaryTerm)
-class GlossaryTermAdmin(admin.ModelAdmin):
+class GlossaryTermAdmin(PlainNewlines, admin.ModelAdmin):
     list_display = ("term", "definition")
     search_fields = ("term", "definition", "example")

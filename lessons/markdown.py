@@ -21,6 +21,16 @@ ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "abbr": {"title"}, "th": {"align"}
 ALLOWED_URL_SCHEMES = {"http", "https", "mailto"}
 
 
+def normalise_newlines(text: str) -> str:
+    """Line breaks as the content files write them (\n).
+
+    A browser sends a text area's line breaks as \r\n (the HTML standard says so), whatever
+    the instructor typed: left as they come, every text area of a saved form would differ from
+    its file, and export would write it as a quoted one-line string full of \r\n.
+    """
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 # A pure function of the text: an import of the whole course renders each text once per
 # process, and again only where a text changed (the bundled course has about 1,400).
 @lru_cache(maxsize=8192)

@@ -19,7 +19,7 @@ from felab_sim.core.calculators import CALCULATORS
 from felab_sim.core.model import ParamError, SweepParams, SweepResult
 from felab_sim.models import ParameterSet, Scenario, calculator_page_url
 
-from .markdown import live_figure_markup_problems, render_markdown
+from .markdown import live_figure_markup_problems, normalise_newlines, render_markdown
 
 # Django's admin shows help text as HTML, unescaped: say everything here without markup
 # (a literal tag here once swallowed the rest of the admin's form). A test checks it.
@@ -41,6 +41,13 @@ def _live_span(name: str, value: str) -> str:
 
 def _calc_span(citation: citations.Citation, value: str) -> str:
     return f'<span class="live-figure" title="Computed live: {escape(citation)}">{escape(value)}</span>'
+
+
+def normalise_text_fields(obj: models.Model) -> None:
+    """Every text area's line breaks as the files write them, however the text arrived (save() calls it)."""
+    for field in obj._meta.concrete_fields:
+        if isinstance(field, models.TextField) and isinstance(value := getattr(obj, field.attname), str):
+            setattr(obj, field.attname, normalise_newlines(value))
 
 
 class CourseQuerySet(ContentQuerySet["Course"]):
@@ -76,6 +83,10 @@ class Course(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+    def save(self, *args, **kwargs) -> None:
+        normalise_text_fields(self)
+        super().save(*args, **kwargs)
 
     def natural_key(self) -> tuple[str]:
         return (self.slug,)
@@ -121,6 +132,7 @@ class Lesson(models.Model):
 
     def save(self, *args, **kwargs) -> None:
         # Render once on save, as cards do, so pages only ever read sanitized HTML.
+        normalise_text_fields(self)
         self.rendered = {"intro": render_markdown(self.intro)}
         super().save(*args, **kwargs)
 
@@ -243,6 +255,7 @@ class GlossaryTerm(models.Model):
         return self.term
 
     def save(self, *args, **kwargs) -> None:
+        normalise_text_fields(self)
         self.rendered = {
             "definition": render_markdown(self.definition),
             "example": render_markdown(self.example),
@@ -346,6 +359,7 @@ class Card(models.Model):
 
     def save(self, *args, **kwargs) -> None:
         # Render once on save, so pages only ever read sanitized HTML.
+        normalise_text_fields(self)
         self.rendered = {name: render_markdown(getattr(self, name)) for name in self.TEXT_FIELDS}
         super().save(*args, **kwargs)
 

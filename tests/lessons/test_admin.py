@@ -1,4 +1,5 @@
 import pytest
+from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import Group, Permission
 
 from lessons.instructors import INSTRUCTORS_GROUP
@@ -141,3 +142,47 @@ def test_instructor_edits_a_scenario_and_the_card_follows(instructor_client, cli
     assert response.status_code == 302
     body = client.get(SEED_CARD_URL.replace("step-1", "step-2"), {"answer": "shown"}).content.decode()
     assert 'title="Computed live: sim.capacity">16</span>' in body
+
+
+def as_a_browser_sends_it(data: dict) -> dict:
+    """A browser sends every text area's line breaks as \r\n (the HTML standard's form encoding)."""
+    return {
+        key: value.replace("\n", "\r\n") if isinstance(value, str) else value for key, value in data.items()
+    }
+
+
+def test_a_form_sent_with_crlf_saves_plain_line_breaks_and_logs_only_the_edited_field(
+    instructor_client, lessons
+):
+    card = Card.objects.get(lesson__slug="concurrency-sweep", step=2)
+    assert "\n" in card.real_numbers
+    data = as_a_browser_sends_it(card_form_data(card, plain_words="Edited in the admin."))
+    assert instructor_client.post(change_url(card), data).status_code == 302
+    card.refresh_from_db()
+    assert "\r" not in card.real_numbers and card.plain_words == "Edited in the admin."
+    entry = LogEntry.objects.get(object_id=str(card.pk))
+    assert entry.get_change_message() == "Changed In plain words."
+
+
+def test_saving_a_lesson_leaves_its_untouched_inline_cards_unsaved(instructor_client, seed_card):
+    lesson = seed_card.lesson
+    cards = list(lesson.cards.order_by("step"))
+    saved_at = {card.pk: card.updated_at for card in cards}
+    data = {"course": lesson.course_id, "number": lesson.number, "title": "Sweeping", "slug": lesson.slug,
+            "order": lesson.order, "intro": lesson.intro, "minutes": lesson.minutes or "", "published": "on",
+            "cards-TOTAL_FORMS": len(cards), "cards-INITIAL_FORMS": len(cards),
+            "cards-MIN_NUM_FORMS": 0, "cards-MAX_NUM_FORMS": 1000}  # fmt: skip
+    for index, card in enumerate(cards):
+        data.update({f"cards-{index}-id": card.pk, f"cards-{index}-lesson": lesson.pk,
+                     f"cards-{index}-step": card.step, f"cards-{index}-title": card.title,
+                     f"cards-{index}-question": card.question + "\n\nA second paragraph."})  # fmt: skip
+        card.question += "\n\nA second paragraph."
+        card.save()
+        saved_at[card.pk] = card.updated_at
+        if card.published:
+            data[f"cards-{index}-published"] = "on"
+    response = instructor_client.post(
+        f"/admin/lessons/lesson/{lesson.pk}/change/", as_a_browser_sends_it(data)
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert dict(lesson.cards.values_list("pk", "updated_at")) == saved_at
