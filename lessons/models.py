@@ -359,8 +359,7 @@ class Card(models.Model):
 
     def save(self, *args, **kwargs) -> None:
         # Render once on save, so pages only ever read sanitized HTML.
-        normalise_text_fields(self)
-        self.rendered = {name: render_markdown(getattr(self, name)) for name in self.TEXT_FIELDS}
+        self.render()
         super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:
@@ -383,6 +382,11 @@ class Card(models.Model):
 
     def get_admin_url(self) -> str:
         return reverse("admin:lessons_card_change", args=[self.pk])
+
+    def render(self) -> None:
+        """Each section's sanitized HTML, from the text as it stands (save() calls it; so does a preview)."""
+        normalise_text_fields(self)
+        self.rendered = {name: render_markdown(getattr(self, name)) for name in self.TEXT_FIELDS}
 
     def clean(self) -> None:
         params = self.scenario_params
@@ -454,7 +458,7 @@ class Card(models.Model):
     def calc_citations(self) -> list[citations.Citation]:
         """Every calculator output the card cites, in its text and its Computed live panel."""
         found = [cited for name in self.TEXT_FIELDS for cited in citations.in_text(getattr(self, name))]
-        found += [cited for figure in self.figures.all() if (cited := citations.parse_figure(figure.figure))]
+        found += [cited for figure in self.panel_figures if (cited := citations.parse_figure(figure.figure))]
         return found
 
     @cached_property
@@ -500,7 +504,7 @@ class Card(models.Model):
                 "url": self._live_url(figure.figure),
                 "note": figure.note,
             }
-            for figure in self.figures.all()
+            for figure in self.panel_figures
         ]
 
     def _live_text(self, name: str) -> str:
@@ -517,8 +521,19 @@ class Card(models.Model):
             return f"{calculator_page_url(result)}#output-{cited.key}"
         return f"{self.sim_url()}#sim-results" if self.scenario_params is not None else ""
 
-    def ordered_terms(self) -> list[GlossaryTerm]:
+    # The figures and terms as the page shows them. An admin preview sets both from its unsaved
+    # inline rows (lessons/admin.py), so the page reads the form, not the database.
+    @cached_property
+    def panel_figures(self) -> list[CardFigure]:
+        """The "Computed live" panel's figures, in order (prefetched by for_page)."""
+        return list(self.figures.all())
+
+    @cached_property
+    def terms_in_order(self) -> list[GlossaryTerm]:
         return [card_term.term for card_term in self.card_terms.all()]
+
+    def ordered_terms(self) -> list[GlossaryTerm]:
+        return self.terms_in_order
 
 
 class CardTerm(models.Model):

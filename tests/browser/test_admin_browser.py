@@ -384,3 +384,43 @@ def test_an_admin_edit_round_trips_to_the_files_as_a_small_diff(
         f"{name}: +  published: false",
     ], changed
     assert log.take() == []
+
+
+def test_an_instructor_previews_unsaved_text_as_students_will_see_it_without_javascript(
+    browser: Browser, live_lessons: str, instructor: User
+):
+    card = Card.objects.get(lesson__slug="concurrency-sweep", step=2)
+    saved = (card.question, card.updated_at)
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, java_script_enabled=False)
+    context.set_default_timeout(TIMEOUT_MS)
+    log = BrowserLog(context)
+    page = context.new_page()
+    page.goto(live_lessons + "/admin/login/?next=/admin/")
+    page.get_by_label("Username").fill(instructor.username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    change = f"{live_lessons}/admin/lessons/card/{card.pk}/change/"
+    page.goto(change)
+    question = page.locator("#id_question")
+    question.fill("")
+    question.press_sequentially("With **{{sim.capacity}}** seats,\nhow many servers for 120 people?")
+
+    with context.expect_page() as opened:
+        page.get_by_role("button", name="Preview").click()
+    preview = opened.value
+    preview.wait_for_load_state()
+    expect(preview.locator(".preview-banner")).to_contain_text("Preview: not saved.")
+    expect(preview.locator(".question-text")).to_have_text("With 8 seats,\nhow many servers for 120 people?")
+    expect(preview.locator(".question-text strong .live-figure")).to_have_text("8")
+    expect(preview.locator(".plain-words")).to_contain_text(strip_tags(card.html["plain_words"])[:40])
+    expect(preview.locator(".live-table")).to_contain_text("Servers for 120 people")
+    expect(preview.locator(".live-value").first).to_have_text("8")
+    expect(preview.locator('.plot[data-figure="card-live-figure"] svg').first).to_be_visible()
+
+    # The form's tab is still the form, with what was typed, and nothing was saved.
+    assert page.url == change
+    expect(question).to_have_value("With **{{sim.capacity}}** seats,\nhow many servers for 120 people?")
+    card.refresh_from_db()
+    assert (card.question, card.updated_at) == saved
+    assert log.take() == []
+    context.close()

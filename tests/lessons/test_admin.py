@@ -1,6 +1,7 @@
 import pytest
 from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import Group, Permission
+from django.test import Client
 
 from lessons.instructors import INSTRUCTORS_GROUP
 from lessons.models import Card
@@ -186,3 +187,69 @@ def test_saving_a_lesson_leaves_its_untouched_inline_cards_unsaved(instructor_cl
     )
     assert response.status_code == 302, response.content.decode()[:2000]
     assert dict(lesson.cards.values_list("pk", "updated_at")) == saved_at
+
+
+def preview_url(card: Card) -> str:
+    return f"/admin/lessons/card/{card.pk}/preview/"
+
+
+def test_the_change_form_has_a_preview_button_that_opens_a_new_tab(instructor_client, seed_card):
+    body = instructor_client.get(change_url(seed_card)).content.decode()
+    assert f'formaction="{preview_url(seed_card)}" formtarget="_blank"' in body
+
+
+def test_preview_shows_the_unsaved_form_as_students_will_see_it(instructor_client, client, lessons):
+    card = Card.objects.get(lesson__slug="concurrency-sweep", step=2)
+    saved = (card.question, card.updated_at, LogEntry.objects.count())
+    data = card_form_data(
+        card,
+        question="How many at once, if **{{sim.capacity}}** is the knee?",
+        plain_words="Divide by {{sim.capacity}}.",
+        **{"figures-0-stated": "9", "figures-1-DELETE": "on"},
+    )
+    response = instructor_client.post(preview_url(card), as_a_browser_sends_it(data))
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "Preview: not saved." in body
+    assert (
+        'How many at once, if <strong><span class="live-figure" title="Computed live: sim.capacity">8</span></strong>'
+        in body
+    )
+    assert "Divide by <span" in body  # the answer is shown
+    assert "<td>9</td>" in body  # the Computed live panel as the form holds it
+    assert "TTFT p95, 8 people (ms)" not in body  # the row marked for deletion
+    assert "Time to first token (TTFT)" in body  # words to know
+    card.refresh_from_db()
+    assert (card.question, card.updated_at, LogEntry.objects.count()) == saved
+    assert card.figures.get(order=1).stated == "8"
+    assert card.figures.count() == 5
+    # What students get is still the saved card, kept page or not.
+    student_page = client.get(card.get_absolute_url()).content.decode()
+    assert "How many at once" not in student_page and "Preview: not saved." not in student_page
+
+
+def test_preview_lists_what_save_would_refuse(instructor_client, seed_card):
+    data = card_form_data(
+        seed_card, plain_words="Total: {{sim.c9.agg_tok_s}} tok/s.", **{"figures-0-figure": "c8.speed"}
+    )
+    response = instructor_client.post(preview_url(seed_card), data)
+    body = response.content.decode()
+    assert "Fix these in the form, then press Preview again. Nothing was saved." in body
+    assert (
+        "<strong>In plain words:</strong> sim.c9.agg_tok_s: level 9 is not in the scenario&#x27;s levels"
+        in body
+    )
+    assert "<strong>Figure:</strong> sim.c8.speed: &#x27;speed&#x27; is not a sweep metric" in body
+
+
+def test_preview_is_a_post_for_staff_with_a_csrf_token(
+    instructor, student_client, anonymous_client, seed_card
+):
+    data = card_form_data(seed_card, question="Changed?")
+    checked = Client(enforce_csrf_checks=True)
+    checked.force_login(instructor)
+    assert checked.post(preview_url(seed_card), data).status_code == 403
+    assert checked.get(preview_url(seed_card)).status_code == 405
+    for outsider in (student_client, anonymous_client):
+        response = outsider.post(preview_url(seed_card), data)
+        assert response.status_code == 302 and response["Location"].startswith("/admin/login/")
