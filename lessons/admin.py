@@ -13,7 +13,7 @@ from django.urls import URLPattern, path
 from django.utils.decorators import method_decorator
 from django.views.decorators.http import require_POST
 
-from .markdown import normalise_newlines
+from .markdown import normalise_line_ends
 from .models import Card, CardFigure, CardTerm, Course, GlossaryTerm, Lesson
 from .views import render_preview
 
@@ -24,7 +24,7 @@ class TextAreaField(forms.CharField):
     history, and for an inline card, a needless save)."""
 
     def to_python(self, value: Any) -> str:
-        return normalise_newlines(super().to_python(value))
+        return normalise_line_ends(super().to_python(value))
 
 
 class PlainNewlines:

@@ -29,7 +29,7 @@ from felab_sim.core import citations, figures
 from felab_sim.core.model import ParamError, SweepParams
 from felab_sim.models import ParameterSet, Scenario
 
-from .markdown import live_figure_markup_problems, normalise_newlines
+from .markdown import live_figure_markup_problems, normalise_line_ends
 from .models import Card, CardFigure, CardTerm, Course, GlossaryTerm, ImportBaseline, Lesson
 
 CONTENT_DIR = Path(__file__).resolve().parent / "content"
@@ -142,7 +142,7 @@ class _BlockDumper(yaml.SafeDumper):
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     # A \r (from a text area saved before line breaks were normalised) would force a quoted string.
-    value = normalise_newlines(value)
+    value = normalise_line_ends(value)
     style = "|" if "\n" in value else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
@@ -227,7 +227,7 @@ class _Merger:
 
 def _comparable(value: Any) -> Any:
     # A text saved from a browser before line breaks were normalised holds \r\n: the same text.
-    return normalise_newlines(value) if isinstance(value, str) else value
+    return normalise_line_ends(value) if isinstance(value, str) else value
 
 
 def _unedited(db_value: Any, last: dict[str, Any] | None, name: str) -> bool:
@@ -249,7 +249,7 @@ def _write_fields(obj: Any, to_write: dict[str, Any], created: bool) -> None:
 
 def _text(data: dict[str, Any], name: str) -> str:
     value = data.get(name, "")
-    return "" if value is None else normalise_newlines(str(value)).rstrip("\n")
+    return "" if value is None else normalise_line_ends(str(value)).rstrip("\n")
 
 
 @transaction.atomic

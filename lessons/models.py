@@ -19,7 +19,7 @@ from felab_sim.core.calculators import CALCULATORS
 from felab_sim.core.model import ParamError, SweepParams, SweepResult
 from felab_sim.models import ParameterSet, Scenario, calculator_page_url
 
-from .markdown import live_figure_markup_problems, normalise_newlines, render_markdown
+from .markdown import live_figure_markup_problems, normalise_line_ends, render_markdown
 
 # Django's admin shows help text as HTML, unescaped: say everything here without markup
 # (a literal tag here once swallowed the rest of the admin's form). A test checks it.
@@ -47,7 +47,7 @@ def normalise_text_fields(obj: models.Model) -> None:
     """Every text area's line breaks as the files write them, however the text arrived (save() calls it)."""
     for field in obj._meta.concrete_fields:
         if isinstance(field, models.TextField) and isinstance(value := getattr(obj, field.attname), str):
-            setattr(obj, field.attname, normalise_newlines(value))
+            setattr(obj, field.attname, normalise_line_ends(value))
 
 
 class CourseQuerySet(ContentQuerySet["Course"]):

@@ -398,3 +398,14 @@ def test_import_reads_a_quoted_crlf_in_a_file_as_a_plain_line_break(seed_card, t
     out = run("import_lessons", "--dir", str(content))
     assert f"updated {SEED_LABEL}" in out and "0 conflicts" in out
     assert Card.objects.get(pk=seed_card.pk).kit_question == "Two lines:\nthe second."
+
+
+@pytest.mark.django_db
+def test_spaces_typed_before_a_line_break_do_not_turn_the_export_into_a_quoted_string(seed_card, tmp_path):
+    lines = seed_card.real_numbers.split("\n")
+    edit_in_the_admin(seed_card, real_numbers="\n".join([lines[0] + "  ", *lines[1:]]))
+    assert Card.objects.get(pk=seed_card.pk).real_numbers == "\n".join(lines)
+    assert "0 conflicts" in run("import_lessons")
+    run("export_lessons", "--dir", str(tmp_path))
+    lesson_file = next(tmp_path.glob("*/lesson-03-*.yaml"))
+    assert lesson_file.read_text() == (CONTENT_DIR / lesson_file.relative_to(tmp_path)).read_text()
