@@ -115,26 +115,32 @@ class CardAdmin(PlainNewlines, PublishingActions, admin.ModelAdmin):
     def get_urls(self) -> list[URLPattern]:
         # Before the model's own URLs: their "<object_id>/" catch-all would take it otherwise.
         preview = self.admin_site.admin_view(self.preview_view)  # staff only, CSRF-checked
-        return [path("<path:object_id>/preview/", preview, name="lessons_card_preview"), *super().get_urls()]
+        return [
+            path("add/preview/", preview, name="lessons_card_preview_new"),
+            path("<path:object_id>/preview/", preview, name="lessons_card_preview"),
+            *super().get_urls(),
+        ]
 
     @method_decorator(require_POST)
-    def preview_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
-        """The change form's data, unsaved, shown as the card page students will see (the form's
-        Preview button posts here, in a new tab). Nothing is written: the form and its inlines
-        are validated as Save would, then only their instances are rendered."""
-        card = self.get_object(request, unquote(object_id))
-        if card is None:
+    def preview_view(self, request: HttpRequest, object_id: str | None = None) -> HttpResponse:
+        """The change (or add) form's data, unsaved, shown as the card page students will see (the
+        form's Preview button posts here, in a new tab). Nothing is written: the form and its
+        inlines are validated as Save would, then only their instances are rendered."""
+        change = object_id is not None
+        card = self.get_object(request, unquote(object_id)) if change else None
+        if change and card is None:
             raise Http404("No such card.")
-        if not self.has_change_permission(request, card):
+        if not (self.has_change_permission(request, card) if change else self.has_add_permission(request)):
             raise PermissionDenied
-        form = self.get_form(request, card, change=True)(request.POST, request.FILES, instance=card)
+        form = self.get_form(request, card, change=change)(request.POST, request.FILES, instance=card)
         form_valid = form.is_valid()
-        formsets, _ = self._create_formsets(request, card, change=True)
+        card = form.instance
+        formsets, _ = self._create_formsets(request, card, change=change)
         if not (all_valid(formsets) and form_valid):
-            context = {**self.admin_site.each_context(request), "card": card, "opts": self.opts,
+            context = {**self.admin_site.each_context(request), "opts": self.opts,
                        "errors": _labelled_errors([form, *(f for formset in formsets for f in formset.forms)])
                        + [("", error) for formset in formsets for error in formset.non_form_errors()],
-                       "title": f"Cannot preview {card.label}"}  # fmt: skip
+                       "title": f"Cannot preview step {card.step or '?'} · {card.title or 'untitled'}"}  # fmt: skip
             return TemplateResponse(request, "admin/lessons/card/preview_errors.html", context)
         card.render()
         rows = {formset.model: _kept_rows(formset) for formset in formsets}

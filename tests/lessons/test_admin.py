@@ -253,3 +253,25 @@ def test_preview_is_a_post_for_staff_with_a_csrf_token(
     for outsider in (student_client, anonymous_client):
         response = outsider.post(preview_url(seed_card), data)
         assert response.status_code == 302 and response["Location"].startswith("/admin/login/")
+
+
+def test_preview_of_a_card_not_saved_yet(instructor_client, seed_card):
+    assert (
+        'formaction="/admin/lessons/card/add/preview/"'
+        in instructor_client.get("/admin/lessons/card/add/").content.decode()
+    )
+    count = Card.objects.count()
+    data = {"lesson": seed_card.lesson_id, "step": 99, "title": "A new one", "published": "on",
+            "scenario": seed_card.scenario_id, "question": "Seats: {{sim.slots}}?", "plain_words": "Eight.",
+            **{name: "" for name in Card.TEXT_FIELDS if name not in ("question", "plain_words")},
+            "card_terms-TOTAL_FORMS": 1, "card_terms-INITIAL_FORMS": 0, "card_terms-0-order": 1,
+            "card_terms-0-term": seed_card.card_terms.order_by("order").first().term_id,
+            "figures-TOTAL_FORMS": 0, "figures-INITIAL_FORMS": 0}  # fmt: skip
+    response = instructor_client.post("/admin/lessons/card/add/preview/", data)
+    assert response.status_code == 200, response.content.decode()[:3000]
+    body = response.content.decode()
+    assert "Step 99 · A new one" in body and "Preview: not saved." in body
+    assert 'Seats: <span class="live-figure" title="Computed live: sim.slots">8</span>?' in body
+    assert '#term-decode">Decode</a></dt>' in body
+    assert body.count('name="rating"') == 4  # what a first-time student sees
+    assert Card.objects.count() == count
