@@ -1,8 +1,34 @@
-from django.contrib import admin, messages
-from django.db.models import QuerySet
-from django.http import HttpRequest
+from typing import Any
 
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.db import models
+from django.db.models import QuerySet
+from django.forms.formsets import all_valid
+from django.http import Http404, HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path
+from django.utils.decorators import method_decorator
+from django.views.decorators.http import require_POST
+
+from .markdown import normalise_line_ends
 from .models import Card, CardFigure, CardTerm, Course, GlossaryTerm, Lesson
+from .views import render_preview
+
+
+class TextAreaField(forms.CharField):
+    """A text area's value with \n line breaks, as the model saves it: a browser sends \r\n,
+    and without this every text area of a saved form counts as changed (in the admin's
+    history, and for an inline card, a needless save)."""
+
+    def to_python(self, value: Any) -> str:
+        return normalise_line_ends(super().to_python(value))
+
+
+class PlainNewlines:
+    formfield_overrides = {models.TextField: {"form_class": TextAreaField}}
 
 
 class PublishingActions:
@@ -28,14 +54,14 @@ class LessonInline(admin.TabularInline):
 
 
 @admin.register(Course)
-class CourseAdmin(admin.ModelAdmin):
+class CourseAdmin(PlainNewlines, admin.ModelAdmin):
     list_display = ("title", "slug", "order")
     search_fields = ("title", "slug")
     prepopulated_fields = {"slug": ("title",)}
     inlines = [LessonInline]
 
 
-class CardInline(admin.TabularInline):
+class CardInline(PlainNewlines, admin.TabularInline):
     model = Card
     fields = ("step", "title", "question", "published")
     extra = 0
@@ -43,7 +69,7 @@ class CardInline(admin.TabularInline):
 
 
 @admin.register(Lesson)
-class LessonAdmin(PublishingActions, admin.ModelAdmin):
+class LessonAdmin(PlainNewlines, PublishingActions, admin.ModelAdmin):
     list_display = ("__str__", "course", "number", "order", "minutes", "published", "card_count")
     list_filter = ("course", "published")
     actions = ["publish", "make_draft"]
@@ -71,7 +97,7 @@ class CardFigureInline(admin.TabularInline):
 
 
 @admin.register(Card)
-class CardAdmin(PublishingActions, admin.ModelAdmin):
+class CardAdmin(PlainNewlines, PublishingActions, admin.ModelAdmin):
     list_display = ("label", "lesson", "scenario", "published", "updated_at")
     list_filter = ("lesson__course", "lesson", "published", "scenario")
     actions = ["publish", "make_draft"]
@@ -86,8 +112,65 @@ class CardAdmin(PublishingActions, admin.ModelAdmin):
     )
     # view_on_site uses Card.get_absolute_url: the "View on site" link.
 
+    def get_urls(self) -> list[URLPattern]:
+        # Before the model's own URLs: their "<object_id>/" catch-all would take it otherwise.
+        preview = self.admin_site.admin_view(self.preview_view)  # staff only, CSRF-checked
+        return [
+            path("add/preview/", preview, name="lessons_card_preview_new"),
+            path("<path:object_id>/preview/", preview, name="lessons_card_preview"),
+            *super().get_urls(),
+        ]
+
+    @method_decorator(require_POST)
+    def preview_view(self, request: HttpRequest, object_id: str | None = None) -> HttpResponse:
+        """The change (or add) form's data, unsaved, shown as the card page students will see (the
+        form's Preview button posts here, in a new tab). Nothing is written: the form and its
+        inlines are validated as Save would, then only their instances are rendered."""
+        change = object_id is not None
+        card = self.get_object(request, unquote(object_id)) if change else None
+        if change and card is None:
+            raise Http404("No such card.")
+        if not (self.has_change_permission(request, card) if change else self.has_add_permission(request)):
+            raise PermissionDenied
+        form = self.get_form(request, card, change=change)(request.POST, request.FILES, instance=card)
+        form_valid = form.is_valid()
+        card = form.instance
+        formsets, _ = self._create_formsets(request, card, change=change)
+        if not (all_valid(formsets) and form_valid):
+            context = {**self.admin_site.each_context(request), "opts": self.opts,
+                       "errors": _labelled_errors([form, *(f for formset in formsets for f in formset.forms)])
+                       + [("", error) for formset in formsets for error in formset.non_form_errors()],
+                       "title": f"Cannot preview step {card.step or '?'} · {card.title or 'untitled'}"}  # fmt: skip
+            return TemplateResponse(request, "admin/lessons/card/preview_errors.html", context)
+        card.render()
+        rows = {formset.model: _kept_rows(formset) for formset in formsets}
+        card.panel_figures = rows.get(CardFigure, [])
+        card.terms_in_order = [row.term for row in rows.get(CardTerm, [])]
+        return render_preview(request, card)
+
 
 @admin.register(GlossaryTerm)
-class GlossaryTermAdmin(admin.ModelAdmin):
+class GlossaryTermAdmin(PlainNewlines, admin.ModelAdmin):
     list_display = ("term", "definition")
     search_fields = ("term", "definition", "example")
+
+
+def _labelled_errors(forms_: list[forms.BaseForm]) -> list[tuple[str, str]]:
+    """Each form's errors as (field label, message); the label is empty for the form's own."""
+    return [
+        (str(form[name].label) if name in form.fields else "", error)
+        for form in forms_
+        for name, errors in form.errors.items()
+        for error in errors
+    ]
+
+
+def _kept_rows(formset: forms.BaseModelFormSet) -> list[Any]:
+    """An inline's rows as Save would leave them, unsaved: without deleted or blank new rows, by order."""
+    deleted = set(map(id, formset.deleted_forms))
+    rows = [
+        form.instance
+        for form in formset.forms
+        if id(form) not in deleted and (form.instance.pk is not None or form.has_changed())
+    ]
+    return sorted(rows, key=lambda row: row.order)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from felab_sim.core import citations, figures
 from felab_sim.core.model import ParamError, SweepParams
 from felab_sim.models import ParameterSet, Scenario
 
-from .markdown import live_figure_markup_problems
+from .markdown import live_figure_markup_problems, normalise_line_ends
 from .models import Card, CardFigure, CardTerm, Course, GlossaryTerm, ImportBaseline, Lesson
 
 CONTENT_DIR = Path(__file__).resolve().parent / "content"
@@ -56,6 +57,71 @@ class Conflict:
     database: Any
     file: Any
 
+    def diff(self) -> list[str]:
+        """What the database changed from the file's value, in a few short lines."""
+        return short_diff(self.file, self.database)
+
+
+# A conflict names the changed words with this much of their line around them.
+DIFF_CONTEXT_CHARS = 40
+DIFF_CHANGE_CHARS = 240
+DIFF_MAX_LINES = 12
+
+
+def short_diff(file: Any, database: Any) -> list[str]:
+    """The lines that differ between a file's value and the database's, each cut down to the
+    changed words and a little context: a one-paragraph edit reads as two short lines, not as
+    both whole texts. Lists (terms, figures) compare item by item."""
+    if isinstance(file, str) and isinstance(database, str):
+        old, new = file.split("\n"), database.split("\n")
+        numbered = len(old) > 1 or len(new) > 1
+    elif isinstance(file, list) and isinstance(database, list):
+        old, new = [repr(item) for item in file], [repr(item) for item in database]
+        numbered = True
+    else:
+        return [f"- file:     {file!r}", f"+ database: {database!r}"]
+    lines: list[str] = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        if numbered:
+            lines.append(f"@@ {_where(i1, i2)} @@")
+        removed, added = old[i1:i2], new[j1:j2]
+        if len(removed) == len(added):
+            pairs = [_clip_pair(a, b) for a, b in zip(removed, added, strict=True)]
+            removed, added = [a for a, _ in pairs], [b for _, b in pairs]
+        else:
+            removed, added = [_clip(a, 0, len(a)) for a in removed], [_clip(b, 0, len(b)) for b in added]
+        lines += [f"- file:     {line}" for line in removed] + [f"+ database: {line}" for line in added]
+    if len(lines) > DIFF_MAX_LINES:
+        lines = [*lines[:DIFF_MAX_LINES], f"… {len(lines) - DIFF_MAX_LINES} more lines differ"]
+    return lines
+
+
+def _where(start: int, stop: int) -> str:
+    """Lines start to stop (from 0, stop excluded) of the file's value, as a person counts them."""
+    if stop == start:
+        return f"after file line {start}" if start else "before file line 1"
+    return f"file line {stop}" if stop - start == 1 else f"file lines {start + 1}-{stop}"
+
+
+def _clip_pair(a: str, b: str) -> tuple[str, str]:
+    """Two versions of a line, each cut to the part that differs and the words around it."""
+    start = _common_length(a, b)
+    end = _common_length(a[start:][::-1], b[start:][::-1])
+    return _clip(a, start, len(a) - end), _clip(b, start, len(b) - end)
+
+
+def _common_length(a: str, b: str) -> int:
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+
+
+def _clip(text: str, start: int, stop: int) -> str:
+    begin = max(0, start - DIFF_CONTEXT_CHARS)
+    stop = min(stop, start + DIFF_CHANGE_CHARS)
+    end = min(len(text), stop + DIFF_CONTEXT_CHARS)
+    return ("…" if begin else "") + text[begin:end] + ("…" if end < len(text) else "")
+
 
 @dataclass
 class ImportReport:
@@ -76,6 +142,8 @@ class _BlockDumper(yaml.SafeDumper):
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    # A \r (from a text area saved before line breaks were normalised) would force a quoted string.
+    value = normalise_line_ends(value)
     style = "|" if "\n" in value else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
@@ -177,7 +245,7 @@ class _Merger:
         to_write: dict[str, Any] = {}
         baseline: dict[str, Any] = {}
         for name, file_value in file_values.items():
-            db_value = None if created else db_values[name]
+            db_value = None if created else _comparable(db_values[name])
             if not created and db_value == file_value:
                 baseline[name] = file_value
             elif created or self.force or _unedited(db_value, last, name):
@@ -207,6 +275,11 @@ class _Merger:
         self._baselines[label] = baseline
 
 
+def _comparable(value: Any) -> Any:
+    # A text saved from a browser before line breaks were normalised holds \r\n: the same text.
+    return normalise_line_ends(value) if isinstance(value, str) else value
+
+
 def _unedited(db_value: Any, last: dict[str, Any] | None, name: str) -> bool:
     if last is not None and name in last:
         return db_value == last[name]
@@ -226,7 +299,7 @@ def _write_fields(obj: Any, to_write: dict[str, Any], created: bool) -> None:
 
 def _text(data: dict[str, Any], name: str) -> str:
     value = data.get(name, "")
-    return "" if value is None else str(value).rstrip("\n")
+    return "" if value is None else normalise_line_ends(str(value)).rstrip("\n")
 
 
 @transaction.atomic

@@ -21,6 +21,21 @@ ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "abbr": {"title"}, "th": {"align"}
 ALLOWED_URL_SCHEMES = {"http", "https", "mailto"}
 
 
+def normalise_line_ends(text: str) -> str:
+    r"""Line breaks as the content files write them: \n, with no spaces or tabs before one.
+
+    A browser sends a text area's line breaks as \r\n (the HTML standard says so), whatever
+    the instructor typed: left as they come, every text area of a saved form would differ from
+    its file. And YAML cannot write a \r, or a space before a line break, in the block style
+    the files use: export would turn the whole text into one quoted line. (Markdown's two-space
+    line break goes with it: invisible in a text area, and rarely meant.)
+    """
+    return _SPACE_BEFORE_BREAK.sub("\n", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+_SPACE_BEFORE_BREAK = re.compile(r"[ \t]+\n")
+
+
 # A pure function of the text: an import of the whole course renders each text once per
 # process, and again only where a text changed (the bundled course has about 1,400).
 @lru_cache(maxsize=8192)

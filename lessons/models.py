@@ -19,7 +19,7 @@ from felab_sim.core.calculators import CALCULATORS
 from felab_sim.core.model import ParamError, SweepParams, SweepResult
 from felab_sim.models import ParameterSet, Scenario, calculator_page_url
 
-from .markdown import live_figure_markup_problems, render_markdown
+from .markdown import live_figure_markup_problems, normalise_line_ends, render_markdown
 
 # Django's admin shows help text as HTML, unescaped: say everything here without markup
 # (a literal tag here once swallowed the rest of the admin's form). A test checks it.
@@ -41,6 +41,13 @@ def _live_span(name: str, value: str) -> str:
 
 def _calc_span(citation: citations.Citation, value: str) -> str:
     return f'<span class="live-figure" title="Computed live: {escape(citation)}">{escape(value)}</span>'
+
+
+def normalise_text_fields(obj: models.Model) -> None:
+    """Every text area's line breaks as the files write them, however the text arrived (save() calls it)."""
+    for field in obj._meta.concrete_fields:
+        if isinstance(field, models.TextField) and isinstance(value := getattr(obj, field.attname), str):
+            setattr(obj, field.attname, normalise_line_ends(value))
 
 
 class CourseQuerySet(ContentQuerySet["Course"]):
@@ -76,6 +83,10 @@ class Course(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+    def save(self, *args, **kwargs) -> None:
+        normalise_text_fields(self)
+        super().save(*args, **kwargs)
 
     def natural_key(self) -> tuple[str]:
         return (self.slug,)
@@ -121,6 +132,7 @@ class Lesson(models.Model):
 
     def save(self, *args, **kwargs) -> None:
         # Render once on save, as cards do, so pages only ever read sanitized HTML.
+        normalise_text_fields(self)
         self.rendered = {"intro": render_markdown(self.intro)}
         super().save(*args, **kwargs)
 
@@ -243,6 +255,7 @@ class GlossaryTerm(models.Model):
         return self.term
 
     def save(self, *args, **kwargs) -> None:
+        normalise_text_fields(self)
         self.rendered = {
             "definition": render_markdown(self.definition),
             "example": render_markdown(self.example),
@@ -346,7 +359,7 @@ class Card(models.Model):
 
     def save(self, *args, **kwargs) -> None:
         # Render once on save, so pages only ever read sanitized HTML.
-        self.rendered = {name: render_markdown(getattr(self, name)) for name in self.TEXT_FIELDS}
+        self.render()
         super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:
@@ -369,6 +382,11 @@ class Card(models.Model):
 
     def get_admin_url(self) -> str:
         return reverse("admin:lessons_card_change", args=[self.pk])
+
+    def render(self) -> None:
+        """Each section's sanitized HTML, from the text as it stands (save() calls it; so does a preview)."""
+        normalise_text_fields(self)
+        self.rendered = {name: render_markdown(getattr(self, name)) for name in self.TEXT_FIELDS}
 
     def clean(self) -> None:
         params = self.scenario_params
@@ -440,7 +458,7 @@ class Card(models.Model):
     def calc_citations(self) -> list[citations.Citation]:
         """Every calculator output the card cites, in its text and its Computed live panel."""
         found = [cited for name in self.TEXT_FIELDS for cited in citations.in_text(getattr(self, name))]
-        found += [cited for figure in self.figures.all() if (cited := citations.parse_figure(figure.figure))]
+        found += [cited for figure in self.panel_figures if (cited := citations.parse_figure(figure.figure))]
         return found
 
     @cached_property
@@ -486,7 +504,7 @@ class Card(models.Model):
                 "url": self._live_url(figure.figure),
                 "note": figure.note,
             }
-            for figure in self.figures.all()
+            for figure in self.panel_figures
         ]
 
     def _live_text(self, name: str) -> str:
@@ -503,8 +521,19 @@ class Card(models.Model):
             return f"{calculator_page_url(result)}#output-{cited.key}"
         return f"{self.sim_url()}#sim-results" if self.scenario_params is not None else ""
 
-    def ordered_terms(self) -> list[GlossaryTerm]:
+    # The figures and terms as the page shows them. An admin preview sets both from its unsaved
+    # inline rows (lessons/admin.py), so the page reads the form, not the database.
+    @cached_property
+    def panel_figures(self) -> list[CardFigure]:
+        """The "Computed live" panel's figures, in order (prefetched by for_page)."""
+        return list(self.figures.all())
+
+    @cached_property
+    def terms_in_order(self) -> list[GlossaryTerm]:
         return [card_term.term for card_term in self.card_terms.all()]
+
+    def ordered_terms(self) -> list[GlossaryTerm]:
+        return self.terms_in_order
 
 
 class CardTerm(models.Model):

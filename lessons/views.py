@@ -127,12 +127,19 @@ def _neighbours(request: HttpRequest, card: Card) -> dict[str, Card | None]:
             .values_list("step", flat=True)
         ),
     )
-    index = steps.index(card.step)
     lesson = card.lesson
+    # By step, not by position: a preview's card may have a step no saved card has yet.
+    earlier = [step for step in steps if step < card.step]
+    later = [step for step in steps if step > card.step]
+    return {
+        "previous_card": Card(lesson=lesson, step=earlier[-1]) if earlier else None,
+        "next_card": Card(lesson=lesson, step=later[0]) if later else None,
+    }
 
-    def at(position: int) -> Card | None:
-        if 0 <= position < len(steps):
-            return Card(lesson=lesson, step=steps[position])
-        return None
 
-    return {"previous_card": at(index - 1), "next_card": at(index + 1)}
+def render_preview(request: HttpRequest, card: Card) -> HttpResponse:
+    """A card as the admin's form holds it, unsaved, the way students will see it with its answer
+    shown: the card page's template and context, rendered for this request only. Never kept
+    (config/kept_pages.py), since it is not what the database holds."""
+    context = card_context(request, card, answer_shown=True, review_mode=False)
+    return render(request, "lessons/card.html", {**context, "preview": True})

@@ -29,6 +29,8 @@ def card_study(context: template.Context, card: Card) -> CardStudy:
 
     Two queries, made once per request: each of the card page's per-visitor parts asks for it.
     """
+    if card.pk is None:  # an admin preview of a card not saved yet: no one's work, a first-timer's buttons
+        return CardStudy(None, tuple(Preview.for_history(0, [], clock.now())))
     request = context["request"]
     studies: dict[int, CardStudy] = request.__dict__.setdefault("_felab_card_studies", {})
     if card.pk not in studies:

@@ -6,10 +6,13 @@ seen where students see it; and its add page. A model the group gains later is p
 from the group's permissions: the test fails until STUDENT_VIEWS says where students see it.
 """
 
+import difflib
 import io
 import re
+import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from django.contrib import admin
@@ -21,6 +24,7 @@ from django.utils.html import strip_tags
 from playwright.sync_api import Browser, BrowserContext, Page, Response, expect
 
 from felab_sim.models import ParameterSet, Scenario
+from lessons.content_files import CONTENT_DIR
 from lessons.models import Card, Course, GlossaryTerm, Lesson
 from tests.conftest import PASSWORD
 
@@ -309,3 +313,114 @@ def test_an_admin_edit_survives_the_import_that_make_run_does(
     student_page.goto(live_lessons + seed_card.get_absolute_url() + "?answer=shown")
     expect(student_page.locator(".plain-words")).to_contain_text("Ines rewrote this in the admin.")
     assert log.take() == []
+
+
+def _changed_lines(before: Path, after: Path) -> list[str]:
+    """Every line a text diff of two content folders adds or removes, with its file's name."""
+    changed = []
+    for old in sorted(before.rglob("*.yaml")):
+        new = after / old.relative_to(before)
+        diff = difflib.unified_diff(
+            old.read_text().splitlines(), new.read_text().splitlines(), n=0, lineterm=""
+        )
+        changed += [
+            f"{old.name}: {line}" for line in diff if line[:1] in "+-" and line[:3] not in ("+++", "---")
+        ]
+    return changed
+
+
+def test_an_admin_edit_round_trips_to_the_files_as_a_small_diff(
+    instructor_page: tuple[Page, BrowserLog], live_lessons: str, tmp_path: Path
+):
+    page, log = instructor_page
+    edited, hidden = Card.objects.filter(lesson__slug="concurrency-sweep", step__in=(2, 3)).order_by("step")
+    assert "far inside the" in edited.real_numbers and "\n" in edited.real_numbers
+
+    # Typed into the text area, so the browser sends the whole form the way it does: \r\n line breaks.
+    page.goto(f"{live_lessons}/admin/lessons/card/{edited.pk}/change/")
+    area = page.locator("#id_real_numbers")
+    area.evaluate(
+        "(el, words) => { const at = el.value.indexOf(words); el.focus(); el.setSelectionRange(at, at + words.length); }",
+        "far inside",
+    )
+    page.keyboard.type("well inside")
+    page.locator('input[name="_save"]').click()
+    expect(page.locator(".messagelist .success")).to_be_visible()
+    page.goto(f"{live_lessons}/admin/lessons/card/{hidden.pk}/change/")
+    page.get_by_label("Published").uncheck()
+    page.locator('input[name="_save"]').click()
+    expect(page.locator(".messagelist .success")).to_be_visible()
+
+    edited.refresh_from_db()
+    assert "well inside the" in edited.real_numbers and "\r" not in edited.real_numbers
+    assert not Card.objects.filter(published=False).exclude(pk=hidden.pk).exists()
+
+    # What `make run` does next: only the two real edits are reported, the paragraph as a short diff.
+    out = io.StringIO()
+    call_command("import_lessons", stdout=out)
+    report = out.getvalue()
+    assert "2 conflicts" in report, report
+    lesson = "card llm-inference-performance/concurrency-sweep"
+    assert f"conflict: {lesson}/2, field 'real_numbers'" in report
+    assert f"conflict: {lesson}/3, field 'published'" in report
+    assert "  - file:     …" in report and "far inside the" in report
+    assert "  + database: …" in report and "well inside the" in report
+    assert len(report) < 2_000, report  # not whole texts
+
+    # export_lessons into a copy of the files: the diff is the edited line and the draft flag.
+    copy = tmp_path / "content"
+    shutil.copytree(CONTENT_DIR, copy)
+    call_command("export_lessons", "--dir", str(copy), stdout=io.StringIO())
+    changed = _changed_lines(CONTENT_DIR, copy)
+    name = "lesson-03-concurrency-sweep.yaml"
+    [line] = [
+        line
+        for line in (copy / "llm-inference-performance" / name).read_text().splitlines()
+        if "well inside" in line
+    ]
+    assert changed == [
+        f"{name}: -{line.replace('well inside', 'far inside')}",
+        f"{name}: +{line}",
+        f"{name}: +  published: false",
+    ], changed
+    assert log.take() == []
+
+
+def test_an_instructor_previews_unsaved_text_as_students_will_see_it_without_javascript(
+    browser: Browser, live_lessons: str, instructor: User
+):
+    card = Card.objects.get(lesson__slug="concurrency-sweep", step=2)
+    saved = (card.question, card.updated_at)
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, java_script_enabled=False)
+    context.set_default_timeout(TIMEOUT_MS)
+    log = BrowserLog(context)
+    page = context.new_page()
+    page.goto(live_lessons + "/admin/login/?next=/admin/")
+    page.get_by_label("Username").fill(instructor.username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    change = f"{live_lessons}/admin/lessons/card/{card.pk}/change/"
+    page.goto(change)
+    question = page.locator("#id_question")
+    question.fill("")
+    question.press_sequentially("With **{{sim.capacity}}** seats,\nhow many servers for 120 people?")
+
+    with context.expect_page() as opened:
+        page.get_by_role("button", name="Preview").click()
+    preview = opened.value
+    preview.wait_for_load_state()
+    expect(preview.locator(".preview-banner")).to_contain_text("Preview: not saved.")
+    expect(preview.locator(".question-text")).to_have_text("With 8 seats,\nhow many servers for 120 people?")
+    expect(preview.locator(".question-text strong .live-figure")).to_have_text("8")
+    expect(preview.locator(".plain-words")).to_contain_text(strip_tags(card.html["plain_words"])[:40])
+    expect(preview.locator(".live-table")).to_contain_text("Servers for 120 people")
+    expect(preview.locator(".live-value").first).to_have_text("8")
+    expect(preview.locator('.plot[data-figure="card-live-figure"] svg').first).to_be_visible()
+
+    # The form's tab is still the form, with what was typed, and nothing was saved.
+    assert page.url == change
+    expect(question).to_have_value("With **{{sim.capacity}}** seats,\nhow many servers for 120 people?")
+    card.refresh_from_db()
+    assert (card.question, card.updated_at) == saved
+    assert log.take() == []
+    context.close()

@@ -1,5 +1,7 @@
 import pytest
+from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import Group, Permission
+from django.test import Client
 
 from lessons.instructors import INSTRUCTORS_GROUP
 from lessons.models import Card
@@ -120,6 +122,14 @@ def test_live_figures_need_a_scenario(instructor_client, seed_card):
     assert "needs a scenario" in response.content.decode()
 
 
+def test_an_unknown_figure_on_a_card_without_a_scenario_is_named(instructor_client, seed_card):
+    data = card_form_data(seed_card, scenario="", **{"figures-TOTAL_FORMS": 0, "figures-INITIAL_FORMS": 0})
+    data["plain_words"] = "Capacity {{sim.capasity}}."
+    body = instructor_client.post(change_url(seed_card), data).content.decode()
+    assert "sim.capasity: not a known live figure" in body
+    assert "needs a scenario" not in body
+
+
 def test_instructor_edits_a_scenario_and_the_card_follows(instructor_client, client, seed_card):
     scenario = seed_card.scenario
     url = f"/admin/felab_sim/scenario/{scenario.pk}/change/"
@@ -133,3 +143,135 @@ def test_instructor_edits_a_scenario_and_the_card_follows(instructor_client, cli
     assert response.status_code == 302
     body = client.get(SEED_CARD_URL.replace("step-1", "step-2"), {"answer": "shown"}).content.decode()
     assert 'title="Computed live: sim.capacity">16</span>' in body
+
+
+def as_a_browser_sends_it(data: dict) -> dict:
+    """A browser sends every text area's line breaks as \r\n (the HTML standard's form encoding)."""
+    return {
+        key: value.replace("\n", "\r\n") if isinstance(value, str) else value for key, value in data.items()
+    }
+
+
+def test_a_form_sent_with_crlf_saves_plain_line_breaks_and_logs_only_the_edited_field(
+    instructor_client, lessons
+):
+    card = Card.objects.get(lesson__slug="concurrency-sweep", step=2)
+    assert "\n" in card.real_numbers
+    data = as_a_browser_sends_it(card_form_data(card, plain_words="Edited in the admin."))
+    assert instructor_client.post(change_url(card), data).status_code == 302
+    card.refresh_from_db()
+    assert "\r" not in card.real_numbers and card.plain_words == "Edited in the admin."
+    entry = LogEntry.objects.get(object_id=str(card.pk))
+    assert entry.get_change_message() == "Changed In plain words."
+
+
+def test_saving_a_lesson_leaves_its_untouched_inline_cards_unsaved(instructor_client, seed_card):
+    lesson = seed_card.lesson
+    cards = list(lesson.cards.order_by("step"))
+    saved_at = {card.pk: card.updated_at for card in cards}
+    data = {"course": lesson.course_id, "number": lesson.number, "title": "Sweeping", "slug": lesson.slug,
+            "order": lesson.order, "intro": lesson.intro, "minutes": lesson.minutes or "", "published": "on",
+            "cards-TOTAL_FORMS": len(cards), "cards-INITIAL_FORMS": len(cards),
+            "cards-MIN_NUM_FORMS": 0, "cards-MAX_NUM_FORMS": 1000}  # fmt: skip
+    for index, card in enumerate(cards):
+        data.update({f"cards-{index}-id": card.pk, f"cards-{index}-lesson": lesson.pk,
+                     f"cards-{index}-step": card.step, f"cards-{index}-title": card.title,
+                     f"cards-{index}-question": card.question + "\n\nA second paragraph."})  # fmt: skip
+        card.question += "\n\nA second paragraph."
+        card.save()
+        saved_at[card.pk] = card.updated_at
+        if card.published:
+            data[f"cards-{index}-published"] = "on"
+    response = instructor_client.post(
+        f"/admin/lessons/lesson/{lesson.pk}/change/", as_a_browser_sends_it(data)
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert dict(lesson.cards.values_list("pk", "updated_at")) == saved_at
+
+
+def preview_url(card: Card) -> str:
+    return f"/admin/lessons/card/{card.pk}/preview/"
+
+
+def test_the_change_form_has_a_preview_button_that_opens_a_new_tab(instructor_client, seed_card):
+    body = instructor_client.get(change_url(seed_card)).content.decode()
+    assert f'formaction="{preview_url(seed_card)}" formtarget="_blank"' in body
+
+
+def test_preview_shows_the_unsaved_form_as_students_will_see_it(instructor_client, client, lessons):
+    card = Card.objects.get(lesson__slug="concurrency-sweep", step=2)
+    saved = (card.question, card.updated_at, LogEntry.objects.count())
+    data = card_form_data(
+        card,
+        question="How many at once, if **{{sim.capacity}}** is the knee?",
+        plain_words="Divide by {{sim.capacity}}.",
+        **{"figures-0-stated": "9", "figures-1-DELETE": "on"},
+    )
+    response = instructor_client.post(preview_url(card), as_a_browser_sends_it(data))
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "Preview: not saved." in body
+    assert (
+        'How many at once, if <strong><span class="live-figure" title="Computed live: sim.capacity">8</span></strong>'
+        in body
+    )
+    assert "Divide by <span" in body  # the answer is shown
+    assert "<td>9</td>" in body  # the Computed live panel as the form holds it
+    assert "TTFT p95, 8 people (ms)" not in body  # the row marked for deletion
+    assert "Time to first token (TTFT)" in body  # words to know
+    card.refresh_from_db()
+    assert (card.question, card.updated_at, LogEntry.objects.count()) == saved
+    assert card.figures.get(order=1).stated == "8"
+    assert card.figures.count() == 5
+    # What students get is still the saved card, kept page or not.
+    student_page = client.get(card.get_absolute_url()).content.decode()
+    assert "How many at once" not in student_page and "Preview: not saved." not in student_page
+
+
+def test_preview_lists_what_save_would_refuse(instructor_client, seed_card):
+    data = card_form_data(
+        seed_card, plain_words="Total: {{sim.c9.agg_tok_s}} tok/s.", **{"figures-0-figure": "c8.speed"}
+    )
+    response = instructor_client.post(preview_url(seed_card), data)
+    body = response.content.decode()
+    assert "Fix these in the form, then press Preview again. Nothing was saved." in body
+    assert (
+        "<strong>In plain words:</strong> sim.c9.agg_tok_s: level 9 is not in the scenario&#x27;s levels"
+        in body
+    )
+    assert "<strong>Figure:</strong> sim.c8.speed: &#x27;speed&#x27; is not a sweep metric" in body
+
+
+def test_preview_is_a_post_for_staff_with_a_csrf_token(
+    instructor, student_client, anonymous_client, seed_card
+):
+    data = card_form_data(seed_card, question="Changed?")
+    checked = Client(enforce_csrf_checks=True)
+    checked.force_login(instructor)
+    assert checked.post(preview_url(seed_card), data).status_code == 403
+    assert checked.get(preview_url(seed_card)).status_code == 405
+    for outsider in (student_client, anonymous_client):
+        response = outsider.post(preview_url(seed_card), data)
+        assert response.status_code == 302 and response["Location"].startswith("/admin/login/")
+
+
+def test_preview_of_a_card_not_saved_yet(instructor_client, seed_card):
+    assert (
+        'formaction="/admin/lessons/card/add/preview/"'
+        in instructor_client.get("/admin/lessons/card/add/").content.decode()
+    )
+    count = Card.objects.count()
+    data = {"lesson": seed_card.lesson_id, "step": 99, "title": "A new one", "published": "on",
+            "scenario": seed_card.scenario_id, "question": "Seats: {{sim.slots}}?", "plain_words": "Eight.",
+            **{name: "" for name in Card.TEXT_FIELDS if name not in ("question", "plain_words")},
+            "card_terms-TOTAL_FORMS": 1, "card_terms-INITIAL_FORMS": 0, "card_terms-0-order": 1,
+            "card_terms-0-term": seed_card.card_terms.order_by("order").first().term_id,
+            "figures-TOTAL_FORMS": 0, "figures-INITIAL_FORMS": 0}  # fmt: skip
+    response = instructor_client.post("/admin/lessons/card/add/preview/", data)
+    assert response.status_code == 200, response.content.decode()[:3000]
+    body = response.content.decode()
+    assert "Step 99 · A new one" in body and "Preview: not saved." in body
+    assert 'Seats: <span class="live-figure" title="Computed live: sim.slots">8</span>?' in body
+    assert '#term-decode">Decode</a></dt>' in body
+    assert body.count('name="rating"') == 4  # what a first-time student sees
+    assert Card.objects.count() == count

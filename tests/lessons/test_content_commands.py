@@ -3,6 +3,8 @@ from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db.models import Value
+from django.db.models.functions import Replace
 
 from felab_sim.models import Scenario
 from lessons.content_files import CONTENT_DIR
@@ -209,8 +211,8 @@ def test_an_edit_in_the_database_survives_the_import_and_is_reported(seed_card):
     card = Card.objects.get(pk=seed_card.pk)
     assert card.plain_words == "Rewritten by Ines."
     assert f"conflict: {SEED_LABEL}, field 'plain_words'" in out
-    assert "database: 'Rewritten by Ines.'" in out
-    assert "file:     'To write each token" in out
+    assert "\n  - file:     To write each token" in out
+    assert "\n  + database: Rewritten by Ines.\n" in out
     assert "0 updated" in out and "1 conflicts" in out
     assert "export_lessons" in out and "--force" in out  # how to resolve it
 
@@ -240,7 +242,7 @@ def test_a_file_change_updates_the_fields_nobody_edited_and_keeps_the_edited_one
     assert card.question.endswith("Why so cheap?")  # unedited in the database: the file wins
     assert card.plain_words == "Rewritten by Ines."  # edited: kept, and reported
     assert f"updated {SEED_LABEL}" in out
-    assert "field 'plain_words'" in out and "file:     'In the file, to write each token" in out
+    assert "field 'plain_words'" in out and "- file:     In the file, to write each token" in out
     assert "field 'question'" not in out
 
 
@@ -442,3 +444,56 @@ def test_a_yaml_syntax_error_names_its_line(tmp_path):
     with pytest.raises(CommandError, match=r"lesson-01-x.yaml: line \d+: not valid YAML"):
         run("import_lessons", "--dir", str(path))
     assert_nothing_imported()
+
+
+@pytest.mark.django_db
+def test_a_conflict_shows_the_changed_words_not_the_whole_text(lessons):
+    card = Card.objects.get(lesson__slug="concurrency-sweep", step=2)
+    lines = card.real_numbers.split("\n")
+    assert len(lines) == 4 and "far inside the" in lines[0]
+    edit_in_the_admin(card, real_numbers=card.real_numbers.replace("far inside", "well inside"))
+    out = run("import_lessons")
+    conflict = out[out.index("conflict: ") : out.index("Lesson content from")]
+    assert conflict.splitlines()[1:] == [
+        "  @@ file line 1 @@",
+        "  - file:     …rst token in {{sim.c8.ttft_p95_ms}} ms, far inside the {{sim.slo_ms}} ms target.",
+        "  + database: …rst token in {{sim.c8.ttft_p95_ms}} ms, well inside the {{sim.slo_ms}} ms target.",
+    ]
+    for untouched in lines[1:]:
+        assert untouched not in out
+
+
+@pytest.mark.django_db
+def test_text_saved_with_crlf_before_the_fix_is_no_conflict_and_exports_in_block_style(lessons, tmp_path):
+    # Rows an admin save left with a browser's \r\n line breaks, written past save() as they were.
+    Card.objects.update(real_numbers=Replace("real_numbers", Value("\n"), Value("\r\n")))
+    GlossaryTerm.objects.update(definition=Replace("definition", Value("\n"), Value("\r\n")))
+    assert Card.objects.filter(real_numbers__contains="\r\n").count() > 10
+    out = run("import_lessons")
+    assert "0 created, 0 updated" in out and "0 conflicts" in out
+    run("export_lessons", "--dir", str(tmp_path))
+    for source in sorted(CONTENT_DIR.rglob("*.yaml")):
+        assert (tmp_path / source.relative_to(CONTENT_DIR)).read_text() == source.read_text(), source.name
+
+
+@pytest.mark.django_db
+def test_import_reads_a_quoted_crlf_in_a_file_as_a_plain_line_break(seed_card, tmp_path):
+    content = copy_of_the_bundled_content(tmp_path)
+    lesson_file = next(content.glob("*/lesson-03-*.yaml"))
+    text = lesson_file.read_text()
+    old = next(line for line in text.splitlines() if line.startswith("  kit_question: Throughput went up"))
+    lesson_file.write_text(text.replace(old, '  kit_question: "Two lines:\\r\\nthe second."', 1))
+    out = run("import_lessons", "--dir", str(content))
+    assert f"updated {SEED_LABEL}" in out and "0 conflicts" in out
+    assert Card.objects.get(pk=seed_card.pk).kit_question == "Two lines:\nthe second."
+
+
+@pytest.mark.django_db
+def test_spaces_typed_before_a_line_break_do_not_turn_the_export_into_a_quoted_string(seed_card, tmp_path):
+    lines = seed_card.real_numbers.split("\n")
+    edit_in_the_admin(seed_card, real_numbers="\n".join([lines[0] + "  ", *lines[1:]]))
+    assert Card.objects.get(pk=seed_card.pk).real_numbers == "\n".join(lines)
+    assert "0 conflicts" in run("import_lessons")
+    run("export_lessons", "--dir", str(tmp_path))
+    lesson_file = next(tmp_path.glob("*/lesson-03-*.yaml"))
+    assert lesson_file.read_text() == (CONTENT_DIR / lesson_file.relative_to(tmp_path)).read_text()

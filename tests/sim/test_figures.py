@@ -69,6 +69,17 @@ def test_problems_lists_each_bad_name_once_and_requires_a_scenario():
     assert figures.problems(["no figures here, {{ other }}"], None) == []
 
 
+def test_an_unknown_name_without_a_scenario_is_named_as_unknown():
+    assert figures.problems(["{{sim.bogus}}"], None) == [
+        "sim.bogus: not a known live figure; see felab_sim/core/figures.py for the list"
+    ]
+    assert figures.problems(["{{sim.c8.speed}} and {{sim.c8.agg_tok_s}}"], None) == [
+        "sim.c8.speed: 'speed' is not a sweep metric; use one of "
+        "agg_tok_s, user_tok_s, ttft_p50_ms, ttft_p95_ms, goodput_rps, requests",
+        "sim.c8.agg_tok_s: this card cites live figures, so it needs a scenario",
+    ]
+
+
 def test_fill_never_raises_and_dashes_what_it_cannot_resolve():
     text = "total {{sim.c8.agg_tok_s}}, bad {{sim.c3.agg_tok_s}}, none {{sim.nope}}"
     assert figures.fill(text, DEFAULT) == "total 276.3, bad —, none —"

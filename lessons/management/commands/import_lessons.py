@@ -45,6 +45,5 @@ def _describe(conflict: Conflict) -> str:
     return (
         f"conflict: {conflict.label}, field '{conflict.field}': edited in the database since the "
         f"last import, and the files say otherwise; kept the database's version.\n"
-        f"  database: {conflict.database!r}\n"
-        f"  file:     {conflict.file!r}"
+        + "\n".join(f"  {line}" for line in conflict.diff())
     )
