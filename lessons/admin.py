@@ -1,6 +1,7 @@
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.html import format_html, format_html_join
 
 from .models import Card, CardFigure, CardTerm, Course, GlossaryTerm, Lesson
 
@@ -83,8 +84,33 @@ class CardAdmin(PublishingActions, admin.ModelAdmin):
         ("The answer", {"fields": ("plain_words", "picture_it", "real_numbers_source", "real_numbers")}),
         ("Go deeper: the engineer version", {"fields": ("kit_question", "kit_answer", "more_detail")}),
         ("Computed live", {"fields": ("scenario",)}),
+        ("Numbers the text works out", {"fields": ("number_checks", "numbers_to_check")}),
     )
+    readonly_fields = ("numbers_to_check",)
     # view_on_site uses Card.get_absolute_url: the "View on site" link.
+
+    @admin.display(description="Not checked yet")
+    def numbers_to_check(self, card: Card) -> str:
+        if card.pk is None:
+            return "Listed once the card is saved."
+        warnings = card.unchecked_numbers()
+        if not warnings:
+            return "Every number the text works out is live or checked."
+        return format_html(
+            '<ul class="unchecked-numbers">{}</ul>',
+            format_html_join("", "<li>{}</li>", ((w,) for w in warnings)),
+        )
+
+    def save_related(self, request: HttpRequest, form, formsets, change: bool) -> None:
+        super().save_related(request, form, formsets, change)
+        # After the inlines: a number stated in the Computed live panel counts as live.
+        if warnings := form.instance.unchecked_numbers():
+            messages.warning(
+                request,
+                f"{len(warnings)} number{'s' if len(warnings) != 1 else ''} in this card's text "
+                f"{'are' if len(warnings) != 1 else 'is'} worked out but not checked (saved anyway): "
+                + "; ".join(warnings),
+            )
 
 
 @admin.register(GlossaryTerm)
