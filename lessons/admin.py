@@ -1,3 +1,7 @@
+import json
+from typing import Any
+
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -71,6 +75,16 @@ class CardFigureInline(admin.TabularInline):
     verbose_name_plural = "Computed live panel: figures the card states, beside the model's"
 
 
+class ChecksField(forms.JSONField):
+    """The card's checks one to a line, so an instructor reads and edits them as a list."""
+
+    def prepare_value(self, value: Any) -> str:
+        if not isinstance(value, list) or not value:
+            return super().prepare_value(value)
+        lines = ",\n".join("  " + json.dumps(entry, ensure_ascii=False) for entry in value)
+        return f"[\n{lines}\n]"
+
+
 @admin.register(Card)
 class CardAdmin(PublishingActions, admin.ModelAdmin):
     list_display = ("label", "lesson", "scenario", "published", "updated_at")
@@ -87,6 +101,12 @@ class CardAdmin(PublishingActions, admin.ModelAdmin):
         ("Numbers the text works out", {"fields": ("number_checks", "numbers_to_check")}),
     )
     readonly_fields = ("numbers_to_check",)
+
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        if db_field.name == "number_checks":
+            kwargs["form_class"] = ChecksField
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
+
     # view_on_site uses Card.get_absolute_url: the "View on site" link.
 
     @admin.display(description="Not checked yet")

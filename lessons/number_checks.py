@@ -74,6 +74,10 @@ class Derived:
         return self.number.startswith("{{")
 
     @property
+    def percent(self) -> bool:
+        return self.kind.endswith("%")
+
+    @property
     def value(self) -> float | None:
         return None if self.live else float(self.number.replace(",", ""))
 
@@ -268,6 +272,10 @@ class Check:
         return None if match is None else float(match[0].replace(",", ""))
 
     @property
+    def percent(self) -> bool:
+        return "%" in self.number
+
+    @property
     def written(self) -> str:
         match = re.search(_NUMBER, self.number)
         return "" if match is None else match[0]
@@ -306,9 +314,9 @@ def check_card(
         for derived in find_derived(field, text):
             findings.append(_cover(derived, [m[0] for m in panel], checks, check_problems))
     problems = [problem for problem in check_problems.values() if problem]
-    written = {value for derived in (f.derived for f in findings) if (value := derived.value) is not None}
+    written = {(d.value, d.percent) for d in (f.derived for f in findings) if d.value is not None}
     for check in checks:
-        if check.value is not None and check.value not in written:
+        if check.value is not None and (check.value, check.percent) not in written:
             problems.append(f"check {check.number}: the card's text writes no such derived number")
     return findings, problems
 
@@ -319,7 +327,8 @@ def _cover(derived: Derived, panel: list[str], checks: list[Check], problems: Ma
     value = derived.value
     assert value is not None
     for check in checks:
-        if check.value == value:
+        # "6%" checks a percentage, never "6 times": the same digits, a different claim.
+        if check.value == value and check.percent == derived.percent:
             if problems[check.number]:
                 return Finding(derived, "wrong", problems[check.number])
             return Finding(derived, "checked" if check.expr else "quoted", check.expr or check.source)

@@ -198,3 +198,10 @@ def test_every_derived_number_in_the_bundled_cards_is_live_or_checked():
     assert not unchecked, f"{len(unchecked)} derived numbers neither live nor checked:\n" + "\n".join(
         unchecked
     )
+
+
+def test_a_percentage_check_never_covers_the_same_digits_as_a_ratio():
+    texts = {"plain_words": "Each step grows 6% per person; 8 people get about 6 times the tokens."}
+    findings, problems = check_card(texts, [], [{"number": "6%", "source": "the practice server's rule"}])
+    assert [(f.derived.kind, f.status) for f in findings] == [("N%", "quoted"), ("N times", "unchecked")]
+    assert problems == []
