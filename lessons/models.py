@@ -17,6 +17,7 @@ from felab_sim.core import citations, figures
 from felab_sim.core.calculator import Result
 from felab_sim.core.calculators import CALCULATORS
 from felab_sim.core.model import ParamError, SweepParams, SweepResult
+from felab_sim.core.numbers import format_like
 from felab_sim.models import ParameterSet, Scenario, calculator_page_url
 
 from . import number_checks
@@ -517,17 +518,19 @@ class Card(models.Model):
             {
                 "label": figure.label,
                 "stated": figure.stated,
-                "live": self._live_text(figure.figure),
+                "live": self._live_text(figure.figure, figure.stated),
                 "url": self._live_url(figure.figure),
                 "note": figure.note,
             }
             for figure in self.figures.all()
         ]
 
-    def _live_text(self, name: str) -> str:
+    def _live_text(self, name: str, stated: str) -> str:
+        """The live value with the stated number's decimals, so that equal numbers look equal."""
         if cited := citations.parse_figure(name):
-            return citations.text_of(cited, self.calc_results)
-        return figures.text_of(name, self.live_result)
+            value = citations.value_of(cited, self.calc_results)
+            return value if isinstance(value, str) else format_like(value, stated)
+        return format_like(figures.value_of(name, self.live_result), stated)
 
     def _live_url(self, name: str) -> str:
         if citations.is_calc_figure(name):

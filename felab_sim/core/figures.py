@@ -118,11 +118,8 @@ def _replicas(users: int, headroom: bool):
     return compute
 
 
-def parse(name: str, params: SweepParams | None) -> Figure:
-    """The figure a name stands for, checked against the scenario's parameters.
-
-    Without parameters only the name itself is checked: whether it is on the list at all.
-    """
+def parse(name: str, params: SweepParams) -> Figure:
+    """The figure a name stands for, checked against the scenario's parameters."""
     if name == "capacity":
         return Figure(name, lambda r: None if r.capacity is None else float(r.capacity))
     if name in SETTINGS:
@@ -134,7 +131,7 @@ def parse(name: str, params: SweepParams | None) -> Figure:
             raise UnknownFigure(
                 name, f"'{metric}' is not a sweep metric; use one of {', '.join(LEVEL_METRICS)}"
             )
-        if params is not None and conc not in params.levels:
+        if conc not in params.levels:
             levels = ", ".join(str(level) for level in params.levels)
             raise UnknownFigure(name, f"level {conc} is not in the scenario's levels ({levels})")
         return Figure(name, _metric(conc, metric))
@@ -149,14 +146,14 @@ def parse(name: str, params: SweepParams | None) -> Figure:
     raise UnknownFigure(name, "not a known live figure; see felab_sim/core/figures.py for the list")
 
 
-def _per_level(name: str, kind: str, conc: int, params: SweepParams | None) -> Figure:
+def _per_level(name: str, kind: str, conc: int, params: SweepParams) -> Figure:
     if not 1 <= conc <= MAX_LEVEL:
         raise UnknownFigure(name, f"level must be from 1 to {MAX_LEVEL}")
     if kind == "step_ms":
         return Figure(name, lambda r: r.params.server.decode_step_ms(conc))
     if kind == "ideal_user_tok_s":
         return Figure(name, lambda r: 1000.0 / r.params.server.decode_step_ms(conc))
-    missing = [] if params is None else [level for level in (1, conc) if level not in params.levels]
+    missing = [level for level in (1, conc) if level not in params.levels]
     if missing:
         raise UnknownFigure(name, f"needs level {missing[0]} in the scenario's levels")
     if kind == "speedup":
@@ -177,18 +174,26 @@ def names_in(text: str) -> list[str]:
 
 def problems(texts: Iterable[str], params: SweepParams | None) -> list[str]:
     """Every placeholder that cannot be resolved, with the reason; empty when all are fine."""
-    errors, known = [], []
-    for name in dict.fromkeys(name for text in texts for name in names_in(text)):
+    found = [name for text in texts for name in names_in(text)]
+    if found and params is None:
+        return [f"sim.{found[0]}: this card cites live figures, so it needs a scenario"]
+    errors = []
+    for name in dict.fromkeys(found):
         try:
-            parse(name, params)
+            parse(name, params)  # type: ignore[arg-type]
         except UnknownFigure as error:
             errors.append(str(error))
-        else:
-            known.append(name)
-    # A name that is not on the list is named as such: a scenario would not make it resolve.
-    if known and params is None:
-        errors.append(f"sim.{known[0]}: this card cites live figures, so it needs a scenario")
     return errors
+
+
+def value_of(name: str, result: SweepResult | None) -> float | None:
+    """A figure's value; None when it cannot be resolved, never an exception."""
+    if result is None:
+        return None
+    try:
+        return parse(name, result.params).value(result)
+    except UnknownFigure:
+        return None
 
 
 def text_of(name: str, result: SweepResult | None) -> str:
