@@ -1,3 +1,4 @@
+import json
 from typing import Any
 
 from django import forms
@@ -11,6 +12,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path
 from django.utils.decorators import method_decorator
+from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_POST
 
 from .markdown import normalise_line_ends
@@ -96,6 +98,16 @@ class CardFigureInline(admin.TabularInline):
     verbose_name_plural = "Computed live panel: figures the card states, beside the model's"
 
 
+class ChecksField(forms.JSONField):
+    """The card's checks one to a line, so an instructor reads and edits them as a list."""
+
+    def prepare_value(self, value: Any) -> str:
+        if not isinstance(value, list) or not value:
+            return super().prepare_value(value)
+        lines = ",\n".join("  " + json.dumps(entry, ensure_ascii=False) for entry in value)
+        return f"[\n{lines}\n]"
+
+
 @admin.register(Card)
 class CardAdmin(PlainNewlines, PublishingActions, admin.ModelAdmin):
     list_display = ("label", "lesson", "scenario", "published", "updated_at")
@@ -109,7 +121,15 @@ class CardAdmin(PlainNewlines, PublishingActions, admin.ModelAdmin):
         ("The answer", {"fields": ("plain_words", "picture_it", "real_numbers_source", "real_numbers")}),
         ("Go deeper: the engineer version", {"fields": ("kit_question", "kit_answer", "more_detail")}),
         ("Computed live", {"fields": ("scenario",)}),
+        ("Numbers the text works out", {"fields": ("number_checks", "numbers_to_check")}),
     )
+    readonly_fields = ("numbers_to_check",)
+
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        if db_field.name == "number_checks":
+            kwargs["form_class"] = ChecksField
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
+
     # view_on_site uses Card.get_absolute_url: the "View on site" link.
 
     def get_urls(self) -> list[URLPattern]:
@@ -147,6 +167,29 @@ class CardAdmin(PlainNewlines, PublishingActions, admin.ModelAdmin):
         card.panel_figures = rows.get(CardFigure, [])
         card.terms_in_order = [row.term for row in rows.get(CardTerm, [])]
         return render_preview(request, card)
+
+    @admin.display(description="Not checked yet")
+    def numbers_to_check(self, card: Card) -> str:
+        if card.pk is None:
+            return "Listed once the card is saved."
+        warnings = card.unchecked_numbers()
+        if not warnings:
+            return "Every number the text works out is live or checked."
+        return format_html(
+            '<ul class="unchecked-numbers">{}</ul>',
+            format_html_join("", "<li>{}</li>", ((w,) for w in warnings)),
+        )
+
+    def save_related(self, request: HttpRequest, form, formsets, change: bool) -> None:
+        super().save_related(request, form, formsets, change)
+        # After the inlines: a number stated in the Computed live panel counts as live.
+        if warnings := form.instance.unchecked_numbers():
+            messages.warning(
+                request,
+                f"{len(warnings)} number{'s' if len(warnings) != 1 else ''} in this card's text "
+                f"{'are' if len(warnings) != 1 else 'is'} worked out but not checked (saved anyway): "
+                + "; ".join(warnings),
+            )
 
 
 @admin.register(GlossaryTerm)

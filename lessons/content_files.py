@@ -9,7 +9,8 @@ Layout under a content directory:
     <course-slug>/lesson-NN-<slug>.yaml  one lesson and its cards, in step order
 
 Cards name their glossary terms in the order the card lists them, their scenario by
-slug, and the figures of their "Computed live" panel. A lesson may carry an `intro`
+slug, the figures of their "Computed live" panel, and the checks of the numbers their text
+works out (`checks:`, see lessons/number_checks.py). A lesson may carry an `intro`
 (Markdown) and `minutes`; a lesson or card is published unless it says `published: false`.
 """
 
@@ -30,6 +31,7 @@ from felab_sim.core import citations, figures
 from felab_sim.core.model import ParamError, SweepParams
 from felab_sim.models import ParameterSet, Scenario
 
+from . import number_checks
 from .markdown import live_figure_markup_problems, normalise_line_ends
 from .models import Card, CardFigure, CardTerm, Course, GlossaryTerm, ImportBaseline, Lesson
 
@@ -458,6 +460,7 @@ def _import_card(
     values["scenario"] = _scenario_slug(card_data.get("scenario"), scenarios, path, step)
     values["figures"] = [_figure_row(row, path, step) for row in card_data.get("figures") or []]
     values["terms"] = [str(name) for name in card_data.get("terms") or []]
+    values["checks"] = [_check_row(row, path, step) for row in card_data.get("checks") or []]
     for name in values["terms"]:
         if name not in terms:
             raise ContentError(f"{path}: card step {step} names unknown glossary term '{name}'")
@@ -470,6 +473,8 @@ def _import_card(
     to_write = merger.merge(label, created, values, {} if created else card_values(card))
     figure_rows = to_write.pop("figures", None)
     term_names = to_write.pop("terms", None)
+    if "checks" in to_write:
+        to_write["number_checks"] = to_write.pop("checks")
     if "scenario" in to_write:
         slug = to_write.pop("scenario")
         card.scenario = scenarios[slug] if slug else None
@@ -496,7 +501,22 @@ def card_values(card: Card) -> dict[str, Any]:
         "scenario": card.scenario.slug if card.scenario else None,
         "figures": [_figure_entry(row) for row in sorted(card.figures.all(), key=lambda f: f.order)],
         "terms": [ct.term.term for ct in sorted(card.card_terms.all(), key=lambda ct: ct.order)],
+        "checks": card.number_checks,
     }
+
+
+def _check_row(row: Any, path: Path, step: int) -> dict[str, Any]:
+    """A check of a derived number from a file, its keys in the order export writes them.
+
+    Only its shape is refused here; whether its expression works out is the admin's warning and
+    tests/lessons/test_number_checks.py's business, so an import never fails on arithmetic.
+    """
+    if isinstance(row, dict):
+        row = {key: value if isinstance(value, int | float) and key == "tolerance" else str(value)
+               for key, value in row.items() if value is not None}  # fmt: skip
+    if problem := number_checks.shape_problem([row]):
+        raise ContentError(f"{path}: card step {step}: {problem}")
+    return {key: row[key] for key in number_checks.CHECK_KEYS if key in row}
 
 
 def _figure_row(row: Any, path: Path, step: int) -> dict[str, Any]:
@@ -642,4 +662,6 @@ def _card_entry(card: Card) -> dict[str, Any]:
     if values["figures"]:
         entry["figures"] = values["figures"]
     entry["terms"] = values["terms"]
+    if values["checks"]:
+        entry["checks"] = values["checks"]
     return entry

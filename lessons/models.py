@@ -17,8 +17,10 @@ from felab_sim.core import citations, figures
 from felab_sim.core.calculator import Result
 from felab_sim.core.calculators import CALCULATORS
 from felab_sim.core.model import ParamError, SweepParams, SweepResult
+from felab_sim.core.numbers import format_like
 from felab_sim.models import ParameterSet, Scenario, calculator_page_url
 
+from . import number_checks
 from .markdown import live_figure_markup_problems, normalise_line_ends, render_markdown
 
 # Django's admin shows help text as HTML, unescaped: say everything here without markup
@@ -32,6 +34,16 @@ CARD_TEXT_HELP = (
     MARKDOWN_HELP + " A live figure goes in the text, never in a link target: "
     "{{sim.c8.agg_tok_s}} from the card's scenario (names in felab_sim/core/figures.py), "
     "{{calc.SET_SLUG.OUTPUT_KEY}} from a parameter set (outputs in docs/architecture.md)."
+)
+
+NUMBER_CHECKS_HELP = (
+    "How each number the text works out is checked: a list such as "
+    '[{"number": "29%", "expr": "(1 - 38.9 / 54.9) * 100"}, '
+    '{"number": "12%", "source": "the course\'s lesson 07 run"}]. '
+    "expr is arithmetic over the numbers it comes from (+ - * / ^, brackets, ceil, round, min, max) "
+    'and must give the number to the digits the text writes; add "tolerance": 0.05 for an '
+    '"about". A measured number gets its source instead and is never recomputed. Numbers the '
+    "text works out that are neither live nor checked are listed below when the card is saved."
 )
 
 
@@ -345,6 +357,12 @@ class Card(models.Model):
     published = models.BooleanField(
         default=True, help_text="Students see only published cards; a draft is shown to instructors only."
     )
+    number_checks = models.JSONField(
+        "checks of derived numbers",
+        default=list,
+        blank=True,
+        help_text=NUMBER_CHECKS_HELP,
+    )
     rendered = models.JSONField(default=dict, editable=False)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -401,8 +419,26 @@ class Card(models.Model):
             problems += live_figure_markup_problems(getattr(self, name))
             if problems:
                 errors.setdefault(name, []).extend(problems)
+        if self.number_checks is None:  # the admin's box left empty: no checks
+            self.number_checks = []
+        if shape_problem := number_checks.shape_problem(self.number_checks):
+            errors.setdefault("number_checks", []).append(shape_problem)
         if errors:
             raise ValidationError(errors)
+
+    def number_findings(self) -> tuple[list[number_checks.Finding], list[str]]:
+        """Each derived number in the card's text and how it is covered, and its checks' problems."""
+        return number_checks.check_card(
+            {name: getattr(self, name) for name in self.TEXT_FIELDS},
+            [figure.stated for figure in self.figures.all()],
+            self.number_checks if isinstance(self.number_checks, list) else [],
+        )
+
+    def unchecked_numbers(self) -> list[str]:
+        """What an instructor is warned about: derived numbers neither live nor checked, and
+        checks that do not work out. A warning, never a refusal: the card still saves."""
+        findings, problems = self.number_findings()
+        return [finding.message() for finding in findings if not finding.covered] + problems
 
     @property
     def label(self) -> str:
@@ -500,17 +536,19 @@ class Card(models.Model):
             {
                 "label": figure.label,
                 "stated": figure.stated,
-                "live": self._live_text(figure.figure),
+                "live": self._live_text(figure.figure, figure.stated),
                 "url": self._live_url(figure.figure),
                 "note": figure.note,
             }
             for figure in self.panel_figures
         ]
 
-    def _live_text(self, name: str) -> str:
+    def _live_text(self, name: str, stated: str) -> str:
+        """The live value with the stated number's decimals, so that equal numbers look equal."""
         if cited := citations.parse_figure(name):
-            return citations.text_of(cited, self.calc_results)
-        return figures.text_of(name, self.live_result)
+            value = citations.value_of(cited, self.calc_results)
+            return value if isinstance(value, str) else format_like(value, stated)
+        return format_like(figures.value_of(name, self.live_result), stated)
 
     def _live_url(self, name: str) -> str:
         if citations.is_calc_figure(name):

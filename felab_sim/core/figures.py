@@ -191,6 +191,16 @@ def problems(texts: Iterable[str], params: SweepParams | None) -> list[str]:
     return errors
 
 
+def value_of(name: str, result: SweepResult | None) -> float | None:
+    """A figure's value; None when it cannot be resolved, never an exception."""
+    if result is None:
+        return None
+    try:
+        return parse(name, result.params).value(result)
+    except UnknownFigure:
+        return None
+
+
 def text_of(name: str, result: SweepResult | None) -> str:
     """A figure's printed value; a dash when it cannot be resolved, never an exception."""
     if result is None:

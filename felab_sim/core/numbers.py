@@ -107,3 +107,26 @@ def agrees(stated: float, computed: float, tolerance: float = 0.02) -> bool:
         return True
     scale = max(abs(stated), abs(computed))
     return scale == 0 or abs(stated - computed) <= tolerance * scale
+
+
+def decimals_written(text: str) -> int | None:
+    """How many decimals the first number in a text is written with ("0.585" -> 3, "3,344" -> 0),
+    or None when the text holds no number."""
+    match = _NUMBER.search(text)
+    if match is None:
+        return None
+    _, dot, fraction = match[0].partition(".")
+    return len(fraction) if dot else 0
+
+
+def format_like(value: float | int | None, stated: str) -> str:
+    """A computed figure printed with as many decimals as the number a card states for it, so that
+    equal numbers look equal beside each other: 0.5849 beside "0.585" prints "0.585", 2.4 beside
+    "2.40" prints "2.40", 70.7 beside "71" prints "71". Without a stated number: the site's rule."""
+    decimals = decimals_written(stated)
+    if decimals is None or value is None or isinstance(value, bool):
+        return format_number(value)
+    if not math.isfinite(value):
+        return MISSING
+    text = f"{value:,.{decimals}f}"
+    return text.removeprefix("-") if float(text.replace(",", "")) == 0 else text

@@ -8,6 +8,7 @@ from the group's permissions: the test fails until STUDENT_VIEWS says where stud
 
 import difflib
 import io
+import json
 import re
 import shutil
 from collections.abc import Callable, Iterator
@@ -424,3 +425,34 @@ def test_an_instructor_previews_unsaved_text_as_students_will_see_it_without_jav
     assert (card.question, card.updated_at) == saved
     assert log.take() == []
     context.close()
+
+
+def test_an_instructor_is_warned_of_an_unchecked_number_and_checks_it(
+    instructor_page: tuple[Page, BrowserLog], seed_card: Card, live_lessons: str
+):
+    page, log = instructor_page
+    change = f"{live_lessons}/admin/lessons/card/{seed_card.pk}/change/"
+    page.goto(change)
+    expect(page.locator(".field-numbers_to_check")).to_contain_text(
+        "Every number the text works out is live or checked."
+    )
+    page.locator("#id_plain_words").fill("Eight people together get about 6 times the tokens one gets alone.")
+    page.locator('input[name="_continue"]').click()
+    # Saved, and warned: a warning, never a refusal.
+    expect(page.locator(".messagelist .success")).to_be_visible()
+    warning = page.locator(".messagelist .warning")
+    expect(warning).to_contain_text("1 number in this card's text is worked out but not checked")
+    expect(warning).to_contain_text("plain_words: 6 (N times)")
+    expect(page.locator(".field-numbers_to_check li")).to_have_count(1)
+    seed_card.refresh_from_db()
+    assert seed_card.plain_words.startswith("Eight people together")
+
+    checks = [*seed_card.number_checks, {"number": "6", "expr": "8 * 38.9 / 54.9"}]
+    page.locator("#id_number_checks").fill(json.dumps(checks))
+    page.locator('input[name="_continue"]').click()
+    expect(page.locator(".messagelist .success")).to_be_visible()
+    expect(page.locator(".messagelist .warning")).to_have_count(0)
+    expect(page.locator(".field-numbers_to_check")).to_contain_text(
+        "Every number the text works out is live or checked."
+    )
+    assert log.take() == []

@@ -1,3 +1,5 @@
+import json
+
 import pytest
 from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import Group, Permission
@@ -23,6 +25,9 @@ def card_form_data(card: Card, **changes) -> dict:
         "scenario": card.scenario_id or "",
         **({"published": "on"} if card.published else {}),  # a checkbox: absent means unticked
         **{name: getattr(card, name) for name in Card.TEXT_FIELDS},
+        "number_checks": json.dumps(card.number_checks),
+        # The field's default is callable (list), so the admin posts its initial value too, hidden.
+        "initial-number_checks": json.dumps(card.number_checks),
     }
     for prefix, rows, fields in (
         ("card_terms", card.card_terms.order_by("order"), ("term", "order")),
@@ -275,3 +280,43 @@ def test_preview_of_a_card_not_saved_yet(instructor_client, seed_card):
     assert '#term-decode">Decode</a></dt>' in body
     assert body.count('name="rating"') == 4  # what a first-time student sees
     assert Card.objects.count() == count
+
+
+def _messages(response) -> list[tuple[str, str]]:
+    return [(message.level_tag, message.message) for message in response.context["messages"]]
+
+
+def test_a_number_the_text_works_out_unchecked_is_saved_with_a_warning(instructor_client, seed_card):
+    plain = "One fetch serves all 8 people, so the server does about 7 times the work."
+    data = card_form_data(seed_card, plain_words=plain)
+    response = instructor_client.post(change_url(seed_card), data, follow=True)
+    seed_card.refresh_from_db()
+    assert seed_card.plain_words == plain  # a warning, never a refusal
+    warnings = [text for level, text in _messages(response) if level == "warning"]
+    assert len(warnings) == 1
+    assert "1 number in this card's text is worked out but not checked" in warnings[0]
+    assert "plain_words: 7 (N times)" in warnings[0]
+    # The change form lists it too, for whoever opens the card next.
+    page = instructor_client.get(change_url(seed_card)).content.decode()
+    assert '<ul class="unchecked-numbers"><li>plain_words: 7 (N times)' in page
+
+
+def test_a_declared_check_silences_the_warning_and_a_wrong_one_is_named(instructor_client, seed_card):
+    plain = "One fetch serves all 8 people, so the server does about 5 times the work."
+    for expr, warned in (("275.1 / 54.1", False), ("275.1 / 38.9", True)):
+        checks = [*seed_card.number_checks, {"number": "5", "expr": expr}]
+        data = card_form_data(seed_card, plain_words=plain, number_checks=json.dumps(checks))
+        response = instructor_client.post(change_url(seed_card), data, follow=True)
+        seed_card.refresh_from_db()
+        assert seed_card.number_checks == checks
+        warnings = [text for level, text in _messages(response) if level == "warning"]
+        assert bool(warnings) is warned, warnings
+        if warned:
+            assert "check 5: 275.1 / 38.9 is 7.07198, not 5" in warnings[0]
+
+
+def test_a_list_of_checks_that_cannot_be_read_is_refused(instructor_client, seed_card):
+    data = card_form_data(seed_card, number_checks=json.dumps([{"number": "5"}]))
+    response = instructor_client.post(change_url(seed_card), data)
+    assert response.status_code == 200  # the form again, with the error
+    assert "give an expr to work it out from, or the source it is quoted from" in response.content.decode()

@@ -497,3 +497,52 @@ def test_spaces_typed_before_a_line_break_do_not_turn_the_export_into_a_quoted_s
     run("export_lessons", "--dir", str(tmp_path))
     lesson_file = next(tmp_path.glob("*/lesson-03-*.yaml"))
     assert lesson_file.read_text() == (CONTENT_DIR / lesson_file.relative_to(tmp_path)).read_text()
+
+
+CHECKED_LESSON = """\
+number: 1
+slug: x
+title: X
+order: 1
+cards:
+- step: 1
+  title: T
+  question: Q
+  plain_words: About 55.6 tokens a second, 3 times the draft's, and 12% of replies break.
+  terms: []
+  checks:
+  - number: '3'
+    expr: 55.6 / 18.5
+    tolerance: 0.05
+  - number: 12%
+    source: the practice server's rule
+"""
+
+
+@pytest.mark.django_db
+def test_a_cards_checks_import_and_export_unchanged(tmp_path):
+    source, exported = tmp_path / "source", tmp_path / "exported"
+    (source / "c").mkdir(parents=True)
+    (source / "c" / "course.yaml").write_text("slug: c\ntitle: C\ndescription: ''\norder: 0\n")
+    (source / "c" / "lesson-01-x.yaml").write_text(CHECKED_LESSON)
+    run("import_lessons", "--dir", str(source))
+    card = Card.objects.get(lesson__slug="x")
+    assert card.number_checks == [
+        {"number": "3", "expr": "55.6 / 18.5", "tolerance": 0.05},
+        {"number": "12%", "source": "the practice server's rule"},
+    ]
+    assert card.unchecked_numbers() == []
+    run("export_lessons", "--dir", str(exported))
+    # Written back as the file had them, last in the card: "checks:" and its entries unchanged.
+    checks = "  checks:\n" + CHECKED_LESSON.split("  checks:\n")[1]
+    assert (exported / "c" / "lesson-01-x.yaml").read_text().endswith("  terms: []\n" + checks)
+
+
+@pytest.mark.django_db
+def test_import_refuses_a_check_it_cannot_read(tmp_path):
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "course.yaml").write_text("slug: c\ntitle: C\n")
+    broken = CHECKED_LESSON.replace("    source: the practice server's rule\n", "    why: measured\n")
+    (tmp_path / "c" / "lesson-01-x.yaml").write_text(broken)
+    with pytest.raises(CommandError, match="check 12%: give an expr to work it out from, or the source"):
+        run("import_lessons", "--dir", str(tmp_path))

@@ -20,7 +20,7 @@ def test_seed_card_shows_computed_live_beside_the_stated_numbers(client, seed_ca
         ("Total, 8 people (tok/s)", "275.1", "276.3"),
         ("Each person, 8 people (tok/s)", "38.9", "38.8"),
         ("Total, 8 people ÷ 1 person", "5.1", "5.1"),
-        ("Share of solo speed each person keeps (%)", "71", "70.7"),
+        ("Share of solo speed each person keeps (%)", "71", "71"),  # 70.7, with the card's digits
         ("Step time, 8 people (ms)", "25.6", "25.6"),
     ]:
         # Each computed figure links to the simulator at the card's scenario.
@@ -69,3 +69,21 @@ def test_live_panel_costs_at_most_one_query(client, seed_card):
     Card.objects.filter(pk=seed_card.pk).update(scenario=None)
     without_panel = count()
     assert with_panel <= without_panel + 1
+
+
+COURSE = "/learn/llm-inference-performance"
+
+
+@pytest.mark.parametrize(
+    ("url", "label", "stated", "live"),
+    [
+        # Issue 20: the live column showed 0.58, 2.4 and 5.1 beside these.
+        (f"{COURSE}/capstone/step-4/", "List price ($ per 1,000 calls)", "0.585", "0.585"),
+        (f"{COURSE}/speculative-decoding/step-1/", "α 0.8, k 4, speed-up (×)", "2.40", "2.40"),
+        (f"{COURSE}/lora-on-fireworks/step-2/", "38 minutes of serving ($)", "5.07", "5.07"),
+    ],
+)
+def test_the_live_column_prints_as_many_digits_as_the_card(client, lessons, url, label, stated, live):
+    body = client.get(url, {"answer": "shown"}).content.decode()
+    assert f'<th scope="row">{label}</th><td>{stated}</td><td class="live-value">' in body
+    assert f'title="Change the settings it was worked out from">{live}</a></td>' in body

@@ -112,3 +112,26 @@ def test_the_rule_is_free_of_django():
 def test_a_tiny_figure_is_scientific_not_a_row_of_zeros(value, text):
     assert format_number(value) == text
     assert parse_number(text) == pytest.approx(value, rel=0.05)
+
+
+@pytest.mark.parametrize(
+    ("value", "stated", "text"),
+    [
+        # Issue 20's examples: the live column once showed 0.58, 2.4, 5.1 and 0.015 beside these.
+        (0.5849, "0.585", "0.585"),
+        (2.4, "2.40", "2.40"),
+        (5.0667, "5.07", "5.07"),
+        (0.01452, "$0.0145", "0.0145"),
+        (70.71, "71", "71"),
+        (3344.4, "3,344", "3,344"),
+        (54.17, "54.1", "54.2"),
+        (-0.0001, "0.00", "0.00"),
+    ],
+)
+def test_a_live_figure_prints_with_the_stated_numbers_decimals(value, stated, text):
+    assert numbers.format_like(value, stated) == text
+
+
+@pytest.mark.parametrize(("value", "stated"), [(70.71, ""), (None, "71"), (math.nan, "71")])
+def test_without_a_stated_number_or_a_value_the_site_rule_applies(value, stated):
+    assert numbers.format_like(value, stated) == format_number(value)
