@@ -18,7 +18,7 @@ from .core import plots
 from .core.calculators import CALCULATORS
 from .core.model import WEB_LIMITS, ParamError, SweepParams, SweepResult, check_web_limits, requests_at_level
 from .core.numbers import format_figure
-from .forms import RealSweepForm, SweepForm, plain_field_rows
+from .forms import RealSweepForm, SweepForm, plain_field_rows, repeated_parameter
 from .live import cached_figure, cached_sweep, sim_query
 from .models import SweepRun
 from .runs import STALE_AFTER, AlreadyWaiting, reap_stale_runs, start_run
@@ -33,9 +33,8 @@ def _json_error(param: str, message: str, status: int = 400) -> JsonResponse:
 @rate_limited("sweep")
 def sweep_json(request: HttpRequest) -> JsonResponse:
     """The simulated sweep as JSON, with the shape in docs/architecture.md; bad input is a 400 naming the parameter."""
-    for key, values in request.GET.lists():
-        if len(values) > 1:
-            return _json_error(key, f"{key} is given {len(values)} times; give it once")
+    if repeated := repeated_parameter(request.GET):
+        return _json_error(repeated.param, repeated.message)
     try:
         params = SweepParams.from_flat(request.GET.dict())
         check_web_limits(params)
@@ -52,7 +51,7 @@ def sweep_json(request: HttpRequest) -> JsonResponse:
 @rate_limited("sweep")
 def sim_page(request: HttpRequest) -> HttpResponse:
     """The explorable simulator: a GET form whose URL holds the parameters."""
-    form = SweepForm({**SweepForm.defaults(), **request.GET.dict()})
+    form = SweepForm({**SweepForm.defaults(), **request.GET.dict()}, repeated_parameter(request.GET))
     overlay = _run_to_overlay(request.GET.get("run"))
     measured = [(f"run {overlay.pk}", overlay.measured_rows())] if overlay else []
     result, figure = None, None
