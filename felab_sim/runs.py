@@ -25,6 +25,9 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, close_old_connections, connection, transaction
 from django.utils import timezone
 
+from lessons.instructors import is_instructor
+from quiz.models import shared_name
+
 from .core.model import ParamError, SweepParams, SweepResult, requests_at_level
 from .loadgen import (
     PREFIX_ORDERS,
@@ -114,6 +117,18 @@ class AlreadyWaiting(Exception):
     def __init__(self, run: SweepRun | None) -> None:
         super().__init__("this user already has a run waiting or running")
         self.run = run
+
+
+def starter_shown_to(run: SweepRun, viewer: AbstractBaseUser | AnonymousUser) -> str:
+    """Who started ``run``, as ``viewer`` may see it: "you" to its owner; to an instructor, the
+    student's name only if they chose to share it (quiz's rule, as on /instructor/); nothing to
+    anyone else, since run pages are public and their numbers count up."""
+    owner = run.started_by
+    if owner is None or not viewer.is_authenticated:
+        return ""
+    if viewer.pk == owner.pk:
+        return "you"
+    return shared_name(owner) if is_instructor(viewer) else ""
 
 
 def reap_stale_runs() -> int:

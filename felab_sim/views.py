@@ -21,7 +21,7 @@ from .core.numbers import format_figure
 from .forms import RealSweepForm, SweepForm, plain_field_rows, repeated_parameter
 from .live import cached_figure, cached_sweep, sim_query
 from .models import SweepRun
-from .runs import STALE_AFTER, AlreadyWaiting, reap_stale_runs, start_run
+from .runs import STALE_AFTER, AlreadyWaiting, reap_stale_runs, start_run, starter_shown_to
 from .slots import SimulatorBusy, simulation_slot
 
 
@@ -149,7 +149,12 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         run.refresh_from_db()
     if run.is_prefix_cache:
         return _prefix_cache_run_progress(request, run)
-    context: dict[str, object] = {"run": run, "levels": list(run.levels.all()), "wait": run.wait_estimate()}
+    context: dict[str, object] = {
+        "run": run,
+        "starter": starter_shown_to(run, request.user),
+        "levels": list(run.levels.all()),
+        "wait": run.wait_estimate(),
+    }
     if run.state == SweepRun.State.DONE:
         params = run.sweep_params()
         model = cached_sweep(params)
@@ -168,7 +173,12 @@ def _prefix_cache_run_progress(request: HttpRequest, run: SweepRun) -> HttpRespo
     and reloads itself once the run is done, to draw it over the model."""
     if not request.htmx:
         return redirect(run.get_absolute_url())
-    context = {"run": run, "orders": list(run.orders.all()), "wait": run.wait_estimate()}
+    context = {
+        "run": run,
+        "starter": starter_shown_to(run, request.user),
+        "orders": list(run.orders.all()),
+        "wait": run.wait_estimate(),
+    }
     response = render(request, "felab_sim/practice_run.html#progress", context)
     if run.state == SweepRun.State.DONE:
         response["HX-Refresh"] = "true"
