@@ -59,11 +59,13 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "template_partials",
-    "django_tasks",
-    "django_tasks_db",
     "lessons",
     "quiz",
     "felab_sim",
+    # After felab_sim, whose db_worker command (the task worker, watching for dead workers'
+    # runs) replaces theirs: of two apps' commands of one name, the app listed first wins.
+    "django_tasks",
+    "django_tasks_db",
 ]
 
 MIDDLEWARE = [

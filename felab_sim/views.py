@@ -21,7 +21,7 @@ from .core.numbers import format_figure
 from .forms import RealSweepForm, SweepForm, plain_field_rows, repeated_parameter
 from .live import cached_figure, cached_sweep, sim_query
 from .models import SweepRun
-from .runs import STALE_AFTER, AlreadyWaiting, reap_stale_runs, start_run, starter_shown_to
+from .runs import STALE_AFTER, AlreadyWaiting, reap_dead_runs, start_run, starter_shown_to
 from .slots import SimulatorBusy, simulation_slot
 
 
@@ -145,7 +145,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     if run.is_running and run.heartbeat_at < timezone.now() - STALE_AFTER:
         # Its worker process ended: show it failed, not running forever. Checked before
         # writing, since watchers poll this page every second.
-        reap_stale_runs()
+        reap_dead_runs()
         run.refresh_from_db()
     if run.is_prefix_cache:
         return _prefix_cache_run_progress(request, run)
