@@ -186,8 +186,8 @@ INSTANCE_TMP = (
 # is a table in the site's database, so it needs no server of its own.
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
-# Heavy simulations (more work than SIM_LIGHT_WORK: streamed tokens + 8 per request, about
-# 20 ms; the default sweep is 28,000) take one of SIM_SLOTS slots shared by the host's workers, waiting at most
+# Heavy simulations (more than SIM_LIGHT_WORK units of work, felab_sim.core.model.WebLimits,
+# about 20 ms; the default sweep is 117,000) take one of SIM_SLOTS slots shared by the host's workers, waiting at most
 # SIM_SLOT_WAIT_S for one before a 503: half the cores, so the other pages keep the rest. The
 # wait is short because a sync worker waiting for a slot is a worker no other page can have:
 # with 2 s, five flooding requests held all five workers and the home page's p50 went from
@@ -195,7 +195,7 @@ TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 SIM_SLOTS = int(os.environ.get("FELAB_SIM_SLOTS", "0")) or max(1, (os.cpu_count() or 2) // 2)
 SIM_SLOT_WAIT_S = float(os.environ.get("FELAB_SIM_SLOT_WAIT_S", "0.05"))
 SIM_SLOTS_DIR = Path(os.environ.get("FELAB_SIM_SLOTS_DIR", INSTANCE_TMP / "sim-slots"))
-SIM_LIGHT_WORK = 50_000
+SIM_LIGHT_WORK = 450_000
 
 # The practice server that `make run` starts beside the site; sweeps from /sim/ measure it.
 PRACTICE_SERVER_URL = os.environ.get("FELAB_PRACTICE_URL", "http://127.0.0.1:8001/v1")

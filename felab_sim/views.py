@@ -16,7 +16,7 @@ from config.ratelimit import rate_limited
 
 from .core import plots
 from .core.calculators import CALCULATORS
-from .core.model import WEB_LIMITS, ParamError, SweepParams, SweepResult, check_web_limits, requests_at_level
+from .core.model import WEB_LIMITS, ParamError, SweepParams, SweepResult, check_web_limits
 from .core.numbers import format_figure
 from .forms import RealSweepForm, SweepForm, plain_field_rows, repeated_parameter
 from .live import cached_figure, cached_sweep, sim_query
@@ -87,9 +87,7 @@ def sim_page(request: HttpRequest) -> HttpResponse:
 
 def _simulator_slot(params: SweepParams) -> AbstractContextManager:
     """One of the host's simulation slots for a heavy sweep (felab_sim/slots.py); none for a light one."""
-    # Cost: about one heap operation per streamed token and a few per request (WebLimits).
-    requests = sum(requests_at_level(conc) for conc in params.levels)
-    if WEB_LIMITS.tokens_bound(params) + 8 * requests <= settings.SIM_LIGHT_WORK:
+    if WEB_LIMITS.work(params) <= settings.SIM_LIGHT_WORK:
         return nullcontext()
     return simulation_slot(settings.SIM_SLOTS_DIR, settings.SIM_SLOTS, settings.SIM_SLOT_WAIT_S)
 
