@@ -109,7 +109,7 @@ bench/lighthouse/node_modules/.bin/lighthouse: bench/lighthouse/package-lock.jso
 
 bench: $(VENV)/.dev chromium nginx bench/lighthouse/node_modules/.bin/lighthouse
 	@command -v wrk >/dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y wrk)
-	-$(PY) bench/bench_model.py
+	-$(PY) bench/bench_model.py --pages
 	-$(PY) bench/bench_calc.py
 	-$(PY) bench/bench_pages.py
 	-$(PY) bench/bench_http.py

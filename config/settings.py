@@ -5,6 +5,7 @@ without SECRET_KEY and ALLOWED_HOSTS, and cookies, HSTS and HTTPS are strict.
 Anything else is development: SQLite by default, a throwaway secret key.
 """
 
+import hashlib
 import os
 import tempfile
 from pathlib import Path
@@ -58,11 +59,13 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "template_partials",
-    "django_tasks",
-    "django_tasks_db",
     "lessons",
     "quiz",
     "felab_sim",
+    # After felab_sim, whose db_worker command (the task worker, watching for dead workers'
+    # runs) replaces theirs: of two apps' commands of one name, the app listed first wins.
+    "django_tasks",
+    "django_tasks_db",
 ]
 
 MIDDLEWARE = [
@@ -169,22 +172,31 @@ if PRODUCTION:
     SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
     SECURE_HSTS_PRELOAD = HTTPS
 
+# This instance's scratch folder, for the simulation slots and the file cache: one per
+# database, so two felabs on one machine (checkouts, test runs) never share slots or a cache,
+# while one site's workers and hosts on this machine do.
+_DATABASE_IDENTITY = "|".join(
+    str(DATABASES["default"].get(key, "")) for key in ("ENGINE", "HOST", "PORT", "NAME")
+)
+INSTANCE_TMP = (
+    Path(tempfile.gettempdir())
+    / f"felab-{os.getuid()}-{hashlib.sha256(_DATABASE_IDENTITY.encode()).hexdigest()[:12]}"
+)
+
 # Slow work (real sweeps) runs in task workers, `manage.py db_worker`, on any host: the queue
 # is a table in the site's database, so it needs no server of its own.
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
-# Heavy simulations (more work than SIM_LIGHT_WORK: streamed tokens + 8 per request, about
-# 20 ms; the default sweep is 28,000) take one of SIM_SLOTS slots shared by the host's workers, waiting at most
+# Heavy simulations (more than SIM_LIGHT_WORK units of work, felab_sim.core.model.WebLimits,
+# about 20 ms; the default sweep is 117,000) take one of SIM_SLOTS slots shared by the host's workers, waiting at most
 # SIM_SLOT_WAIT_S for one before a 503: half the cores, so the other pages keep the rest. The
 # wait is short because a sync worker waiting for a slot is a worker no other page can have:
 # with 2 s, five flooding requests held all five workers and the home page's p50 went from
 # 3.8 to 80.8 ms (bench/bench_flood.py); with 0.05 s it stayed at 3.8.
 SIM_SLOTS = int(os.environ.get("FELAB_SIM_SLOTS", "0")) or max(1, (os.cpu_count() or 2) // 2)
 SIM_SLOT_WAIT_S = float(os.environ.get("FELAB_SIM_SLOT_WAIT_S", "0.05"))
-SIM_SLOTS_DIR = Path(
-    os.environ.get("FELAB_SIM_SLOTS_DIR", Path(tempfile.gettempdir()) / f"felab-sim-slots-{os.getuid()}")
-)
-SIM_LIGHT_WORK = 50_000
+SIM_SLOTS_DIR = Path(os.environ.get("FELAB_SIM_SLOTS_DIR", INSTANCE_TMP / "sim-slots"))
+SIM_LIGHT_WORK = 450_000
 
 # The practice server that `make run` starts beside the site; sweeps from /sim/ measure it.
 PRACTICE_SERVER_URL = os.environ.get("FELAB_PRACTICE_URL", "http://127.0.0.1:8001/v1")
@@ -221,7 +233,7 @@ else:
         "default": (
             {
                 "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-                "LOCATION": os.environ.get("FELAB_CACHE_DIR", "/tmp/felab-cache"),
+                "LOCATION": os.environ.get("FELAB_CACHE_DIR", str(INSTANCE_TMP / "cache")),
             }
             if PRODUCTION
             else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}

@@ -22,7 +22,7 @@ from .core.calculators import CALCULATORS
 from .core.numbers import format_figure
 from .core.params import ParamError, ParamValue, heading
 from .core.presets import presets_for
-from .forms import CalculatorForm, plain_field_rows
+from .forms import CalculatorForm, plain_field_rows, repeated_parameter
 from .live import cached_chart
 from .models import ParameterSet, changed_query
 
@@ -40,9 +40,8 @@ def calculator_named(name: str) -> Calculator:
 
 def single_values(request: HttpRequest) -> dict[str, str]:
     """The query string as one value per name; ParamError naming a parameter given twice."""
-    for key, values in request.GET.lists():
-        if len(values) > 1:
-            raise ParamError(key[:60], f"{key[:60]} is given {len(values)} times; give it once")
+    if error := repeated_parameter(request.GET):
+        raise error
     return request.GET.dict()
 
 
@@ -155,7 +154,7 @@ def _render_body(request: HttpRequest, context: dict[str, object]) -> str:
 
 
 def _page_context(request: HttpRequest, calculator: Calculator, name: str) -> dict[str, object]:
-    repeated = [key for key, values in request.GET.lists() if len(values) > 1]
+    repeated = repeated_parameter(request.GET)
     given = request.GET.dict()
     if name in MEASURED_RUNS:
         given.pop(RUN_QUERY, None)

@@ -2,6 +2,7 @@ from dataclasses import replace
 
 from django import forms
 from django.forms.utils import flatatt
+from django.http import QueryDict
 
 from .core.calculator import Calculator
 from .core.model import SWEEP_PARAMS, ParamError, SweepParams, check_web_limits, sweep_param
@@ -12,12 +13,22 @@ from .runs import BROWSER_LIMITS
 DEFAULTS = SweepParams()
 
 
+def repeated_parameter(query: QueryDict) -> ParamError | None:
+    """The first parameter a query string gives more than once: every simulator page and JSON
+    endpoint refuses it (a 400 naming it) rather than pick one of the values."""
+    for key, values in query.lists():
+        if len(values) > 1:
+            return ParamError(key[:60], f"{key[:60]} is given {len(values)} times; give it once")
+    return None
+
+
 class SweepForm(forms.Form):
     """The simulator's parameters as a GET form, its fields generated from SWEEP_PARAMS;
     SweepParams has the last word on every value."""
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, data: dict[str, str] | None = None, repeated: ParamError | None = None) -> None:
+        super().__init__(data)
+        self.repeated = repeated
         # Ranges are left to SweepParams, so the page and sweep.json word every refusal alike.
         self.fields.update(
             {param.name: param_field(param, unit_in_help=False, check_range=False) for param in SWEEP_PARAMS}
@@ -29,6 +40,10 @@ class SweepForm(forms.Form):
 
     def clean(self) -> dict:
         data = super().clean()
+        if self.repeated is not None:
+            self.add_error(
+                self.repeated.param if self.repeated.param in self.fields else None, self.repeated.message
+            )
         if self.errors:
             return data
         try:
@@ -197,10 +212,12 @@ def check_across(form: forms.BaseForm, calculator: Calculator, values: dict[str,
 class CalculatorForm(forms.Form):
     """A calculator's parameters as a GET form, its fields generated from the declaration."""
 
-    def __init__(self, calculator: Calculator, data: dict[str, str], repeated: list[str] = ()) -> None:
+    def __init__(
+        self, calculator: Calculator, data: dict[str, str], repeated: ParamError | None = None
+    ) -> None:
         super().__init__(data)
         self.calculator = calculator
-        self.repeated = list(repeated)
+        self.repeated = repeated
         self.fields.update(param_fields(calculator))
 
     @classmethod
@@ -209,8 +226,8 @@ class CalculatorForm(forms.Form):
 
     def clean(self) -> dict:
         data = super().clean()
-        for name in self.repeated:
-            self.add_error(None, f"{name[:60]} is given more than once; give it once")
+        if self.repeated is not None:
+            self.add_error(None, self.repeated.message)
         unknown = [name for name in self.data if name not in self.fields]
         if unknown:
             self.add_error(None, f"{unknown[0][:60]!r} is not a parameter of {self.calculator.name}")

@@ -257,6 +257,9 @@ class SweepRun(models.Model):
     queued_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(default=timezone.now, help_text="When a worker took it from the queue.")
     heartbeat_at = models.DateTimeField(default=timezone.now)
+    worker = models.CharField(
+        max_length=64, blank=True, help_text="The task worker process measuring it (felab_sim.processes)."
+    )
     finished_at = models.DateTimeField(null=True, blank=True)
 
     objects = SweepRunQuerySet.as_manager()

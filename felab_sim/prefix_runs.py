@@ -26,7 +26,7 @@ from .core.calculators import CALCULATORS
 from .core.model import ParamError
 from .loadgen import MAX_PREFIX_REQUESTS, PREFIX_ORDERS, PrefixCacheSetup
 from .models import PrefixCacheRunOrder, SweepRun
-from .runs import PREFIX_CACHE_LIMITS, AlreadyWaiting, start_prefix_cache_run
+from .runs import PREFIX_CACHE_LIMITS, AlreadyWaiting, start_prefix_cache_run, starter_shown_to
 
 NAME = "prefix-cache"
 SETUP_DEFAULTS = PrefixCacheSetup()
@@ -126,7 +126,11 @@ def prefix_cache_run(request: HttpRequest, params: Params) -> MeasuredRun:
     if run is None:
         return MeasuredRun(context=context)
     orders = {order.order: order for order in run.orders.all()}
-    context |= {"orders": list(orders.values()), "wait": run.wait_estimate()}
+    context |= {
+        "orders": list(orders.values()),
+        "wait": run.wait_estimate(),
+        "starter": starter_shown_to(run, request.user),
+    }
     done = (
         run.state == SweepRun.State.DONE
         and set(orders) == set(PREFIX_ORDERS)

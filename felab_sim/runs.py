@@ -17,14 +17,20 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TypeVar
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, close_old_connections, connection, transaction
 from django.utils import timezone
+from django_tasks import TaskResultStatus
+from django_tasks_db.models import DBTaskResult
 
+from lessons.instructors import is_instructor
+from quiz.models import shared_name
+
+from . import processes
 from .core.model import ParamError, SweepParams, SweepResult, requests_at_level
 from .loadgen import (
     PREFIX_ORDERS,
@@ -39,8 +45,13 @@ from .models import PrefixCacheRunOrder, SweepRun, SweepRunLevel
 log = logging.getLogger(__name__)
 
 FLUSH_EVERY_S = 0.5
-# A run whose thread has not written for this long died with its process (a restart).
-STALE_AFTER = timedelta(seconds=60)
+# A run whose worker has not written for this long died with its process, wherever it ran.
+# With WATCH_EVERY_S, a run whose worker another machine killed fails within a minute.
+STALE_AFTER = timedelta(seconds=30)
+# How often each task worker looks for runs whose worker died (db_worker's watch thread): on
+# its own machine it sees a killed process at once, elsewhere it waits for STALE_AFTER.
+WATCH_EVERY_S = 10.0
+WORKER_DIED = "The run stopped reporting (its worker process ended); start it again."
 
 T = TypeVar("T")
 
@@ -116,18 +127,71 @@ class AlreadyWaiting(Exception):
         self.run = run
 
 
-def reap_stale_runs() -> int:
-    """Mark runs whose worker stopped writing as failed, so the queue moves on."""
-    cutoff = timezone.now() - STALE_AFTER
-    return (
+def starter_shown_to(run: SweepRun, viewer: AbstractBaseUser | AnonymousUser) -> str:
+    """Who started ``run``, as ``viewer`` may see it: "you" to its owner; to an instructor, the
+    student's name only if they chose to share it (quiz's rule, as on /instructor/); nothing to
+    anyone else, since run pages are public and their numbers count up."""
+    owner = run.started_by
+    if owner is None or not viewer.is_authenticated:
+        return ""
+    if viewer.pk == owner.pk:
+        return "you"
+    return shared_name(owner) if is_instructor(viewer) else ""
+
+
+def reap_dead_runs() -> int:
+    """Fail the running runs whose worker died, freeing the slot and their owners' turn, and
+    the task rows those workers held; returns how many runs failed.
+
+    A worker is dead when this machine sees its process gone (at once, even after SIGKILL), or
+    when its run has not written for STALE_AFTER (a worker on another machine).
+    """
+    now = timezone.now()
+    running = SweepRun.objects.running().only("pk", "worker", "heartbeat_at")
+    dead = [
+        run
+        for run in running
+        if run.heartbeat_at < now - STALE_AFTER or processes.is_alive(run.worker) is False
+    ]
+    failed = (
         SweepRun.objects.running()
-        .filter(heartbeat_at__lt=cutoff)
-        .update(
-            state=SweepRun.State.FAILED,
-            error="The run stopped reporting (its worker process ended); start it again.",
-            finished_at=timezone.now(),
-        )
+        .filter(pk__in=[run.pk for run in dead])
+        .update(state=SweepRun.State.FAILED, error=WORKER_DIED, finished_at=now)
+        if dead
+        else 0
     )
+    _fail_dead_workers_tasks({run.worker for run in dead if run.worker}, now)
+    return failed
+
+
+def _fail_dead_workers_tasks(dead_workers: set[str], now: datetime) -> None:
+    """Task rows left RUNNING by a worker that died: failed, as the run it measured."""
+    tasks = DBTaskResult.objects.running().only("id", "worker_ids")
+    gone = [
+        task.id
+        for task in tasks
+        if task.worker_ids
+        and (task.worker_ids[-1] in dead_workers or processes.is_alive(task.worker_ids[-1]) is False)
+    ]
+    if gone:
+        DBTaskResult.objects.running().filter(id__in=gone).update(
+            status=TaskResultStatus.FAILED,
+            finished_at=now,
+            exception_class_path="felab_sim.runs.WorkerDied",
+            traceback=f"{WORKER_DIED}\n",
+        )
+
+
+def watch_runs(stop: threading.Event, every_s: float = WATCH_EVERY_S) -> None:
+    """What each task worker does beside its tasks until ``stop`` is set: fail the runs of
+    workers that died, so the queue moves on without anyone opening a page."""
+    while not stop.wait(every_s):
+        try:
+            reap_dead_runs()
+        except Exception:  # a locked or lost database: try again at the next look
+            log.exception("looking for runs whose worker died failed")
+        finally:
+            connection.close()
 
 
 def start_run(
@@ -176,14 +240,17 @@ def _queue(
             run = SweepRun.objects.create(kind=kind, server_url=url, params=params, started_by=starter)
             add_parts(run)
     except IntegrityError:
-        raise AlreadyWaiting(SweepRun.objects.active().filter(started_by=starter).first()) from None
+        # The user's earlier run may be one whose worker died and no worker has looked yet.
+        if not reap_dead_runs():
+            raise AlreadyWaiting(SweepRun.objects.active().filter(started_by=starter).first()) from None
+        return _queue(kind, params, add_parts, user, server_url)
     transaction.on_commit(run_queued_sweeps.enqueue)
     return run
 
 
 def claim_next_run() -> SweepRun | None:
     """Take the next run in turn from the queue; None if there is none or another run holds the slot."""
-    reap_stale_runs()
+    reap_dead_runs()
     waiting = SweepRun.objects.in_turn()
     if not waiting:
         return None
@@ -193,7 +260,12 @@ def claim_next_run() -> SweepRun | None:
             claimed = (
                 SweepRun.objects.queued()
                 .filter(pk=waiting[0].pk)
-                .update(state=SweepRun.State.RUNNING, started_at=now, heartbeat_at=now)
+                .update(
+                    state=SweepRun.State.RUNNING,
+                    started_at=now,
+                    heartbeat_at=now,
+                    worker=processes.process_name(),
+                )
             )
     except IntegrityError:  # one_sweep_running_at_a_time: another worker's run is measuring
         return None
@@ -204,7 +276,7 @@ def work_through_queue(poll_s: float = 1.0) -> int:
     """Run queued runs one after another until none waits; returns how many this call ran.
 
     While another worker's run holds the slot, wait for it rather than return: if that worker
-    died, its run is reaped after STALE_AFTER and this one carries on with the queue.
+    died, its run is failed (reap_dead_runs) and this one carries on with the queue.
     """
     ran = 0
     while True:

@@ -16,12 +16,12 @@ from config.ratelimit import rate_limited
 
 from .core import plots
 from .core.calculators import CALCULATORS
-from .core.model import WEB_LIMITS, ParamError, SweepParams, SweepResult, check_web_limits, requests_at_level
+from .core.model import WEB_LIMITS, ParamError, SweepParams, SweepResult, check_web_limits
 from .core.numbers import format_figure
-from .forms import RealSweepForm, SweepForm, plain_field_rows
+from .forms import RealSweepForm, SweepForm, plain_field_rows, repeated_parameter
 from .live import cached_figure, cached_sweep, sim_query
 from .models import SweepRun
-from .runs import STALE_AFTER, AlreadyWaiting, reap_stale_runs, start_run
+from .runs import STALE_AFTER, AlreadyWaiting, reap_dead_runs, start_run, starter_shown_to
 from .slots import SimulatorBusy, simulation_slot
 
 
@@ -33,9 +33,8 @@ def _json_error(param: str, message: str, status: int = 400) -> JsonResponse:
 @rate_limited("sweep")
 def sweep_json(request: HttpRequest) -> JsonResponse:
     """The simulated sweep as JSON, with the shape in docs/architecture.md; bad input is a 400 naming the parameter."""
-    for key, values in request.GET.lists():
-        if len(values) > 1:
-            return _json_error(key, f"{key} is given {len(values)} times; give it once")
+    if repeated := repeated_parameter(request.GET):
+        return _json_error(repeated.param, repeated.message)
     try:
         params = SweepParams.from_flat(request.GET.dict())
         check_web_limits(params)
@@ -52,7 +51,7 @@ def sweep_json(request: HttpRequest) -> JsonResponse:
 @rate_limited("sweep")
 def sim_page(request: HttpRequest) -> HttpResponse:
     """The explorable simulator: a GET form whose URL holds the parameters."""
-    form = SweepForm({**SweepForm.defaults(), **request.GET.dict()})
+    form = SweepForm({**SweepForm.defaults(), **request.GET.dict()}, repeated_parameter(request.GET))
     overlay = _run_to_overlay(request.GET.get("run"))
     measured = [(f"run {overlay.pk}", overlay.measured_rows())] if overlay else []
     result, figure = None, None
@@ -88,9 +87,7 @@ def sim_page(request: HttpRequest) -> HttpResponse:
 
 def _simulator_slot(params: SweepParams) -> AbstractContextManager:
     """One of the host's simulation slots for a heavy sweep (felab_sim/slots.py); none for a light one."""
-    # Cost: about one heap operation per streamed token and a few per request (WebLimits).
-    requests = sum(requests_at_level(conc) for conc in params.levels)
-    if WEB_LIMITS.tokens_bound(params) + 8 * requests <= settings.SIM_LIGHT_WORK:
+    if WEB_LIMITS.work(params) <= settings.SIM_LIGHT_WORK:
         return nullcontext()
     return simulation_slot(settings.SIM_SLOTS_DIR, settings.SIM_SLOTS, settings.SIM_SLOT_WAIT_S)
 
@@ -146,11 +143,16 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     if run.is_running and run.heartbeat_at < timezone.now() - STALE_AFTER:
         # Its worker process ended: show it failed, not running forever. Checked before
         # writing, since watchers poll this page every second.
-        reap_stale_runs()
+        reap_dead_runs()
         run.refresh_from_db()
     if run.is_prefix_cache:
         return _prefix_cache_run_progress(request, run)
-    context: dict[str, object] = {"run": run, "levels": list(run.levels.all()), "wait": run.wait_estimate()}
+    context: dict[str, object] = {
+        "run": run,
+        "starter": starter_shown_to(run, request.user),
+        "levels": list(run.levels.all()),
+        "wait": run.wait_estimate(),
+    }
     if run.state == SweepRun.State.DONE:
         params = run.sweep_params()
         model = cached_sweep(params)
@@ -169,7 +171,12 @@ def _prefix_cache_run_progress(request: HttpRequest, run: SweepRun) -> HttpRespo
     and reloads itself once the run is done, to draw it over the model."""
     if not request.htmx:
         return redirect(run.get_absolute_url())
-    context = {"run": run, "orders": list(run.orders.all()), "wait": run.wait_estimate()}
+    context = {
+        "run": run,
+        "starter": starter_shown_to(run, request.user),
+        "orders": list(run.orders.all()),
+        "wait": run.wait_estimate(),
+    }
     response = render(request, "felab_sim/practice_run.html#progress", context)
     if run.state == SweepRun.State.DONE:
         response["HX-Refresh"] = "true"

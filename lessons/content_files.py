@@ -32,7 +32,7 @@ from felab_sim.core.model import ParamError, SweepParams
 from felab_sim.models import ParameterSet, Scenario
 
 from . import number_checks
-from .markdown import live_figure_markup_problems, normalise_line_ends
+from .markdown import as_written_and_shown, live_figure_markup_problems, normalise_line_ends
 from .models import Card, CardFigure, CardTerm, Course, GlossaryTerm, ImportBaseline, Lesson
 
 CONTENT_DIR = Path(__file__).resolve().parent / "content"
@@ -576,11 +576,11 @@ def _check_figures(values: dict[str, Any], scenarios: dict[str, Scenario], path:
     """Refuse a card whose text or panel cites a live figure its scenario cannot give."""
     slug = values["scenario"]
     params = scenarios[slug].sweep_params() if slug else None
-    texts = [values[name] for name in Card.TEXT_FIELDS]
+    texts = [text for name in Card.TEXT_FIELDS for text in as_written_and_shown(values[name])]
     names = [str(row["figure"]) for row in values["figures"]]
     texts += [figures.placeholder(name) for name in names if not citations.is_calc_figure(name)]
     problems = figures.problems(texts, params)
-    cited = [found for text in texts for found in citations.in_text(text)]
+    cited = list(dict.fromkeys(found for text in texts for found in citations.in_text(text)))
     for name in filter(citations.is_calc_figure, names):
         if (found := citations.parse_figure(name)) is None:
             problems.append(f"{name}: write a calculator's figure as calc.SET_SLUG.OUTPUT_KEY")

@@ -53,6 +53,15 @@ def render_markdown(text: str) -> str:
     )
 
 
+def as_written_and_shown(text: str) -> list[str]:
+    """The text as written and as the page shows it, for checking its live figures.
+
+    Pages fill figures into the rendered HTML, and Markdown's backslash escapes make a
+    placeholder there that the text as written hides (``{\\{sim.x}}`` shows as ``{{sim.x}}``).
+    """
+    return [text, render_markdown(text)]
+
+
 # Any live figure, whichever simulator part computes it: {{sim.c8.agg_tok_s}}, {{calc.SET.KEY}}.
 LIVE_FIGURE = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 

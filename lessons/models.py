@@ -21,7 +21,7 @@ from felab_sim.core.numbers import format_like
 from felab_sim.models import ParameterSet, Scenario, calculator_page_url
 
 from . import number_checks
-from .markdown import live_figure_markup_problems, normalise_line_ends, render_markdown
+from .markdown import as_written_and_shown, live_figure_markup_problems, normalise_line_ends, render_markdown
 
 # Django's admin shows help text as HTML, unescaped: say everything here without markup
 # (a literal tag here once swallowed the rest of the admin's form). A test checks it.
@@ -409,12 +409,16 @@ class Card(models.Model):
     def clean(self) -> None:
         params = self.scenario_params
         errors: dict[str, list[str]] = {}
-        cited = {name: citations.in_text(getattr(self, name)) for name in self.TEXT_FIELDS}
+        texts = {name: as_written_and_shown(getattr(self, name)) for name in self.TEXT_FIELDS}
+        cited = {
+            name: list(dict.fromkeys(found for text in both for found in citations.in_text(text)))
+            for name, both in texts.items()
+        }
         known_sets = ParameterSet.objects.calculators_by_slug(
             citations.slugs(c for found in cited.values() for c in found)
         )
         for name in self.TEXT_FIELDS:
-            problems = figures.problems([getattr(self, name)], params)
+            problems = figures.problems(texts[name], params)
             problems += citations.problems(cited[name], known_sets)
             problems += live_figure_markup_problems(getattr(self, name))
             if problems:

@@ -43,6 +43,7 @@ __all__ = [
     "WebLimits",
     "capacity",
     "check_web_limits",
+    "level_events",
     "level_metrics",
     "nearest_rank",
     "output_tokens",
@@ -665,35 +666,58 @@ def run_sweep(params: SweepParams | None = None) -> SweepResult:
 # --------------------------------------------------------------------------- web caps
 
 
+# Work units, one about a heap level's comparison: fitted to bench/bench_model.py's shapes,
+# which then cost 43-60 ns of CPU a unit on the development machine (2026-12-01).
+EVENT_UNITS = 2  # popping or replacing one event, besides the heap's depth
+REQUEST_UNITS = 21  # a request's own cost: its timing record, its metrics (median gap, TTFT)
+
+
+@lru_cache(maxsize=4096)
+def level_events(conc: int, max_tokens: int) -> int:
+    """The events the simulator processes for one level: each request's arrival, each of its
+    streamed tokens, and its release. Exact: each reply's length is drawn from its prompt."""
+    n = requests_at_level(conc)
+    return sum(min(_sweep_prompt_draw(i)[1], max_tokens) for i in range(n)) + 2 * n
+
+
 @dataclass(frozen=True)
 class WebLimits:
-    """Caps on the sweeps the web endpoints simulate, so that each takes at most 250 ms here.
+    """Caps on the sweeps the web endpoints simulate, so that each takes at most about 110 ms
+    of CPU here, and /sim/, which also draws it, under 250 ms (README "Benchmarks").
 
-    Virtual time is free: the cost is about one heap operation per streamed token (a little
-    more with many requests in flight) plus a few per request. A sweep streams at most
-    ``sum over levels of max(12, 3*C) * min(max_tokens, 200)`` tokens, since replies are drawn
-    from 60..200 tokens. The model's own bounds (1..12 levels of at most 1024, slots <= 1024)
-    already keep the request count under 37,000, which simulates in ~0.1 s.
+    Virtual time is free: the cost is the events the simulator processes (level_events), each
+    a heap operation whose price grows with the heap, which holds an event per request in
+    flight (about min(C, slots)), plus each request's own record and metrics. Counting streamed
+    tokens alone missed both: twelve levels near 1,000 at 11 tokens a reply stream under
+    400,000 tokens but simulate 36,000 requests on a heap of 1,024 (0.3-0.6 s).
     """
 
-    max_tokens_streamed: int
+    max_work: int
 
-    def tokens_bound(self, params: SweepParams) -> int:
-        per_request = min(params.max_tokens, OUTPUT_MAX)
-        return sum(requests_at_level(c) for c in params.levels) * per_request
+    def events(self, params: SweepParams) -> int:
+        return sum(level_events(conc, params.max_tokens) for conc in params.levels)
+
+    def work(self, params: SweepParams) -> int:
+        """The simulation's cost in work units (about 45 ns each here)."""
+        total = 0.0
+        for conc in params.levels:
+            depth = math.log2(min(conc, params.server.slots) + 1)
+            total += level_events(conc, params.max_tokens) * (EVENT_UNITS + depth)
+            total += REQUEST_UNITS * requests_at_level(conc)
+        return math.ceil(total)
 
 
-WEB_LIMITS = WebLimits(max_tokens_streamed=400_000)
+WEB_LIMITS = WebLimits(max_work=2_000_000)
 
 
 def check_web_limits(params: SweepParams, limits: WebLimits = WEB_LIMITS) -> None:
     """Raise ParamError if the sweep is too big for a web request; the message states the cap."""
-    bound = limits.tokens_bound(params)
-    if bound > limits.max_tokens_streamed:
+    work = limits.work(params)
+    if work > limits.max_work:
         raise ParamError(
             "levels",
-            f"levels: this sweep may stream {bound:,} tokens (the sum over levels of "
-            f"max(12, 3*C) requests x min(max_tokens, 200)); the web cap is "
-            f"{limits.max_tokens_streamed:,}. Use fewer or lower levels, or a smaller "
-            "max_tokens, or run `manage.py sweep`.",
+            f"levels: this sweep would simulate {limits.events(params):,} events (each request's "
+            f"arrival, tokens and end) for {work:,} units of work, counting each event by how many "
+            f"requests are in flight; the web cap is {limits.max_work:,}. Use fewer or lower "
+            "levels, a smaller max_tokens or fewer slots, or run `manage.py sweep`.",
         )

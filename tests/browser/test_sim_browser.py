@@ -1,3 +1,4 @@
+import re
 import threading
 
 from playwright.sync_api import Page, expect
@@ -46,7 +47,9 @@ def test_seed_card_draws_its_live_chart(page: Page, live_lessons):
     expect(panel.get_by_text("knee: capacity 8")).to_be_visible()  # now plotly's, the drawing is gone
 
 
-def test_start_a_real_sweep_watch_progress_and_see_the_result(page: Page, live_server, student, settings):
+def test_start_a_real_sweep_watch_progress_and_see_the_result(
+    page: Page, browser, live_server, student, settings
+):
     from django.conf import settings as django_settings
     from django.test import Client
 
@@ -74,6 +77,16 @@ def test_start_a_real_sweep_watch_progress_and_see_the_result(page: Page, live_s
         page.get_by_role("button", name="Start a real sweep").click()
         page.wait_for_url("**/sim/runs/*/")
         expect(page.get_by_text("Waiting in the queue: next")).to_be_visible()
+        # Its owner is told the run is theirs; a visitor who opens its address is not told whose.
+        expect(page.locator(".lede")).to_contain_text("Against the practice server")
+        expect(page.locator(".lede")).to_contain_text("by you")
+        stranger = browser.new_context().new_page()
+        stranger.goto(page.url)
+        expect(stranger.locator(".lede")).to_contain_text("Against the practice server")
+        for seen in (page, stranger):
+            expect(seen.locator("body")).not_to_contain_text(server.api)
+        expect(stranger.locator("body")).not_to_contain_text(re.compile(r"\bsam\b|by you"))
+        stranger.context.close()
         # A task worker takes it from the queue, as `manage.py db_worker` would.
         worker = threading.Thread(target=work_off_the_queue, daemon=True)
         worker.start()

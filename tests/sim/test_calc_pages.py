@@ -66,7 +66,7 @@ def test_bad_settings_are_a_400_naming_the_parameter(client, query, message):
 def test_a_setting_given_twice_is_refused(client):
     response = client.get("/sim/calc/speculative/?acceptance=0.5&acceptance=0.6")
     assert response.status_code == 400
-    assert "acceptance is given more than once" in response.content.decode()
+    assert "acceptance is given 2 times; give it once" in response.content.decode()
 
 
 def test_the_courses_measurements_are_shown_where_they_were_measured(client):

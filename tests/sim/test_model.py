@@ -292,7 +292,6 @@ def test_param_error_is_a_value_error():
 
 def test_web_limits_accept_the_default_sweep():
     check_web_limits(SweepParams())
-    # Twelve levels from 50 to 61 stream 399,600 tokens at most: just under the 400,000 cap.
     check_web_limits(SweepParams(levels=tuple(range(50, 62)), max_tokens=4096))
 
 
@@ -301,13 +300,33 @@ def test_web_limits_reject_a_huge_sweep_stating_the_cap():
     with pytest.raises(ParamError) as info:
         check_web_limits(params)
     assert info.value.param == "levels"
-    assert f"{WEB_LIMITS.max_tokens_streamed:,}" in str(info.value)
+    assert f"the web cap is {WEB_LIMITS.max_work:,}" in str(info.value)
 
 
-def test_web_limit_counts_tokens_up_to_200_per_request():
-    a = SweepParams(levels=(1024,), max_tokens=200)
-    b = SweepParams(levels=(1024,), max_tokens=4096)
-    assert WEB_LIMITS.tokens_bound(a) == WEB_LIMITS.tokens_bound(b) == 3072 * 200
+def test_many_requests_of_few_tokens_on_a_big_heap_are_refused():
+    # Under 400,000 tokens, but 35,907 requests on a heap of 1,024: 0.3-0.6 s to simulate.
+    params = SweepParams(levels=(1024, *range(990, 1001)), max_tokens=11, server=ServerParams(slots=1024))
+    with pytest.raises(ParamError, match="would simulate 466,791 events"):
+        check_web_limits(params)
+
+
+@pytest.mark.parametrize(
+    ("levels", "slots", "max_tokens"), [((1, 8), 8, 128), ((1024,), 8, 11), ((64, 300), 1024, 4096)]
+)
+def test_the_web_limit_counts_the_events_the_simulation_processes(levels, slots, max_tokens):
+    params = SweepParams(levels=levels, max_tokens=max_tokens, server=ServerParams(slots=slots))
+    processed = 0
+    for conc in levels:
+        _, timings = simulate_level(params, conc)
+        processed += sum(len(timing.chunk_times) + 2 for timing in timings)  # arrival, tokens, release
+    assert WEB_LIMITS.events(params) == processed
+
+
+def test_the_same_events_cost_more_on_a_bigger_heap():
+    narrow = SweepParams(levels=(1024,), server=ServerParams(slots=8))
+    wide = SweepParams(levels=(1024,), server=ServerParams(slots=1024))
+    assert WEB_LIMITS.events(narrow) == WEB_LIMITS.events(wide)
+    assert WEB_LIMITS.work(wide) > 1.5 * WEB_LIMITS.work(narrow)
 
 
 # --------------------------------------------------------------------------- prompts and cache

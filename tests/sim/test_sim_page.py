@@ -96,3 +96,12 @@ def test_a_run_id_that_is_not_a_plain_number_draws_no_overlay(client, run):
     # "²".isdigit() is True but int("²") raises: this was a 500.
     response = client.get(URL, {"run": run})
     assert response.status_code == 200 and "Capacity is C = 8" in response.content.decode()
+
+
+@pytest.mark.parametrize("path", [URL, "/sim/sweep.json"])
+def test_a_parameter_given_twice_is_a_400_naming_it_on_the_page_and_in_json(client, path):
+    # One rule for both: neither silently takes the last value.
+    response = client.get(f"{path}?slots=8&slots=16&levels=1,8")
+    assert response.status_code == 400
+    assert "slots is given 2 times; give it once" in response.content.decode()
+    assert "Capacity is C = 16" not in response.content.decode()

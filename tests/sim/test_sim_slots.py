@@ -51,6 +51,6 @@ def test_a_slot_is_free_again_after_its_holder_raised(tmp_path):
 
 
 def test_the_web_cap_is_stated_in_the_400(client):
-    response = client.get("/sim/sweep.json", {"levels": "512,1024", "max_tokens": "200"})
+    response = client.get("/sim/sweep.json", {"levels": "512,768,1024", "max_tokens": "200"})
     message = response.json()["error"]["message"]
-    assert response.status_code == 400 and "the web cap is 400,000" in message
+    assert response.status_code == 400 and "the web cap is 2,000,000" in message

@@ -80,7 +80,7 @@ def test_sweeps_too_big_for_the_web_are_refused_with_the_cap(client):
     response = client.get(URL, {"levels": "512,768,1024", "slots": "1024", "max_tokens": "4096"})
     assert response.status_code == 400
     message = response.json()["error"]["message"]
-    assert "web cap is 400,000" in message and "manage.py sweep" in message
+    assert "web cap is 2,000,000" in message and "manage.py sweep" in message
 
 
 def test_post_is_not_allowed(client):
