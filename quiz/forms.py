@@ -1,3 +1,5 @@
+from typing import Any
+
 from django import forms
 from django.contrib.auth.forms import UserCreationForm
 
@@ -12,7 +14,8 @@ class SignupForm(UserCreationForm):
     )
 
     class Meta(UserCreationForm.Meta):
-        fields = ("username",)
+        fields = ("username", "email")
+        help_texts = {"email": "Optional. Used only to send you a link if you forget your password."}
 
 
 class SharingForm(forms.ModelForm):
@@ -20,3 +23,25 @@ class SharingForm(forms.ModelForm):
         model = LearnerProfile
         fields = ("share_name",)
         labels = {"share_name": "Show my name to instructors next to my typed answers"}
+
+
+class DeleteAccountForm(forms.Form):
+    """Deleting an account cannot be undone: its password confirms it is the owner asking."""
+
+    password = forms.CharField(
+        label="Your password",
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
+
+    def __init__(self, user: Any, *args: Any, **kwargs: Any) -> None:
+        self.user = user
+        super().__init__(*args, **kwargs)
+
+    def clean_password(self) -> str:
+        password = self.cleaned_data["password"]
+        if not self.user.check_password(password):
+            raise forms.ValidationError(
+                "That is not your password; nothing was deleted.", code="wrong_password"
+            )
+        return password

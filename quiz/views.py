@@ -6,7 +6,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.contrib.auth import login
+from django.contrib.auth import login, logout
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
@@ -31,7 +31,7 @@ from lessons.models import Card, Course
 from lessons.views import card_for_page, render_card
 
 from . import charts, clock, scheduling
-from .forms import SharingForm, SignupForm
+from .forms import DeleteAccountForm, SharingForm, SignupForm
 from .learners import Learner
 from .models import CardState, Layer, LayerOpening, LearnerProfile, Outcome, Rating, Review, Showing
 from .pages import CardOverview, LessonProgress
@@ -242,3 +242,18 @@ def signup(request: HttpRequest) -> HttpResponse:
         )
         return redirect(next_url or reverse("progress"))
     return render(request, "registration/signup.html", {"form": form, "next": next_url})
+
+
+@rate_limited("login", methods=("POST",))  # the form checks a password
+@login_required
+def delete_account(request: HttpRequest) -> HttpResponse:
+    """The account and everything that is its, once its password confirms it: showings, reviews,
+    opened layers, schedules, profile and the real runs it started (each cascades from the user)."""
+    form = DeleteAccountForm(request.user, request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        username = request.user.get_username()
+        request.user.delete()
+        logout(request)
+        messages.success(request, f"The account {username} and everything recorded about it are deleted.")
+        return redirect("home")
+    return render(request, "registration/delete_account.html", {"form": form})
