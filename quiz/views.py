@@ -34,7 +34,7 @@ from . import charts, clock, scheduling
 from .forms import DeleteAccountForm, SharingForm, SignupForm
 from .learners import Learner
 from .models import CardState, Layer, LayerOpening, LearnerProfile, Outcome, Rating, Review, Showing
-from .pages import CardOverview, LessonProgress
+from .pages import FORECAST_DAYS, CardOverview, LessonProgress, ProgressSummary
 
 LATEST_ANSWERS = 20
 
@@ -129,19 +129,24 @@ def progress(request: HttpRequest) -> HttpResponse:
     learner = Learner.of(request)
     courses = list(Course.objects.with_lessons_and_steps())
     lessons = [lesson for course in courses for lesson in course.lessons.all()]
-    by_lesson = LessonProgress.by_lesson(CardState.objects.for_learner(learner), lessons, clock.now())
+    now = clock.now()
+    by_lesson = LessonProgress.by_lesson(CardState.objects.for_learner(learner), lessons, now)
     sharing_form = None
     if learner.user is not None:
         profile = LearnerProfile.objects.filter(user=learner.user).first() or LearnerProfile(
             user=learner.user
         )
         sharing_form = SharingForm(instance=profile)
+    summary = ProgressSummary.of(by_lesson.values(), now)
     context = {
         "courses": [
             (course, [by_lesson[lesson.pk] for lesson in course.lessons.all()]) for course in courses
         ],
         "learner": learner,
         "sharing_form": sharing_form,
+        "summary": summary,
+        "forecast_figure": charts.due_forecast_figure(summary) if summary.rated else None,
+        "forecast_days": FORECAST_DAYS,
     }
     return render(request, "quiz/progress.html", context)
 
