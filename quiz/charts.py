@@ -99,7 +99,7 @@ def due_forecast_figure(summary: ProgressSummary) -> dict[str, Any]:
             x=labels,
             y=[count if label == "now" else 0 for label, count in days],
             marker={"color": DUE_NOW_COLOUR},
-            hovertemplate="%{y} due now<extra></extra>",
+            hovertemplate="%{y} to review now<extra></extra>",
         )
     )
     figure.add_trace(
