@@ -2,6 +2,7 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth.forms import UserCreationForm
+from django.contrib.auth.models import User
 
 from .models import LearnerProfile
 
@@ -43,5 +44,32 @@ class DeleteAccountForm(forms.Form):
         if not self.user.check_password(password):
             raise forms.ValidationError(
                 "That is not your password; nothing was deleted.", code="wrong_password"
+            )
+        return password
+
+
+class EmailForm(forms.ModelForm):
+    """The address a password reset link goes to. Its password confirms the change: whoever
+    sets the address can reset the password, so a borrowed session must not be enough."""
+
+    password = forms.CharField(
+        label="Your password",
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
+
+    class Meta:
+        model = User
+        fields = ("email",)
+        labels = {"email": "Email address"}
+        help_texts = {
+            "email": "Where a link to reset a forgotten password is sent. Leave it empty to have none."
+        }
+
+    def clean_password(self) -> str:
+        password = self.cleaned_data["password"]
+        if not self.instance.check_password(password):
+            raise forms.ValidationError(
+                "That is not your password; the address was not changed.", code="wrong_password"
             )
         return password

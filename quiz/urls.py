@@ -50,5 +50,6 @@ urlpatterns = [
         auth_views.PasswordResetCompleteView.as_view(),
         name="password_reset_complete",
     ),
+    path("accounts/email/", views.email, name="account_email"),
     path("accounts/delete/", views.delete_account, name="delete_account"),
 ]

@@ -31,7 +31,7 @@ from lessons.models import Card, Course
 from lessons.views import card_for_page, render_card
 
 from . import charts, clock, scheduling
-from .forms import DeleteAccountForm, SharingForm, SignupForm
+from .forms import DeleteAccountForm, EmailForm, SharingForm, SignupForm
 from .learners import Learner
 from .models import CardState, Layer, LayerOpening, LearnerProfile, Outcome, Rating, Review, Showing
 from .pages import FORECAST_DAYS, CardOverview, LessonProgress, ProgressSummary
@@ -262,3 +262,17 @@ def delete_account(request: HttpRequest) -> HttpResponse:
         messages.success(request, f"The account {username} and everything recorded about it are deleted.")
         return redirect("home")
     return render(request, "registration/delete_account.html", {"form": form})
+
+
+@rate_limited("login", methods=("POST",))  # the form checks a password
+@login_required
+def email(request: HttpRequest) -> HttpResponse:
+    form = EmailForm(request.POST or None, instance=request.user)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        address = form.cleaned_data["email"]
+        messages.success(
+            request, f"Saved: reset links go to {address}." if address else "Saved: no email address."
+        )
+        return redirect(f"{reverse('progress')}#your-account")
+    return render(request, "registration/email.html", {"form": form})

@@ -32,6 +32,7 @@ URLS = [
     "/accounts/password/reset/MQ/set-password/",
     "/accounts/password/reset/MQ/not-a-token/",
     "/accounts/password/reset/done/",
+    "/accounts/email/",
     "/accounts/delete/",
     "/sim/",
     "/sim/sweep.json",

@@ -100,6 +100,29 @@ def test_changing_a_password_needs_an_account(client):
     assert client.get("/accounts/password/change/")["Location"].startswith("/accounts/login/")
 
 
+# Email
+
+
+def test_a_student_adds_the_address_reset_links_go_to_with_their_password(student_client, student):
+    student.email = ""
+    student.save()
+    page = student_client.get("/progress/").content.decode()
+    assert "Add an email address, to reset a forgotten password" in page
+    wrong = student_client.post("/accounts/email/", {"email": "new@example.org", "password": "not-it"})
+    assert wrong.status_code == 200 and "the address was not changed" in wrong.content.decode()
+    student.refresh_from_db()
+    assert student.email == ""
+    response = student_client.post("/accounts/email/", {"email": "new@example.org", "password": PASSWORD})
+    assert response["Location"] == "/progress/#your-account"
+    student.refresh_from_db()
+    assert student.email == "new@example.org"
+    assert "Change your email address (new@example.org)" in student_client.get("/progress/").content.decode()
+
+
+def test_changing_the_email_needs_an_account(client):
+    assert client.get("/accounts/email/")["Location"].startswith("/accounts/login/")
+
+
 # Reset
 
 
@@ -211,6 +234,7 @@ def test_deleting_needs_an_account(client):
         ("/accounts/password/reset/", {"email": "sam@example.org"}),
         ("/accounts/password/reset/MQ/set-password/", {"new_password1": "y", "new_password2": "y"}),
         ("/accounts/delete/", {"password": "x"}),
+        ("/accounts/email/", {"email": "x@example.org", "password": "x"}),
     ],
 )
 def test_account_forms_share_the_log_in_rate_limit(student_client, settings, path, data):
