@@ -183,6 +183,23 @@ INSTANCE_TMP = (
     / f"felab-{os.getuid()}-{hashlib.sha256(_DATABASE_IDENTITY.encode()).hexdigest()[:12]}"
 )
 
+# Password reset emails. Development (`make run`) prints them on the console; production sends
+# them through the SMTP server the environment names (docs/deploy.md). Without EMAIL_HOST,
+# production still starts: the reset form then fails to send, and the log says why.
+if PRODUCTION:
+    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+    EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "587"))
+    EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+    EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+    EMAIL_USE_SSL = env_flag("EMAIL_USE_SSL")
+    # STARTTLS on the submission port unless the connection is TLS from the start (port 465).
+    EMAIL_USE_TLS = env_flag("EMAIL_USE_TLS", default=not EMAIL_USE_SSL)
+    EMAIL_TIMEOUT = 10
+else:
+    EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "felab <noreply@localhost>")
+
 # Slow work (real sweeps) runs in task workers, `manage.py db_worker`, on any host: the queue
 # is a table in the site's database, so it needs no server of its own.
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}

@@ -251,8 +251,9 @@ class SweepRun(models.Model):
     state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
     error = models.TextField(blank=True)
     capacity = models.PositiveIntegerField(null=True, blank=True)
+    # A run is its starter's record, like their ratings: deleting the account deletes it.
     started_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="sweep_runs"
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="sweep_runs"
     )
     queued_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(default=timezone.now, help_text="When a worker took it from the queue.")

@@ -249,6 +249,16 @@ class GlossaryTermQuerySet(ContentQuerySet["GlossaryTerm"]):
             card_terms = card_terms.filter(card__published=True, card__lesson__published=True)
         return self.prefetch_related(models.Prefetch("card_terms", queryset=card_terms))
 
+    def matching(self, query: str) -> GlossaryTermQuerySet:
+        """Terms whose name, definition or example holds `query`, whatever its case."""
+        if not query:
+            return self
+        return self.filter(
+            models.Q(term__icontains=query)
+            | models.Q(definition__icontains=query)
+            | models.Q(example__icontains=query)
+        )
+
 
 class GlossaryTerm(models.Model):
     """A word to know, written once and reused by every card that needs it."""
@@ -284,6 +294,12 @@ class GlossaryTerm(models.Model):
     def anchor(self) -> str:
         """The term's id on the glossary page, e.g. term-time-to-first-token-ttft."""
         return f"term-{slugify(self.term)}"
+
+    @property
+    def index_letter(self) -> str:
+        """Where the glossary's A–Z index files the term: its first letter, or # for a digit or sign."""
+        first = self.term[:1].upper()
+        return first if "A" <= first <= "Z" else "#"
 
     def cards_using(self) -> list[Card]:
         """The cards that list this term, in course order (prefetched by with_cards)."""

@@ -20,12 +20,28 @@ def home(request: HttpRequest) -> HttpResponse:
     return render(request, "lessons/home.html", {"courses": courses, "drafts": drafts})
 
 
+GLOSSARY_QUERY_MAX = 100
+ALPHABET = [chr(code) for code in range(ord("A"), ord("Z") + 1)]
+
+
 def glossary(request: HttpRequest) -> HttpResponse:
-    """Every word to know, each with the cards that use it."""
+    """Every word to know, each with the cards that use it, under an A–Z index; ?q= keeps the
+    terms that mention it (the filter box's search when JavaScript does not filter as one types)."""
+    query = request.GET.get("q", "").replace("\x00", "").strip()[:GLOSSARY_QUERY_MAX]
+    terms = GlossaryTerm.objects.with_cards(drafts=is_instructor(request.user)).matching(query)
     # Sorted here, not by the database, so "p95" files under P on SQLite and PostgreSQL alike.
-    terms = GlossaryTerm.objects.with_cards(drafts=is_instructor(request.user))
     terms = sorted(terms, key=lambda term: term.term.casefold())
-    return render(request, "lessons/glossary.html", {"terms": terms})
+    groups: dict[str, list[GlossaryTerm]] = {}
+    for term in terms:
+        groups.setdefault(term.index_letter, []).append(term)
+    letters = ALPHABET + (["#"] if "#" in groups else [])
+    context = {
+        "terms": terms,
+        "query": query,
+        "groups": sorted(groups.items(), key=lambda item: letters.index(item[0])),
+        "index": [(letter, letter in groups) for letter in letters],
+    }
+    return render(request, "lessons/glossary.html", context)
 
 
 def lesson_detail(request: HttpRequest, course_slug: str, lesson_slug: str) -> HttpResponse:

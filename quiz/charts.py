@@ -1,4 +1,5 @@
-"""The instructor's chart, built with plotly's Python API and sent to the page as JSON."""
+"""The instructor's and the progress page's charts, built with plotly's Python API and sent to
+the page as JSON (drawn there as SVG on the server, felab_sim/core/svgchart.py)."""
 
 import json
 import math
@@ -7,7 +8,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from .models import Rating
-from .pages import CardOverview
+from .pages import CardOverview, ProgressSummary
 
 # The rating buttons' colours in felab.css, so the chart reads like the card.
 RATING_COLOURS = {
@@ -60,4 +61,54 @@ def ratings_figure(overviews: list[CardOverview]) -> dict[str, Any]:
             )
         )
     # Through JSON once, so the page gets plain lists and numbers only.
+    return json.loads(figure.to_json())
+
+
+DUE_NOW_COLOUR = "#a35200"
+COMING_COLOUR = "#1f5fbf"
+
+
+def due_forecast_figure(summary: ProgressSummary) -> dict[str, Any]:
+    """Reviews due per day over the next days, the cards due now first, as Anki's statistics show."""
+    days = summary.forecast_days
+    labels = [label for label, _ in days]
+    most = max((count for _, count in days), default=0)
+    figure = go.Figure(
+        layout=go.Layout(
+            barmode="stack",
+            template="none",
+            height=240,
+            margin={"l": 40, "r": 10, "t": 10, "b": 50},
+            xaxis={"title": {"text": "days from now"}, "type": "category", "automargin": True},
+            yaxis={
+                "title": {"text": "cards due"},
+                "rangemode": "tozero",
+                "dtick": max(1, math.ceil(most / 5)),
+                "tickformat": "d",
+                "automargin": True,
+            },
+            showlegend=False,
+            paper_bgcolor="rgba(0,0,0,0)",
+            plot_bgcolor="rgba(0,0,0,0)",
+        )
+    )
+    # Two traces so the bar of cards due now stands out; each day has one of them non-zero.
+    figure.add_trace(
+        go.Bar(
+            name="Due now",
+            x=labels,
+            y=[count if label == "now" else 0 for label, count in days],
+            marker={"color": DUE_NOW_COLOUR},
+            hovertemplate="%{y} to review now<extra></extra>",
+        )
+    )
+    figure.add_trace(
+        go.Bar(
+            name="Coming due",
+            x=labels,
+            y=[0 if label == "now" else count for label, count in days],
+            marker={"color": COMING_COLOUR},
+            hovertemplate="%{y} due in %{x} days<extra></extra>",
+        )
+    )
     return json.loads(figure.to_json())

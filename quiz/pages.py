@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.db import models
 
@@ -115,6 +115,63 @@ class LessonProgress:
     @property
     def due_count(self) -> int:
         return sum(1 for card in self.cards if card.is_due)
+
+
+# The due forecast looks this many days ahead, as Anki's "future due" chart does by default
+# for a month; two weeks fits a phone's width with a bar per day.
+FORECAST_DAYS = 14
+SOON = timedelta(days=7)
+
+
+@dataclass(frozen=True)
+class ProgressSummary:
+    """What /progress/ opens with: cards rated, how it went, what is due now and soon, and a
+    forecast of reviews per day. Built from the lessons' progress, so it costs no query."""
+
+    total: int
+    rated: int
+    good: int
+    due_now: int
+    due_soon: int  # due within SOON, not now
+    forecast: tuple[int, ...]  # [0]: due now; [d]: due between d - 1 and d days from now
+    later: int  # due after FORECAST_DAYS
+
+    @classmethod
+    def of(cls, lessons: Iterable[LessonProgress], now: datetime) -> ProgressSummary:
+        cards = [card for lesson in lessons for card in lesson.cards]
+        forecast = [0] * (FORECAST_DAYS + 1)
+        later = due_soon = 0
+        for card in cards:
+            if card.state is None:
+                continue
+            if card.is_due:
+                forecast[0] += 1
+                continue
+            ahead = card.state.due - now
+            due_soon += ahead <= SOON
+            day = -(-ahead // timedelta(days=1))  # ceiling: 1 h ahead is day 1
+            if day <= FORECAST_DAYS:
+                forecast[day] += 1
+            else:
+                later += 1
+        return cls(
+            total=len(cards),
+            rated=sum(1 for card in cards if card.rated),
+            good=sum(1 for card in cards if card.state and card.state.last_rating >= Rating.GOT_IT),
+            due_now=forecast[0],
+            due_soon=due_soon,
+            forecast=tuple(forecast),
+            later=later,
+        )
+
+    @property
+    def good_percent(self) -> int | None:
+        return round(100 * self.good / self.rated) if self.rated else None
+
+    @property
+    def forecast_days(self) -> list[tuple[str, int]]:
+        """(label, cards) per forecast bar: "now", then "1" to FORECAST_DAYS days ahead."""
+        return [("now" if day == 0 else str(day), count) for day, count in enumerate(self.forecast)]
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.contrib.auth import login
+from django.contrib.auth import login, logout
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
@@ -31,10 +31,10 @@ from lessons.models import Card, Course
 from lessons.views import card_for_page, render_card
 
 from . import charts, clock, scheduling
-from .forms import SharingForm, SignupForm
+from .forms import DeleteAccountForm, EmailForm, SharingForm, SignupForm
 from .learners import Learner
 from .models import CardState, Layer, LayerOpening, LearnerProfile, Outcome, Rating, Review, Showing
-from .pages import CardOverview, LessonProgress
+from .pages import FORECAST_DAYS, CardOverview, LessonProgress, ProgressSummary
 
 LATEST_ANSWERS = 20
 
@@ -129,19 +129,24 @@ def progress(request: HttpRequest) -> HttpResponse:
     learner = Learner.of(request)
     courses = list(Course.objects.with_lessons_and_steps())
     lessons = [lesson for course in courses for lesson in course.lessons.all()]
-    by_lesson = LessonProgress.by_lesson(CardState.objects.for_learner(learner), lessons, clock.now())
+    now = clock.now()
+    by_lesson = LessonProgress.by_lesson(CardState.objects.for_learner(learner), lessons, now)
     sharing_form = None
     if learner.user is not None:
         profile = LearnerProfile.objects.filter(user=learner.user).first() or LearnerProfile(
             user=learner.user
         )
         sharing_form = SharingForm(instance=profile)
+    summary = ProgressSummary.of(by_lesson.values(), now)
     context = {
         "courses": [
             (course, [by_lesson[lesson.pk] for lesson in course.lessons.all()]) for course in courses
         ],
         "learner": learner,
         "sharing_form": sharing_form,
+        "summary": summary,
+        "forecast_figure": charts.due_forecast_figure(summary) if summary.rated else None,
+        "forecast_days": FORECAST_DAYS,
     }
     return render(request, "quiz/progress.html", context)
 
@@ -242,3 +247,32 @@ def signup(request: HttpRequest) -> HttpResponse:
         )
         return redirect(next_url or reverse("progress"))
     return render(request, "registration/signup.html", {"form": form, "next": next_url})
+
+
+@rate_limited("login", methods=("POST",))  # the form checks a password
+@login_required
+def delete_account(request: HttpRequest) -> HttpResponse:
+    """The account and everything that is its, once its password confirms it: showings, reviews,
+    opened layers, schedules, profile and the real runs it started (each cascades from the user)."""
+    form = DeleteAccountForm(request.user, request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        username = request.user.get_username()
+        request.user.delete()
+        logout(request)
+        messages.success(request, f"The account {username} and everything recorded about it are deleted.")
+        return redirect("home")
+    return render(request, "registration/delete_account.html", {"form": form})
+
+
+@rate_limited("login", methods=("POST",))  # the form checks a password
+@login_required
+def email(request: HttpRequest) -> HttpResponse:
+    form = EmailForm(request.POST or None, instance=request.user)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        address = form.cleaned_data["email"]
+        messages.success(
+            request, f"Saved: reset links go to {address}." if address else "Saved: no email address."
+        )
+        return redirect(f"{reverse('progress')}#your-account")
+    return render(request, "registration/email.html", {"form": form})

@@ -25,6 +25,15 @@ URLS = [
     "/accounts/signup/",
     "/accounts/login/",
     "/accounts/logout/",
+    "/accounts/password/change/",
+    "/accounts/password/change/done/",
+    "/accounts/password/reset/",
+    "/accounts/password/reset/sent/",
+    "/accounts/password/reset/MQ/set-password/",
+    "/accounts/password/reset/MQ/not-a-token/",
+    "/accounts/password/reset/done/",
+    "/accounts/email/",
+    "/accounts/delete/",
     "/sim/",
     "/sim/sweep.json",
     "/sim/calc/prefill.json",
@@ -66,7 +75,9 @@ def test_every_route_is_in_the_hostile_list():
             continue
         concrete = "/" + route.replace("<slug:course_slug>", "llm-inference-performance").replace(
             "<slug:lesson_slug>", "concurrency-sweep"
-        ).replace("<int:step>", "1").replace("<int:run_id>", "{run}").replace("<slug:name>", "prefill")
+        ).replace("<int:step>", "1").replace("<int:run_id>", "{run}").replace(
+            "<slug:name>", "prefill"
+        ).replace("<uidb64>/<token>", "MQ/set-password")
         assert concrete in covered, f"{route} is not exercised by the hostile request tests"
 
 

@@ -76,7 +76,9 @@ def test_a_heavy_simulation_waits_only_briefly_for_a_slot():
     # A sync worker waiting for a simulation slot is one no other page can have: with a 2 s
     # wait, five flooding requests held every worker and the home page's p50 went from 3.8 ms
     # to 80.8 ms (bench/bench_flood.py). The flood gets 503s instead.
-    result = manage("shell", "-c", "from django.conf import settings; print(settings.SIM_SLOT_WAIT_S)")
+    result = manage(
+        "shell", "--no-imports", "-c", "from django.conf import settings; print(settings.SIM_SLOT_WAIT_S)"
+    )
     assert result.returncode == 0, result.stderr
     assert float(result.stdout.split()[-1]) <= 0.1
 
@@ -104,3 +106,32 @@ def test_each_database_gets_its_own_slot_and_cache_folders_unless_told(tmp_path)
     assert one == _folders(DATABASE_URL=f"sqlite:///{tmp_path / 'one.sqlite3'}")  # stable across restarts
     told = _folders(FELAB_SIM_SLOTS_DIR=str(tmp_path / "s"), FELAB_CACHE_DIR=str(tmp_path / "c"))
     assert told == [str(tmp_path / "s"), str(tmp_path / "c")]
+
+
+EMAIL_SETTINGS = (
+    "from django.conf import settings as s; "
+    "print(s.EMAIL_BACKEND, s.EMAIL_HOST, s.EMAIL_PORT, s.EMAIL_HOST_USER, s.EMAIL_USE_TLS, s.EMAIL_USE_SSL, "
+    "s.DEFAULT_FROM_EMAIL, sep='|')"
+)
+
+
+def test_production_sends_email_through_the_smtp_server_the_environment_names():
+    process = manage(
+        "shell", "--no-imports", "-c", EMAIL_SETTINGS,
+        DJANGO_ENV="production", SECRET_KEY="k" * 60, ALLOWED_HOSTS="felab.example.org",
+        EMAIL_HOST="smtp.example.org", EMAIL_PORT="465", EMAIL_HOST_USER="felab", EMAIL_HOST_PASSWORD="pw",
+        EMAIL_USE_SSL="1", DEFAULT_FROM_EMAIL="felab <noreply@example.org>",
+    )  # fmt: skip
+    assert process.returncode == 0, process.stderr
+    assert process.stdout.strip().split("|") == [
+        "django.core.mail.backends.smtp.EmailBackend", "smtp.example.org", "465", "felab", "False", "True",
+        "felab <noreply@example.org>",
+    ]  # fmt: skip
+
+
+def test_development_prints_email_on_the_console():
+    process = manage(
+        "shell", "--no-imports", "-c", "from django.conf import settings as s; print(s.EMAIL_BACKEND)"
+    )
+    assert process.returncode == 0, process.stderr
+    assert process.stdout.strip() == "django.core.mail.backends.console.EmailBackend"

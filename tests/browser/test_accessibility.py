@@ -15,10 +15,13 @@ PAGES = {
     "lesson with Try it": "/learn/llm-inference-performance/kv-cache/",
     "card citing calculators, answer shown": "/learn/llm-inference-performance/kv-cache/step-1/?answer=shown",
     "glossary": "/glossary/",
+    "glossary search": "/glossary/?q=kv+cache",
     "simulator": "/sim/",
     "progress": "/progress/",
     "review": "/review/",
     "log in": "/accounts/login/",
+    "sign up": "/accounts/signup/",
+    "password reset": "/accounts/password/reset/",
 }
 
 

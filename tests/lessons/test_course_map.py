@@ -154,3 +154,39 @@ def test_a_lesson_citing_several_calculators_links_each_once(client, lessons):
     body = client.get(f"/learn/{COURSE}/setup-and-guardrails/").content.decode()
     links = re.findall(r'href="/sim/calc/([a-z-]+)/', body)
     assert sorted(links) == ["decode-ceiling", "sizing"]
+
+
+def test_glossary_has_an_a_to_z_index_of_its_letters(client, lessons):
+    body = client.get("/glossary/").content.decode()
+    index = body[
+        body.index('<nav class="az-index"') : body.index("</nav>", body.index('<nav class="az-index"'))
+    ]
+    letters = sorted({term.term[0].upper() for term in GlossaryTerm.objects.all()})
+    assert re.findall(r'<a href="#letter-([a-z])">', index) == [letter.lower() for letter in letters]
+    for letter in letters:
+        assert f'<section class="glossary-letter" id="letter-{letter.lower()}"' in body
+    # Letters no term starts with are shown, not linked.
+    assert '<span class="az-empty" title="No term under X">X</span>' in index
+    kv = GlossaryTerm.objects.get(term="KV cache")
+    section_k = body[body.index('id="letter-k"') : body.index('id="letter-l"')]
+    assert f'id="{kv.anchor}"' in section_k
+
+
+def test_glossary_search_without_javascript_keeps_the_terms_that_mention_the_words(client, lessons):
+    body = client.get("/glossary/", {"q": "kv CACHE"}).content.decode()
+    kept = set(re.findall(r'<div class="glossary-entry" id="([^"]+)"', body))
+    expected = {
+        term.anchor
+        for term in GlossaryTerm.objects.all()
+        if "kv cache" in f"{term.term} {term.definition} {term.example}".casefold()
+    }
+    assert kept == expected and GlossaryTerm.objects.get(term="KV cache").anchor in kept
+    assert len(kept) < GlossaryTerm.objects.count()
+    assert f"{len(kept)} terms</span> mentioning “kv CACHE”" in body
+    assert 'value="kv CACHE"' in body and 'href="/glossary/">show all</a>' in body
+
+
+def test_glossary_search_with_no_match_says_so(client, lessons):
+    body = client.get("/glossary/", {"q": "<zzz>"}).content.decode()
+    assert '<div class="glossary-entry"' not in body
+    assert "No term mentions “&lt;zzz&gt;”" in body and "<zzz>" not in body

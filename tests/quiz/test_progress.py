@@ -2,11 +2,12 @@
 
 import json
 import re
+from datetime import timedelta
 
 import pytest
 
-from lessons.models import Card
-from quiz.models import LearnerProfile, Rating, Showing
+from lessons.models import Card, Lesson
+from quiz.models import CardState, LearnerProfile, Rating, Showing
 from tests.conftest import SEED_CARD_URL
 from tests.quiz.conftest import rate, show
 from tests.textutil import text_of
@@ -127,3 +128,52 @@ def test_anonymous_export_is_the_sessions_data(client, other_student_client, see
     data = json.loads(client.get("/progress/export.json").content)
     assert data["learner"]["account"] is None
     assert [s["answer"] for s in data["showings"]] == ["visitor's guess"]
+
+
+def _scheduled(user, cards_and_offsets, now):
+    for card, (hours, rating) in cards_and_offsets:
+        CardState.objects.create(
+            card=card,
+            user=user,
+            due=now + timedelta(hours=hours),
+            last_rating=rating,
+            last_reviewed_at=now,
+            fsrs_card={},
+        )
+
+
+def test_the_page_opens_with_a_summary_and_folds_each_lessons_cards(
+    student_client, student, seed_card, clock
+):
+    cards = list(Card.objects.filter(published=True, lesson__published=True).order_by("pk")[:5])
+    now = clock.now()
+    _scheduled(
+        student,
+        zip(
+            cards,
+            [(-1, Rating.MISSED_IT), (24, Rating.GOT_IT), (25, Rating.EASY), (60, Rating.HARD), (500, 3)],
+            strict=True,
+        ),
+        now,
+    )
+    body = student_client.get("/progress/").content.decode()
+    summary, _, details = body.partition('<section class="course"')
+    total = Card.objects.filter(published=True, lesson__published=True).count()
+    stats = " ".join(
+        re.sub(r"<[^>]+>", " ", summary.split('<dl class="summary-stats">')[1].split("</dl>")[0]).split()
+    )
+    assert stats == (
+        f"Cards rated 5 of {total} Due now 1 to review Due in the next 7 days 3 Got it or Easy 60% of rated"
+    )
+    # Exactly a day ahead is day 1, a moment more is day 2; 500 h is past the 14 days.
+    assert "1 now · 1 within a day · 1 in 2 days · 1 in 3 days · 1 later." in summary
+    assert 'id="forecast-chart"' in summary and "<svg" in summary  # drawn on the server
+    assert '<progress class="progress-bar"' not in summary and "<table" not in summary
+    assert details.count('<details class="progress-lesson"') == Lesson.objects.filter(published=True).count()
+    assert "<details open" not in details and "not yet" in details
+
+
+def test_nothing_rated_shows_no_chart_and_says_where_to_start(client, seed_card):
+    body = client.get("/progress/").content.decode()
+    assert 'id="forecast-chart"' not in body and "Start with the course map" in body
+    assert "plotly" not in body and "plots.js" not in body
