@@ -1,15 +1,14 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from config.ratelimit import rate_limited
+from config.ratelimit import limit_password_attempts
 from lessons.urls import CARD_PATH
 
 from . import views
 
-# Guessing passwords costs time: at most settings.RATE_LIMITS["login"] attempts a minute per address.
-login_view = rate_limited("login", methods=("POST",))(
-    auth_views.LoginView.as_view(redirect_authenticated_user=True)
-)
+# Guessing passwords costs time: at most settings.RATE_LIMITS["login"] attempts a minute per
+# address and per account, shared with every other view that checks a password.
+login_view = limit_password_attempts(auth_views.LoginView.as_view(redirect_authenticated_user=True))
 
 urlpatterns = [
     path(f"{CARD_PATH}show/", views.show_answer, name="show_answer"),
