@@ -1,8 +1,11 @@
 """Shared by the rate-limit and Redis-outage tests: a clock they move, and Redis servers."""
 
+import contextlib
 import shutil
 import socket
+import socketserver
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -100,3 +103,81 @@ def forget_redis_outages(monkeypatch: pytest.MonkeyPatch) -> None:
         "_failures_since_log": 0,
     }.items():
         monkeypatch.setattr(redis_outage, name, value)
+
+
+def point_the_site_at(settings, redis_url: str, host_cache_folder) -> None:
+    """The settings REDIS_URL gives production (config/settings.py), on the test's own Redis."""
+    settings.REDIS_URL = redis_url
+    settings.RATE_LIMIT_KEY_PREFIX = "felab-test:ratelimit"
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "config.cache_outage.ResilientRedisCache",
+            "LOCATION": redis_url,
+            "KEY_PREFIX": "felab-test",
+            "OPTIONS": {"socket_connect_timeout": 0.25, "socket_timeout": 0.25},
+        },
+        "host": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(host_cache_folder),
+        },
+    }
+    settings.SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+
+
+class _Pipe(socketserver.BaseRequestHandler):
+    def handle(self) -> None:
+        upstream = socket.create_connection(("127.0.0.1", self.server.upstream_port))
+        self.server.open_sockets.extend([self.request, upstream])
+        threading.Thread(target=_copy, args=(upstream, self.request), daemon=True).start()
+        _copy(self.request, upstream)
+
+
+def _copy(source: socket.socket, target: socket.socket) -> None:
+    try:
+        while data := source.recv(65536):
+            target.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for end in (source, target):
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+
+
+class _Proxy(socketserver.ThreadingTCPServer):
+    allow_reuse_address = True
+    daemon_threads = True
+
+    def __init__(self, port: int, upstream_port: int) -> None:
+        self.upstream_port = upstream_port
+        self.open_sockets: list[socket.socket] = []
+        super().__init__(("127.0.0.1", port), _Pipe)
+
+
+class NetworkToRedis:
+    """A TCP hop between the site and its Redis that the test can cut and mend: Redis stays up
+    and keeps what it holds, but nothing the site sends meanwhile reaches it."""
+
+    def __init__(self, redis_port: int) -> None:
+        self.redis_port = redis_port
+        self.port = free_port()
+        self._proxy: _Proxy | None = None
+        self.mend()
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def mend(self) -> None:
+        self._proxy = _Proxy(self.port, self.redis_port)
+        threading.Thread(target=self._proxy.serve_forever, daemon=True).start()
+
+    def cut(self) -> None:
+        if self._proxy is None:
+            return
+        self._proxy.shutdown()
+        self._proxy.server_close()
+        for end in self._proxy.open_sockets:
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+        self._proxy = None
