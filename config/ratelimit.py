@@ -157,7 +157,8 @@ def count_request(key: str, window: int) -> tuple[int, float]:
     if count_opened is None:
         count_opened = _count_in_cache(_local_cache_alias(), key, window, now)
     count, opened = count_opened
-    return count, max(0.0, opened + window - now)
+    # Clamped: another host whose clock runs ahead may have opened the window "in the future".
+    return count, min(float(window), max(0.0, opened + window - now))
 
 
 def _too_many(request: HttpRequest, scope: str, limit: int, window: int, retry_after: int) -> HttpResponse:
