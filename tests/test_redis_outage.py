@@ -5,6 +5,10 @@ while /healthz said ok.
 """
 
 import logging
+import os
+import signal
+import threading
+import time
 
 import pytest
 import redis
@@ -121,3 +125,30 @@ def test_a_content_edit_made_while_redis_is_unreachable_is_not_hidden_when_it_an
         assert "Edited while Redis was unreachable" in client.get(SEED_CARD_URL).content.decode()
         assert content_version() != before
         network.cut()
+
+
+def test_a_redis_that_hangs_costs_a_request_a_short_timeout(site_redis, outage_clock, lessons):
+    # SIGSTOP: connections are accepted, nothing is answered, as with a Redis that is stuck.
+    # redis-py waits 5 s by default; the site's 0.25 s, once, then skips Redis for 2 s.
+    client = Client()
+    assert client.get(SEED_CARD_URL).status_code == 200
+    answered, rescued = threading.Event(), []
+
+    def rescue_a_hung_request() -> None:  # without socket timeouts the request would wait for ever
+        if not answered.wait(timeout=60):
+            rescued.append(True)
+            os.kill(site_redis.process.pid, signal.SIGCONT)
+
+    os.kill(site_redis.process.pid, signal.SIGSTOP)
+    watchdog = threading.Thread(target=rescue_a_hung_request)
+    watchdog.start()
+    try:
+        started = time.monotonic()
+        status = client.post(SEED_CARD_URL + "show/", {"answer": "stuck"}).status_code
+        took = time.monotonic() - started
+    finally:
+        answered.set()
+        watchdog.join()
+        os.kill(site_redis.process.pid, signal.SIGCONT)
+    assert not rescued and status == 302 and Showing.objects.filter(answer="stuck").exists()
+    assert took < 2.5  # ten times the timeout it pays, half of redis-py's default

@@ -69,3 +69,13 @@ def test_the_right_password_under_the_limit_logs_in_to_the_admin(client, instruc
 def test_the_admins_own_log_in_link_reaches_the_limited_form(client, db):
     assert reverse("admin:login") == "/admin/login/"
     assert client.get("/admin/")["Location"].startswith("/admin/login/")
+
+
+def test_sign_ups_and_log_ins_from_one_address_share_its_count(client, db):
+    sign_up = {"username": "x", "password1": "short", "password2": "other"}
+    statuses = [client.post("/accounts/signup/", sign_up).status_code for _ in range(5)]
+    statuses += [
+        client.post("/accounts/login/", {"username": f"u{n}", "password": "y"}).status_code for n in range(5)
+    ]
+    assert statuses == [200] * 10
+    assert client.post("/admin/login/", {"username": "z", "password": "y"}).status_code == 429
