@@ -5,8 +5,9 @@ Everything kept in Redis can be lost without losing anything that matters: sessi
 and rate limits count on the host instead (config/ratelimit.py). :class:`ResilientRedisCache`
 is Django's ``RedisCache`` whose failures read as misses and whose writes are dropped, so no
 page fails for the cache's sake. :data:`redis_outage` remembers the outage: it logs once a
-minute per process rather than once per request, and for a few seconds after a failure no
-request waits on Redis at all. See docs/deploy.md, "When a part is down".
+minute per process rather than once per request, for a few seconds after a failure no request
+waits on Redis at all, and when Redis answers again the process first drops what went stale
+in it meanwhile (sessions here, the content version in config/content_cache.py). See docs/deploy.md, "When a part is down".
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from collections.abc import Callable
 from typing import Any
 
 import redis
+from django.contrib.sessions.backends.cached_db import KEY_PREFIX as SESSION_KEY_PREFIX
+from django.core.cache import caches
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.redis import RedisCache
 from redis.exceptions import RedisError
@@ -87,6 +90,7 @@ class Outage:
 
 
 redis_outage = Outage("Redis")
+PROBE_KEY = "felab:probe"
 
 
 @functools.lru_cache(maxsize=4)
@@ -107,6 +111,16 @@ class ResilientRedisCache(RedisCache):
     def _attempt(self, doing: str, operation: Callable[[], Any], fallback: Any) -> Any:
         if not self.outage.should_try():
             return fallback
+        if self.outage.down_since is not None:
+            # Coming back: a probe first, so the recovery callbacks (a new content version,
+            # dropping sessions that went stale meanwhile) run before this operation reads
+            # anything Redis kept from before the outage.
+            try:
+                super().has_key(PROBE_KEY)
+            except RedisError as error:
+                self.outage.failed(error, doing)
+                return fallback
+            self.outage.answered()
         try:
             result = operation()
         except RedisError as error:
@@ -170,3 +184,33 @@ class ResilientRedisCache(RedisCache):
 
     def clear(self) -> bool:
         return self._attempt("clearing the cache", lambda: super(ResilientRedisCache, self).clear(), False)
+
+
+def forget_cached_sessions() -> None:
+    """Drop every session kept in Redis, once it answers again after an outage.
+
+    Sessions ended or changed meanwhile (a log out, a log in's new key) reached only the
+    database; Redis still holds them as they were, and ``cached_db`` reads Redis first, so a
+    session ended during the outage would come back. The database has every session: reading
+    them from it again costs one query per session, once.
+    """
+    from django.conf import settings
+
+    if not settings.REDIS_URL or settings.SESSION_ENGINE != "django.contrib.sessions.backends.cached_db":
+        return
+    pattern = caches[settings.SESSION_CACHE_ALIAS].make_key(SESSION_KEY_PREFIX + "*")
+    client = redis_client(settings.REDIS_URL)
+    try:
+        batch: list[bytes] = []
+        for key in client.scan_iter(match=pattern, count=1000):
+            batch.append(key)
+            if len(batch) == 1000:
+                client.unlink(*batch)
+                batch = []
+        if batch:
+            client.unlink(*batch)
+    except RedisError as error:
+        redis_outage.failed(error, "dropping the sessions it kept from before the outage")
+
+
+redis_outage.on_recovery(forget_cached_sessions)

@@ -152,3 +152,26 @@ def test_a_redis_that_hangs_costs_a_request_a_short_timeout(site_redis, outage_c
         os.kill(site_redis.process.pid, signal.SIGCONT)
     assert not rescued and status == 302 and Showing.objects.filter(answer="stuck").exists()
     assert took < 2.5  # ten times the timeout it pays, half of redis-py's default
+
+
+def test_a_log_out_while_redis_is_unreachable_stays_a_log_out_when_it_answers_again(
+    settings, tmp_path, monkeypatch, outage_clock, student, lessons
+):
+    forget_redis_outages(monkeypatch)
+    with own_redis() as server:
+        network = NetworkToRedis(server.port)
+        point_the_site_at(settings, network.url, tmp_path / "host-cache")
+        client = Client()
+        assert client.post("/accounts/login/", {"username": "sam", "password": PASSWORD}).status_code == 302
+        old_cookie = client.cookies["sessionid"].value
+        assert client.get("/progress/").status_code == 200  # the session now sits in Redis too
+        network.cut()
+        assert client.post("/accounts/logout/").status_code == 302  # gone from the database only
+        network.mend()
+        outage_clock.advance(5)
+        # Someone holding the old cookie (a shared computer's history, a stolen cookie).
+        holder = Client()
+        holder.cookies["sessionid"] = old_cookie
+        page = holder.get("/").content.decode()
+        assert 'action="/accounts/logout/"' not in page and 'href="/accounts/login/"' in page
+        network.cut()
