@@ -27,6 +27,8 @@ from django.core.cache import cache
 from django.db import models, transaction
 from django.http import HttpRequest
 
+from .cache_outage import redis_outage
+
 VERSION_KEY = "felab:content-version"
 _REQUEST_ATTRIBUTE = "_felab_content_version"
 
@@ -55,6 +57,13 @@ def content_changed() -> None:
 
 def _new_version() -> None:
     cache.set(VERSION_KEY, uuid.uuid4().hex, timeout=None)
+
+
+# While Redis is down every request reads no token and draws its own, so nothing is kept and
+# every page is built from the database; a content edit made meanwhile could not reach the
+# cache, so a process that saw the outage draws a new token as soon as Redis answers again,
+# and no process goes on serving what it kept before the edit.
+redis_outage.on_recovery(_new_version)
 
 
 class _Kept:

@@ -1,32 +1,37 @@
-"""A fixed-window rate limit per client address, kept in Django's cache.
+"""Fixed-window rate limits per client address, and one limit on every password check.
 
-With REDIS_URL set the count lives in Redis: one atomic count for every host behind the proxy.
-Without it, production counts in a file cache shared by the workers of one host (made atomic
-with a file lock, since the file cache's incr is a read then a write), and development and
-tests count in memory. See docs/deploy.md.
+With REDIS_URL set the count lives in Redis (one atomic script through redis-py's public API):
+one count for every host behind the proxy. While Redis is unreachable, and without REDIS_URL,
+each host counts in its own cache: production's file cache, shared by the host's workers under
+a file lock, or memory in development and tests. See docs/deploy.md.
 """
 
 from __future__ import annotations
 
 import fcntl
 import functools
+import hashlib
 import ipaddress
 import math
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from django.conf import settings
-from django.core.cache import BaseCache, caches
-from django.core.cache.backends.filebased import FileBasedCache
-from django.core.cache.backends.redis import RedisCache
+from django.core.cache import caches
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from redis.exceptions import RedisError
+
+from .cache_outage import redis_client, redis_outage
 
 View = Callable[..., HttpResponse]
 # The windows' clock; the tests move it across a minute boundary.
 clock: Callable[[], float] = time.time
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+# The cache alias settings.py gives each host beside Redis: where limits count while it is down.
+HOST_CACHE = "host"
 
 
 @functools.lru_cache(maxsize=8)
@@ -68,53 +73,92 @@ def _parses(address: str) -> bool:
     return True
 
 
+# Count in a window that opens at the first request and ends exactly `window` s later by the
+# caller's clock: a count outside it starts over at 1. KEYS[1]: the key; ARGV: now, window.
+# The key's own expiry (the window, rounded up) only frees memory.
+_COUNT_SCRIPT = """
+local opened = redis.call('HGET', KEYS[1], 'opened')
+local now, window = tonumber(ARGV[1]), tonumber(ARGV[2])
+if not opened or now >= tonumber(opened) + window then
+    redis.call('HSET', KEYS[1], 'opened', ARGV[1], 'count', 1)
+    redis.call('EXPIRE', KEYS[1], math.ceil(window))
+    return {1, ARGV[1]}
+end
+return {redis.call('HINCRBY', KEYS[1], 'count', 1), opened}
+"""
+
+
+def _count_in_redis(url: str, key: str, window: float, now: float) -> tuple[int, float]:
+    """One atomic count for every host: the script runs as one step on the Redis server."""
+    count, opened = redis_client(url).eval(
+        _COUNT_SCRIPT, 1, f"{settings.RATE_LIMIT_KEY_PREFIX}:{key}", repr(now), window
+    )
+    return int(count), float(opened)
+
+
+_in_process = threading.Lock()
+
+
 @contextmanager
-def _one_process_at_a_time(cache: BaseCache) -> Iterator[None]:
-    """Serialise add-then-incr on a file cache, whose incr is not atomic across processes."""
-    if not isinstance(cache, FileBasedCache):
-        yield
-        return
-    lock_path = Path(cache._dir) / "ratelimit.lock"
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with lock_path.open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
+def _one_at_a_time(cache_alias: str) -> Iterator[None]:
+    """Serialise read-then-write on the cache: threads by a lock, and the processes sharing a
+    file cache by a lock file in its folder (its operations are not atomic across processes)."""
+    with _in_process:
+        config = settings.CACHES[cache_alias]
+        if config["BACKEND"] != "django.core.cache.backends.filebased.FileBasedCache":
             yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+            return
+        lock_path = Path(config["LOCATION"]) / "ratelimit.lock"
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        with lock_path.open("a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _count_in_cache(cache_alias: str, key: str, window: float, now: float) -> tuple[int, float]:
+    cache = caches[cache_alias]
+    with _one_at_a_time(cache_alias):
+        entry = cache.get(key)
+        opened, count = entry if isinstance(entry, tuple) else (now, 0)
+        if now >= opened + window:
+            opened, count = now, 0
+        count += 1
+        # The entry expires when its window ends (never later: the window does not slide).
+        cache.set(key, (opened, count), timeout=max(1, math.ceil(opened + window - now)))
+    return count, opened
+
+
+def _local_cache_alias() -> str:
+    """The cache a host counts in: its own file cache beside Redis, or the default cache."""
+    return HOST_CACHE if HOST_CACHE in settings.CACHES else "default"
 
 
 def count_request(key: str, window: int) -> tuple[int, float]:
     """Add one to the key's count; return it and the seconds left in its window.
 
-    A window opens at an address's first request and lasts `window` seconds, rather than
-    following the clock's minutes: a burst that straddles a minute boundary would otherwise
-    get the limit twice (16 of 120 wrong passwords passed a limit of 10 that way). The count
-    is atomic for every process sharing the cache.
+    A window opens at a key's first request and lasts exactly `window` seconds, then the count
+    starts again: windows that followed the clock's minutes let a burst across a boundary have
+    the limit twice (16 of 120 wrong passwords passed a limit of 10), and a window renewed by
+    each request never ended while requests kept coming. With REDIS_URL the count is one for
+    every host; while Redis is unreachable each host counts its own.
     """
-    cache = caches["default"]  # the backend itself: django.core.cache.cache is a proxy to it
-    if isinstance(cache, RedisCache):
-        # SET NX EX, INCR and PTTL in one MULTI: the window opens exactly once, and no request
-        # slips between a check and an increment, whichever host it reaches.
-        client = cache._cache.get_client(write=True)
-        redis_key = cache.make_and_validate_key(key)
-        with client.pipeline(transaction=True) as pipe:
-            pipe.set(redis_key, 0, ex=window, nx=True)
-            pipe.incr(redis_key)
-            pipe.pttl(redis_key)
-            _, count, left_ms = pipe.execute()
-        return int(count), max(0, left_ms) / 1000
     now = clock()
-    with _one_process_at_a_time(cache):
-        cache.add(f"{key}:opened", now, timeout=window)
-        cache.add(key, 0, timeout=window)
+    count_opened: tuple[int, float] | None = None
+    if settings.REDIS_URL and redis_outage.should_try():
         try:
-            count = cache.incr(key)
-        except ValueError:  # expired between add and incr: this request opens a new window
-            cache.set(key, 1, timeout=window)
-            count = 1
-        opened = cache.get(f"{key}:opened", now)
-    return count, max(0.0, opened + window - now)
+            count_opened = _count_in_redis(settings.REDIS_URL, key, window, now)
+        except RedisError as error:
+            redis_outage.failed(error, "counting a rate limit (counting on this host meanwhile)")
+        else:
+            redis_outage.answered()
+    if count_opened is None:
+        count_opened = _count_in_cache(_local_cache_alias(), key, window, now)
+    count, opened = count_opened
+    # Clamped: another host whose clock runs ahead may have opened the window "in the future".
+    return count, min(float(window), max(0.0, opened + window - now))
 
 
 def _too_many(request: HttpRequest, scope: str, limit: int, window: int, retry_after: int) -> HttpResponse:
@@ -144,3 +188,43 @@ def rate_limited(scope: str, methods: tuple[str, ...] = ("GET", "POST")) -> Call
         return wrapper
 
     return decorate
+
+
+def _submitted_account(request: HttpRequest) -> str:
+    """Whose password this request tries: the username or e-mail typed into a log-in or
+    reset form, else the signed-in user's (changing a password, deleting an account)."""
+    typed = request.POST.get("username") or request.POST.get("email") or ""
+    if not typed and request.user.is_authenticated:
+        typed = request.user.get_username()
+    return typed.strip().casefold()
+
+
+def limit_password_attempts(view: View) -> View:
+    """Every view that checks a password goes through this one limit.
+
+    settings.RATE_LIMITS["login"] = (attempts, window) counts POSTs twice, per client address
+    and per account tried, so neither one address guessing many accounts nor many addresses
+    guessing one account gets past it; a request over either count is a 429 that never reaches
+    the password check. The address count is the one ``rate_limited("login")`` keeps, so the
+    views still wrapped that way (sign-up) share it.
+    """
+
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        limit, window = settings.RATE_LIMITS["login"]
+        if request.method != "POST" or limit <= 0:
+            return view(request, *args, **kwargs)
+        keys = [f"ratelimit:login:{client_address(request)}"]
+        account = _submitted_account(request)
+        if account:
+            keys.append(f"ratelimit:login-account:{hashlib.sha256(account.encode()).hexdigest()[:32]}")
+        over = [
+            seconds_left
+            for count, seconds_left in (count_request(key, window) for key in keys)
+            if count > limit
+        ]
+        if over:
+            return _too_many(request, "password attempts", limit, window, max(1, math.ceil(max(over))))
+        return view(request, *args, **kwargs)
+
+    return wrapper

@@ -233,25 +233,30 @@ if TRUSTED_PROXIES:
 
 # REDIS_URL: one cache for every host, so rate limits count once across them and sessions
 # are read from memory (cached_db keeps them in the database too, so a Redis restart logs
-# no one out). Without it, one host's workers share a file cache (production) or each
-# process has its own memory (development).
+# no one out). Redis is only ever a cache: while it is down pages, answers and log-ins carry on
+# from the database and each host counts rate limits in its own file cache ("host"),
+# config/cache_outage.py. Without it, one host's workers share a file cache (production) or
+# each process has its own memory (development).
 REDIS_URL = os.environ.get("REDIS_URL", "")
+CACHE_PREFIX = os.environ.get("FELAB_CACHE_PREFIX", "felab")
+RATE_LIMIT_KEY_PREFIX = f"{CACHE_PREFIX}:ratelimit"
+CACHE_DIR = os.environ.get("FELAB_CACHE_DIR", str(INSTANCE_TMP / "cache"))
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "config.cache_outage.ResilientRedisCache",
             "LOCATION": REDIS_URL,
-            "KEY_PREFIX": os.environ.get("FELAB_CACHE_PREFIX", "felab"),
-        }
+            "KEY_PREFIX": CACHE_PREFIX,
+            # A Redis that stops answering costs a request a quarter of a second, not a hang.
+            "OPTIONS": {"socket_connect_timeout": 0.25, "socket_timeout": 0.25},
+        },
+        "host": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": CACHE_DIR},
     }
     SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 else:
     CACHES = {
         "default": (
-            {
-                "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-                "LOCATION": os.environ.get("FELAB_CACHE_DIR", str(INSTANCE_TMP / "cache")),
-            }
+            {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": CACHE_DIR}
             if PRODUCTION
             else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
         )

@@ -1,7 +1,8 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from config.views import healthz
+from config.ratelimit import limit_password_attempts
+from config.views import healthz, readyz
 
 admin.site.site_header = "felab administration"
 admin.site.site_title = "felab admin"
@@ -13,5 +14,9 @@ urlpatterns = [
     path("", include("quiz.urls")),
     path("sim/", include("felab_sim.urls")),
     path("healthz", healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),
+    # The admin's own log-in form checks passwords too: the same limit as /accounts/login/.
+    # Matched before admin.site.urls, whose "admin:login" resolves to this same address.
+    path("admin/login/", limit_password_attempts(admin.site.login)),
     path("admin/", admin.site.urls),
 ]

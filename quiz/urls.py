@@ -1,19 +1,18 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from config.ratelimit import rate_limited
+from config.ratelimit import limit_password_attempts
 from lessons.urls import CARD_PATH
 
 from . import views
 
-# Guessing passwords costs time: at most settings.RATE_LIMITS["login"] attempts a minute per address.
-# Every form that checks a password, sends a reset email or spends a reset link counts the same way.
-password_limited = rate_limited("login", methods=("POST",))
-
-login_view = password_limited(auth_views.LoginView.as_view(redirect_authenticated_user=True))
-password_change_view = password_limited(auth_views.PasswordChangeView.as_view())
-password_reset_view = password_limited(auth_views.PasswordResetView.as_view())
-password_reset_confirm_view = password_limited(auth_views.PasswordResetConfirmView.as_view())
+# Guessing passwords costs time: at most settings.RATE_LIMITS["login"] attempts a minute per
+# address and per account, shared by every form that checks a password, sends a reset email or
+# spends a reset link.
+login_view = limit_password_attempts(auth_views.LoginView.as_view(redirect_authenticated_user=True))
+password_change_view = limit_password_attempts(auth_views.PasswordChangeView.as_view())
+password_reset_view = limit_password_attempts(auth_views.PasswordResetView.as_view())
+password_reset_confirm_view = limit_password_attempts(auth_views.PasswordResetConfirmView.as_view())
 
 urlpatterns = [
     path(f"{CARD_PATH}show/", views.show_answer, name="show_answer"),

@@ -25,7 +25,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 from django_htmx.http import push_url
 
-from config.ratelimit import rate_limited
+from config.ratelimit import limit_password_attempts, rate_limited
 from lessons.instructors import is_instructor
 from lessons.models import Card, Course
 from lessons.views import card_for_page, render_card
@@ -249,7 +249,7 @@ def signup(request: HttpRequest) -> HttpResponse:
     return render(request, "registration/signup.html", {"form": form, "next": next_url})
 
 
-@rate_limited("login", methods=("POST",))  # the form checks a password
+@limit_password_attempts  # the form checks a password
 @login_required
 def delete_account(request: HttpRequest) -> HttpResponse:
     """The account and everything that is its, once its password confirms it: showings, reviews,
@@ -264,7 +264,7 @@ def delete_account(request: HttpRequest) -> HttpResponse:
     return render(request, "registration/delete_account.html", {"form": form})
 
 
-@rate_limited("login", methods=("POST",))  # the form checks a password
+@limit_password_attempts  # the form checks a password
 @login_required
 def email(request: HttpRequest) -> HttpResponse:
     form = EmailForm(request.POST or None, instance=request.user)

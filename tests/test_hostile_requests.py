@@ -46,6 +46,8 @@ URLS = [
     "/sim/runs/",
     "/sim/runs/{run}/",
     "/healthz",
+    "/readyz",
+    "/admin/login/",
     "/admin/",
     "/admin/lessons/card/",
 ]

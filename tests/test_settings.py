@@ -1,6 +1,7 @@
 """The settings module's promises: production refuses to start half-configured, SQLite is
 set up for concurrent writers, and every page carries the security headers."""
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -135,3 +136,23 @@ def test_development_prints_email_on_the_console():
     )
     assert process.returncode == 0, process.stderr
     assert process.stdout.strip() == "django.core.mail.backends.console.EmailBackend"
+
+
+def test_with_redis_the_cache_survives_its_outage_and_each_host_can_count_alone(tmp_path):
+    process = manage(
+        "shell", "-c",
+        "from django.conf import settings; import json; print(json.dumps([settings.CACHES, settings.SESSION_ENGINE]))",
+        DJANGO_ENV="production", SECRET_KEY="s" * 60, ALLOWED_HOSTS="felab.example.org",
+        REDIS_URL="redis://cache.internal:6379/0", FELAB_CACHE_DIR=str(tmp_path),
+    )  # fmt: skip
+    assert process.returncode == 0, process.stderr
+    caches, session_engine = json.loads(process.stdout.strip().splitlines()[-1])
+    default = caches["default"]
+    assert default["BACKEND"] == "config.cache_outage.ResilientRedisCache"
+    # A stuck Redis costs a request a quarter of a second, not redis-py's default 5 s.
+    assert default["OPTIONS"] == {"socket_connect_timeout": 0.25, "socket_timeout": 0.25}
+    assert caches["host"] == {
+        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+        "LOCATION": str(tmp_path),
+    }
+    assert session_engine == "django.contrib.sessions.backends.cached_db"

@@ -11,6 +11,7 @@ import pytest
 from django.test import RequestFactory
 
 from config.ratelimit import client_address
+from tests.limits import SteppedClock
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 REDIS_URL = os.environ.get("FELAB_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
@@ -118,9 +119,11 @@ def test_a_burst_across_a_minute_boundary_gets_the_limit_once(client, settings, 
     # Windows used to follow the clock's minutes: 10 attempts at 11:59:59.5 and 10 more at
     # 12:00:00.5 all passed. A window now opens at the address's first attempt.
     settings.RATE_LIMITS = {**settings.RATE_LIMITS, "login": (10, 60)}
-    times = iter([119.5] * 10 + [120.5] * 10)
-    monkeypatch.setattr("config.ratelimit.clock", lambda: next(times))
-    statuses = [
-        client.post("/accounts/login/", {"username": "x", "password": "y"}).status_code for _ in range(20)
-    ]
+    clock = SteppedClock(119.5)
+    monkeypatch.setattr("config.ratelimit.clock", clock)
+    statuses = []
+    for attempt in range(20):
+        if attempt == 10:
+            clock.advance(1)
+        statuses.append(client.post("/accounts/login/", {"username": "x", "password": "y"}).status_code)
     assert statuses.count(429) == 10 and 429 not in statuses[:10]

@@ -1,0 +1,216 @@
+"""Redis is a cache here: when it is down the site carries on from the database.
+
+Everything kept in Redis can be lost without losing anything that matters: sessions are
+``cached_db`` (also in the database), the content version is redrawn (config/content_cache.py),
+and rate limits count on the host instead (config/ratelimit.py). :class:`ResilientRedisCache`
+is Django's ``RedisCache`` whose failures read as misses and whose writes are dropped, so no
+page fails for the cache's sake. :data:`redis_outage` remembers the outage: it logs once a
+minute per process rather than once per request, for a few seconds after a failure no request
+waits on Redis at all, and when Redis answers again the process first drops what went stale
+in it meanwhile (sessions here, the content version in config/content_cache.py). See docs/deploy.md, "When a part is down".
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import redis
+from django.contrib.sessions.backends.cached_db import KEY_PREFIX as SESSION_KEY_PREFIX
+from django.core.cache import caches
+from django.core.cache.backends.base import DEFAULT_TIMEOUT
+from django.core.cache.backends.redis import RedisCache
+from redis.exceptions import RedisError
+
+logger = logging.getLogger("felab.outage")
+
+# The outages' clock; the tests move it to see the log repeat after a minute.
+clock: Callable[[], float] = time.monotonic
+LOG_EVERY_S = 60.0
+# After a failure, requests skip Redis this long instead of each waiting for its timeout.
+RETRY_AFTER_S = 2.0
+
+
+class Outage:
+    """One dependency's failures in this process: logged at most once a minute, and whether to
+    try it now. ``on_recovery`` callbacks run once when it answers again after a failure."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._lock = threading.Lock()
+        self.down_since: float | None = None
+        self._last_try = 0.0
+        self._last_log: float | None = None
+        self._failures_since_log = 0
+        self._on_recovery: list[Callable[[], None]] = []
+
+    def on_recovery(self, callback: Callable[[], None]) -> None:
+        if callback not in self._on_recovery:
+            self._on_recovery.append(callback)
+
+    def should_try(self) -> bool:
+        with self._lock:
+            return self.down_since is None or clock() - self._last_try >= RETRY_AFTER_S
+
+    def failed(self, error: BaseException, doing: str) -> None:
+        now = clock()
+        with self._lock:
+            if self.down_since is None:
+                self.down_since = now
+            self._last_try = now
+            self._failures_since_log += 1
+            if self._last_log is not None and now - self._last_log < LOG_EVERY_S:
+                return
+            self._last_log, failures = now, self._failures_since_log
+            self._failures_since_log = 0
+        logger.error(
+            "%s is unreachable (%s: %s) while %s; carrying on without it (%d failure(s) since the last report)",
+            self.name,
+            type(error).__name__,
+            error,
+            doing,
+            failures,
+        )
+
+    def answered(self) -> None:
+        if self.down_since is None:  # the usual case, without taking the lock
+            return
+        with self._lock:
+            if self.down_since is None:
+                return
+            lasted = clock() - self.down_since
+            self.down_since, self._last_log, self._failures_since_log = None, None, 0
+        logger.warning("%s answers again after %.0f s", self.name, lasted)
+        for callback in self._on_recovery:
+            callback()
+
+
+redis_outage = Outage("Redis")
+PROBE_KEY = "felab:probe"
+
+
+@functools.lru_cache(maxsize=4)
+def redis_client(url: str) -> redis.Redis:
+    """A client of its own for what is not Django's cache (rate limits, the readiness check).
+
+    Short timeouts, as the cache's: a Redis that stops answering must cost a request a
+    fraction of a second before the site carries on without it.
+    """
+    return redis.Redis.from_url(url, socket_connect_timeout=0.25, socket_timeout=0.25)
+
+
+class ResilientRedisCache(RedisCache):
+    """Django's RedisCache, which reads a failure as a miss and drops a write it cannot make."""
+
+    outage = redis_outage
+
+    def _attempt(self, doing: str, operation: Callable[[], Any], fallback: Any) -> Any:
+        if not self.outage.should_try():
+            return fallback
+        if self.outage.down_since is not None:
+            # Coming back: a probe first, so the recovery callbacks (a new content version,
+            # dropping sessions that went stale meanwhile) run before this operation reads
+            # anything Redis kept from before the outage.
+            try:
+                super().has_key(PROBE_KEY)
+            except RedisError as error:
+                self.outage.failed(error, doing)
+                return fallback
+            self.outage.answered()
+        try:
+            result = operation()
+        except RedisError as error:
+            self.outage.failed(error, doing)
+            return fallback
+        self.outage.answered()
+        return result
+
+    def add(self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None) -> bool:
+        return self._attempt(
+            "adding to the cache",
+            lambda: super(ResilientRedisCache, self).add(key, value, timeout, version),
+            False,
+        )
+
+    def get(self, key: Any, default: Any = None, version: int | None = None) -> Any:
+        return self._attempt(
+            "reading the cache", lambda: super(ResilientRedisCache, self).get(key, default, version), default
+        )
+
+    def set(self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None) -> None:
+        self._attempt(
+            "writing the cache",
+            lambda: super(ResilientRedisCache, self).set(key, value, timeout, version),
+            None,
+        )
+
+    def touch(self, key: Any, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None) -> bool:
+        return self._attempt(
+            "touching the cache", lambda: super(ResilientRedisCache, self).touch(key, timeout, version), False
+        )
+
+    def delete(self, key: Any, version: int | None = None) -> bool:
+        return self._attempt(
+            "deleting from the cache", lambda: super(ResilientRedisCache, self).delete(key, version), False
+        )
+
+    def get_many(self, keys: Any, version: int | None = None) -> dict[Any, Any]:
+        return self._attempt(
+            "reading the cache", lambda: super(ResilientRedisCache, self).get_many(keys, version), {}
+        )
+
+    def has_key(self, key: Any, version: int | None = None) -> bool:
+        return self._attempt(
+            "reading the cache", lambda: super(ResilientRedisCache, self).has_key(key, version), False
+        )
+
+    def set_many(self, data: Any, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None) -> list[Any]:
+        return self._attempt(
+            "writing the cache",
+            lambda: super(ResilientRedisCache, self).set_many(data, timeout, version),
+            list(data),
+        )
+
+    def delete_many(self, keys: Any, version: int | None = None) -> None:
+        self._attempt(
+            "deleting from the cache",
+            lambda: super(ResilientRedisCache, self).delete_many(keys, version),
+            None,
+        )
+
+    def clear(self) -> bool:
+        return self._attempt("clearing the cache", lambda: super(ResilientRedisCache, self).clear(), False)
+
+
+def forget_cached_sessions() -> None:
+    """Drop every session kept in Redis, once it answers again after an outage.
+
+    Sessions ended or changed meanwhile (a log out, a log in's new key) reached only the
+    database; Redis still holds them as they were, and ``cached_db`` reads Redis first, so a
+    session ended during the outage would come back. The database has every session: reading
+    them from it again costs one query per session, once.
+    """
+    from django.conf import settings
+
+    if not settings.REDIS_URL or settings.SESSION_ENGINE != "django.contrib.sessions.backends.cached_db":
+        return
+    pattern = caches[settings.SESSION_CACHE_ALIAS].make_key(SESSION_KEY_PREFIX + "*")
+    client = redis_client(settings.REDIS_URL)
+    try:
+        batch: list[bytes] = []
+        for key in client.scan_iter(match=pattern, count=1000):
+            batch.append(key)
+            if len(batch) == 1000:
+                client.unlink(*batch)
+                batch = []
+        if batch:
+            client.unlink(*batch)
+    except RedisError as error:
+        redis_outage.failed(error, "dropping the sessions it kept from before the outage")
+
+
+redis_outage.on_recovery(forget_cached_sessions)

@@ -1,0 +1,83 @@
+"""A rate-limit window lasts exactly its length, then the count starts again, on every backend.
+
+On the file cache each count renewed the entry's expiry (its incr is a get and a set with the
+default timeout), so while a classroom behind one address kept trying the window never ended:
+a 429 with Retry-After 57, then 429 again 62 s and 130 s later.
+"""
+
+import os
+import uuid
+
+import pytest
+import redis
+
+from tests.limits import SteppedClock, forget_redis_outages
+
+SHARED_REDIS_URL = os.environ.get("FELAB_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+WRONG = {"username": "nobody", "password": "wrong"}
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def limiter_clock(monkeypatch) -> SteppedClock:
+    clock = SteppedClock()
+    monkeypatch.setattr("config.ratelimit.clock", clock)
+    return clock
+
+
+def use_a_file_cache(settings, folder) -> None:
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": str(folder)}
+    }
+
+
+@pytest.fixture(params=["locmem", "file", "redis"])
+def backend(request, settings, tmp_path, monkeypatch) -> str:
+    forget_redis_outages(monkeypatch)
+    if request.param == "file":
+        use_a_file_cache(settings, tmp_path / "cache")
+    elif request.param == "redis":
+        settings.REDIS_URL = SHARED_REDIS_URL
+        # Keys of this test's own: other engineers' tests share this Redis.
+        settings.RATE_LIMIT_KEY_PREFIX = f"felab-test-{uuid.uuid4().hex}"
+    return request.param
+
+
+def login_statuses(client, attempts: int) -> list[int]:
+    return [client.post("/accounts/login/", WRONG).status_code for _ in range(attempts)]
+
+
+def test_a_window_ends_exactly_after_its_length_and_the_count_starts_again(
+    backend, limiter_clock, client, settings
+):
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "login": (10, 60)}
+    assert login_statuses(client, 10) == [200] * 10
+    limiter_clock.advance(3)
+    refused = client.post("/accounts/login/", WRONG)
+    assert (refused.status_code, refused["Retry-After"]) == (429, "57")
+    limiter_clock.advance(56.5)  # 59.5 s after the window opened: still inside it
+    refused = client.post("/accounts/login/", WRONG)
+    assert (refused.status_code, refused["Retry-After"]) == (429, "1")
+    limiter_clock.advance(0.5)  # 60 s: the window is over, whatever came in meanwhile
+    assert login_statuses(client, 10) == [200] * 10  # and nothing carried over from it
+    limiter_clock.advance(2)
+    refused = client.post("/accounts/login/", WRONG)
+    assert (refused.status_code, refused["Retry-After"]) == (429, "58")
+    limiter_clock.advance(70)  # a quiet spell longer than a window: a fresh one
+    assert login_statuses(client, 1) == [200]
+    if backend == "redis":  # counted in Redis itself, not in a fallback
+        keys = redis.Redis.from_url(SHARED_REDIS_URL).keys(f"{settings.RATE_LIMIT_KEY_PREFIX}:*")
+        assert len(keys) == 2  # the address and the account tried
+
+
+def test_the_simulators_window_ends_too_on_the_file_cache(limiter_clock, client, settings, tmp_path):
+    use_a_file_cache(settings, tmp_path / "cache")
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "sweep": (3, 60)}
+    url = "/sim/sweep.json?levels=1&max_tokens=8"
+    assert [client.get(url).status_code for _ in range(3)] == [200] * 3
+    limiter_clock.advance(10)
+    assert client.get(url)["Retry-After"] == "50"
+    limiter_clock.advance(50)
+    assert [client.get(url).status_code for _ in range(3)] == [200] * 3
+    assert client.get(url).status_code == 429
