@@ -20,6 +20,7 @@ import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from html import escape
+from itertools import pairwise
 from typing import Any
 
 from .numbers import format_number
@@ -382,7 +383,9 @@ class Chart:
                     out.append(f'<line class="grid" x1="{pixel:.1f}" x2="{pixel:.1f}" y1="{anchor_high:.1f}" '
                                f'y2="{anchor_low:.1f}"/>')  # fmt: skip
                 if show_labels and number in shown:
-                    out.append(self._x_label(pixel, anchor_low + self.font + 4, label, self._tick_gap(axis, ticks)))
+                    out.append(
+                        self._x_label(pixel, anchor_low + self.font + 4, label, self._tick_gap(axis, ticks))
+                    )
             else:
                 left, right_edge = anchor_low, anchor_high
                 if (
@@ -417,7 +420,7 @@ class Chart:
     def _tick_gap(self, axis: Axis, ticks: list[tuple[float, str]]) -> float:
         """Pixels between neighbouring ticks (the room each label has)."""
         pixels = [axis.to_pixel(position) for position, _ in ticks]
-        gaps = [abs(b - a) for a, b in zip(pixels, pixels[1:], strict=False)]
+        gaps = [abs(b - a) for a, b in pairwise(pixels)]
         return min(gaps, default=float(self.width))
 
     def _x_labels_that_fit(self, axis: Axis, ticks: list[tuple[float, str]]) -> set[int]:
