@@ -36,6 +36,12 @@ def card_study(context: template.Context, card: Card) -> CardStudy:
     return studies[card.pk]
 
 
+@register.simple_tag(takes_context=True)
+def answer_typed_before(context: template.Context, card: Card) -> str:
+    """What the learner typed before showing the answer, put back in the box when they hide it."""
+    return Showing.objects.last_answer(Learner.of(context["request"]), card)
+
+
 @register.simple_tag
 def rating_buttons(previews: Iterable[Preview]) -> SafeString:
     """The four rating buttons, each with when the card would come back.

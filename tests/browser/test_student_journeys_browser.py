@@ -57,3 +57,41 @@ def test_signing_up_from_a_card_comes_back_to_it(page: Page, live_lessons, clock
     page.get_by_role("button", name="Sign up").click()
     page.wait_for_url(live_lessons + LESSON_09 + "step-3/")
     expect(page.get_by_role("button", name="Log out")).to_be_visible()
+
+
+def test_hide_answer_gives_back_what_was_typed(page: Page, live_lessons):
+    page.goto(live_lessons + LESSON_09 + "step-1/")
+    page.get_by_label("Your answer").fill("a held-out set, scored the same way each time")
+    page.locator("#answer-toggle").click()
+    expect(page.locator(".typed-answer")).to_contain_text("a held-out set")
+    page.locator("#answer-toggle").click()
+    expect(page.locator("#your-answer")).to_have_value("a held-out set, scored the same way each time")
+
+
+def test_hide_answer_gives_back_what_was_typed_without_javascript(page_without_js: Page, live_lessons):
+    page = page_without_js
+    page.goto(live_lessons + LESSON_09 + "step-1/")
+    page.get_by_label("Your answer").fill("typed without JavaScript")
+    page.locator("#answer-toggle").click()
+    page.wait_for_url("**?answer=shown")
+    page.locator("#answer-toggle").click()
+    page.wait_for_url(lambda url: "answer=shown" not in url)
+    expect(page.locator("#your-answer")).to_have_value("typed without JavaScript")
+
+
+def test_a_second_space_after_space_showed_the_answer_does_not_hide_it(page: Page, live_lessons):
+    page.goto(live_lessons + LESSON_09 + "step-1/")
+    page.locator("#card-label").click()
+    page.keyboard.press("Space")
+    toggle = page.locator("#answer-toggle")
+    expect(toggle).to_have_attribute("aria-expanded", "true")
+    expect(page.locator("#answer-body")).to_be_focused()
+    sent: list[str] = []
+    page.on("request", lambda request: sent.append(f"{request.method} {request.url}"))
+    page.keyboard.press("Space")
+    # A hide would be sent as the second Space is handled, before this key's rating.
+    with page.expect_response(lambda response: response.url.endswith("/rate/")):
+        page.keyboard.press("2")
+    expect(page.locator("#rating-result")).to_contain_text("Saved: Hard")
+    assert [request.split(" ")[0] + " " + request.split("/")[-2] for request in sent] == ["POST rate"]
+    expect(toggle).to_have_attribute("aria-expanded", "true")
