@@ -1,5 +1,8 @@
 """A student finding the way on: the last card of a lesson, logging in from a card, a card's details."""
 
+import re
+from collections.abc import Iterator
+
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -95,3 +98,34 @@ def test_a_second_space_after_space_showed_the_answer_does_not_hide_it(page: Pag
     expect(page.locator("#rating-result")).to_contain_text("Saved: Hard")
     assert [request.split(" ")[0] + " " + request.split("/")[-2] for request in sent] == ["POST rate"]
     expect(toggle).to_have_attribute("aria-expanded", "true")
+
+
+@pytest.fixture
+def page_in_tokyo(browser) -> Iterator[Page]:
+    context = browser.new_context(
+        viewport={"width": 1000, "height": 900}, timezone_id="Asia/Tokyo", locale="en-GB"
+    )
+    context.set_default_timeout(10_000)
+    yield context.new_page()
+    context.close()
+
+
+def test_due_times_are_shown_in_the_students_own_time(page_in_tokyo: Page, live_lessons, clock):
+    page = page_in_tokyo
+    page.goto(live_lessons + LESSON_09 + "step-1/?answer=shown")
+    # The clock starts at 09:00 UTC: Got it comes back 10 minutes later, 18:10 in Tokyo.
+    expect(page.get_by_role("button", name="Got it")).to_have_attribute("title", re.compile(r"18:10 GMT\+9"))
+    page.get_by_role("button", name="Got it").click()
+    when = page.locator("#rating-result time")
+    expect(when).to_have_text(re.compile(r"^\d+ \w+,? 18:10 GMT\+9$"))
+    expect(when).to_have_attribute("datetime", re.compile(r"T09:10:00Z$"))
+    page.goto(live_lessons + "/review/")
+    expect(page.locator(".review-empty time")).to_have_text(re.compile(r"18:10 GMT\+9$"))
+
+
+def test_without_javascript_due_times_stay_in_utc_and_say_so(page_without_js: Page, live_lessons, clock):
+    page = page_without_js
+    page.goto(live_lessons + LESSON_09 + "step-1/?answer=shown")
+    page.get_by_role("button", name="Got it").click()
+    page.goto(live_lessons + "/review/")
+    expect(page.locator(".review-empty time")).to_have_text(re.compile(r"at 09:10 UTC$"))
