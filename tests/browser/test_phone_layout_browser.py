@@ -3,7 +3,7 @@
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Browser, Page, expect
 
 from felab_sim.core.calculators import CALCULATORS
 from lessons.models import Card
@@ -102,3 +102,20 @@ def test_the_sizing_chart_counts_billions_in_short(phone_360: Page, live_server)
     labels = [box["text"] for box in phone_360.evaluate(CHART_TEXT)["boxes"]]
     assert {"1 B", "2 B"} <= set(labels)
     assert "1,000,000,000" not in labels and "2,000,000,000" not in labels
+
+
+@pytest.mark.parametrize("name", ["cost", "finetune-memory"])
+def test_the_interactive_bar_chart_names_every_bar_in_full_on_a_360_px_phone(
+    phone_360: Page, live_server, name
+):
+    phone_360.goto(f"{live_server.url}/sim/calc/{name}/")
+    phone_360.get_by_role("button", name="Explore this chart").first.click()
+    chart = phone_360.locator("[data-drawn=true]").first
+    expect(chart.locator(".xtick text").first).to_be_visible()
+    boxes = chart.evaluate(
+        """element => { const edge = element.getBoundingClientRect();
+        return [...element.querySelectorAll('.xtick text')].map(t => { const b = t.getBoundingClientRect();
+          return {text: t.textContent, left: b.left, right: b.right, top: b.top, bottom: b.bottom, inside: b.left >= edge.left && b.right <= edge.right}; }); }"""
+    )
+    assert [box["text"] for box in boxes if not box["inside"]] == []
+    assert overlapping(boxes) == []
