@@ -129,3 +129,18 @@ def test_without_javascript_due_times_stay_in_utc_and_say_so(page_without_js: Pa
     page.get_by_role("button", name="Got it").click()
     page.goto(live_lessons + "/review/")
     expect(page.locator(".review-empty time")).to_have_text(re.compile(r"at 09:10 UTC$"))
+
+
+def test_with_a_draft_in_the_middle_students_see_steps_1_2_3(page: Page, live_lessons):
+    cards = list(Card.objects.filter(lesson__slug="eval-harness").order_by("step"))
+    Card.objects.filter(pk=cards[1].pk).update(published=False)
+    shown = [cards[0], *cards[2:]]
+    page.goto(live_lessons + LESSON_09)
+    labels = page.locator("main a[href*='/step-']").all_inner_texts()
+    assert labels == [f"Step {number} · {card.title}" for number, card in enumerate(shown, start=1)]
+    page.goto(live_lessons + shown[0].page_url)
+    page.get_by_role("navigation", name="Steps").get_by_role("link", name="Step 2 →").click()
+    page.wait_for_url(f"**{shown[1].page_url}")  # the link keeps the card's own address
+    expect(page.locator("#card-label")).to_have_text(f"Step 2 · {shown[1].title}")
+    expect(page.get_by_role("navigation", name="Steps").get_by_role("link", name="← Step 1")).to_be_visible()
+    expect(page.get_by_role("navigation", name="Steps").get_by_role("link", name="Step 3 →")).to_be_visible()
