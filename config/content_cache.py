@@ -123,6 +123,11 @@ def kept_for_input(request: HttpRequest, key: Hashable, build: Callable[[], T]) 
     return _kept_for_input.get_or_build(request_version(request), key, build)
 
 
+def kept_without_request(key: Hashable, build: Callable[[], T]) -> T:
+    """:func:`kept` for code that has no request (a model's property): reads the version each call."""
+    return _kept.get_or_build(content_version(), key, build)
+
+
 class ContentQuerySet(models.QuerySet):
     """A content model's queryset: bulk writes, which send no signals, change the version too."""
 

@@ -11,7 +11,7 @@ from django.utils.html import escape, strip_tags
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator, slugify
 
-from config.content_cache import ContentQuerySet
+from config.content_cache import ContentQuerySet, kept_without_request
 from felab_sim import live
 from felab_sim.core import citations, figures
 from felab_sim.core.calculator import Result
@@ -328,6 +328,21 @@ class CardQuerySet(ContentQuerySet["Card"]):
         )
 
 
+def published_steps_by_lesson() -> dict[int, list[int]]:
+    """Per lesson id, its published cards' steps in order: one query per content version."""
+
+    def build() -> dict[int, list[int]]:
+        steps: dict[int, list[int]] = {}
+        rows = (
+            Card.objects.filter(published=True).order_by("lesson_id", "step").values_list("lesson_id", "step")
+        )
+        for lesson_id, step in rows:
+            steps.setdefault(lesson_id, []).append(step)
+        return steps
+
+    return kept_without_request(("published-steps",), build)
+
+
 class Card(models.Model):
     """One step of a lesson: a question card and its layered answer."""
 
@@ -460,9 +475,21 @@ class Card(models.Model):
         findings, problems = self.number_findings()
         return [finding.message() for finding in findings if not finding.covered] + problems
 
+    @cached_property
+    def number(self) -> int | None:
+        """The step number students see: its place among the lesson's published cards, so a
+        draft between them leaves no gap (1, 2, 3, not 1, 2, 4); None for a draft.
+
+        The URL keeps ``step``, which stays put when a draft is published (old links hold).
+        """
+        if not self.published:
+            return None
+        steps = published_steps_by_lesson().get(self.lesson_id, [])
+        return steps.index(self.step) + 1 if self.step in steps else None
+
     @property
     def label(self) -> str:
-        return f"Step {self.step} · {self.title}"
+        return f"Step {self.number} · {self.title}" if self.number else f"Draft · {self.title}"
 
     @cached_property
     def description(self) -> str:

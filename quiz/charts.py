@@ -21,7 +21,7 @@ RATING_COLOURS = {
 
 def card_axis_label(overview: CardOverview) -> str:
     card = overview.card
-    return f"L{card.lesson.number:02d} · Step {card.step}"
+    return f"L{card.lesson.number:02d} · {f'Step {card.number}' if card.number else 'Draft'}"
 
 
 def ratings_figure(overviews: list[CardOverview]) -> dict[str, Any]:

@@ -108,6 +108,11 @@ class ShowingQuerySet(LearnerQuerySet):
             return None
         return latest
 
+    def last_answer(self, learner: Owner, card: Card | int) -> str:
+        """What the learner typed before the card's answer was last shown ("" if never)."""
+        latest = self.for_learner(learner).filter(card=card).order_by("-shown_at", "-id").first()
+        return latest.answer if latest else ""
+
     def revealed_by(self) -> dict[int, int]:
         """Per card id, how many learners revealed its answer."""
         rows = self.values("card_id").annotate(n=_distinct_learners()).order_by()

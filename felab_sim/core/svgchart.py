@@ -20,6 +20,7 @@ import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from html import escape
+from itertools import pairwise
 from typing import Any
 
 from .numbers import format_number
@@ -128,7 +129,7 @@ class Axis:
             return [(float(index), name) for index, name in enumerate(self.categories)]
         values = self.spec.get("tickvals")
         if values:
-            labels = self.spec.get("ticktext") or [_tick_label(v) for v in values]
+            labels = self.spec.get("ticktext") or [_short_label(v) for v in values]
             out = []
             for raw, label in zip(values, labels, strict=False):
                 position = self.value(raw)
@@ -142,6 +143,19 @@ class Axis:
 
 def _tick_label(value: float) -> str:
     return format_number(value) if isinstance(value, int | float) else str(value)
+
+
+# An axis label of ten digits and three commas does not fit beside its neighbours on a phone.
+_SHORT_SCALES = ((1e12, "T"), (1e9, "B"), (1e6, "M"))
+
+
+def _short_label(value: float) -> str:
+    """A tick label: millions and up in short form ("1 B", "2.5 M"), as plotly's axes print them."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        for scale, suffix in _SHORT_SCALES:
+            if abs(value) >= scale:
+                return f"{format_number(float(value) / scale)} {suffix}"
+    return _tick_label(value)
 
 
 def _linear_ticks(low: float, high: float, count: int, dtick: Any = None) -> list[tuple[float, str]]:
@@ -158,7 +172,7 @@ def _linear_ticks(low: float, high: float, count: int, dtick: Any = None) -> lis
     value = first
     while value <= high + 1e-9 * step:
         clean = round(value, 10)
-        ticks.append((clean, _tick_label(int(clean) if clean == int(clean) else clean)))
+        ticks.append((clean, _short_label(int(clean) if clean == int(clean) else clean)))
         value += step
     return ticks
 
@@ -172,7 +186,7 @@ def _log_ticks(low: float, high: float) -> list[tuple[float, str]]:
             position = power + math.log10(multiple)
             if low - 1e-9 <= position <= high + 1e-9:
                 ticks.append(
-                    (position, _tick_label(multiple * 10**power if power >= 0 else multiple * 10.0**power))
+                    (position, _short_label(multiple * 10**power if power >= 0 else multiple * 10.0**power))
                 )
     return ticks
 
@@ -360,15 +374,18 @@ class Chart:
         anchor_low, anchor_high = cross
         out = []
         show_labels = spec.get("showticklabels", True) is not False
-        for position, label in axis.ticks():
+        ticks = axis.ticks()
+        shown = self._x_labels_that_fit(axis, ticks) if is_x else set(range(len(ticks)))
+        for number, (position, label) in enumerate(ticks):
             pixel = axis.to_pixel(position)
             if is_x:
                 if spec.get("showgrid", True) is not False and not axis.is_category:
                     out.append(f'<line class="grid" x1="{pixel:.1f}" x2="{pixel:.1f}" y1="{anchor_high:.1f}" '
                                f'y2="{anchor_low:.1f}"/>')  # fmt: skip
-                if show_labels:
-                    out.append(f'<text class="tick" x="{pixel:.1f}" y="{anchor_low + self.font + 4:.1f}" '
-                               f'text-anchor="middle">{escape(label)}</text>')  # fmt: skip
+                if show_labels and number in shown:
+                    out.append(
+                        self._x_label(pixel, anchor_low + self.font + 4, label, self._tick_gap(axis, ticks))
+                    )
             else:
                 left, right_edge = anchor_low, anchor_high
                 if (
@@ -396,6 +413,47 @@ class Chart:
                 out.append(f'<text class="axis-title" x="{x:.1f}" y="{middle:.1f}" text-anchor="middle" '
                            f'transform="rotate(-90 {x:.1f} {middle:.1f})">{escape(str(title))}</text>')  # fmt: skip
         return out
+
+    def _text_width(self, text: str) -> float:
+        return len(text) * self.font * 0.6
+
+    def _tick_gap(self, axis: Axis, ticks: list[tuple[float, str]]) -> float:
+        """Pixels between neighbouring ticks (the room each label has)."""
+        pixels = [axis.to_pixel(position) for position, _ in ticks]
+        gaps = [abs(b - a) for a, b in pairwise(pixels)]
+        return min(gaps, default=float(self.width))
+
+    def _x_labels_that_fit(self, axis: Axis, ticks: list[tuple[float, str]]) -> set[int]:
+        """Which x tick labels to print: every one that clears the last one printed.
+
+        A category's name is never dropped (it names a bar): _x_label wraps it instead.
+        """
+        if axis.is_category:
+            return set(range(len(ticks)))
+        shown: set[int] = set()
+        last_right = -math.inf
+        for number, (position, label) in enumerate(ticks):
+            pixel, half = axis.to_pixel(position), self._text_width(label) / 2
+            if pixel - half >= last_right + 4:
+                shown.add(number)
+                last_right = pixel + half
+        return shown
+
+    def _x_label(self, x: float, y: float, label: str, room: float) -> str:
+        """One x tick label; a name wider than its room goes onto more lines, at its spaces."""
+        lines: list[str] = []
+        for word in label.split(" "):
+            if lines and self._text_width(f"{lines[-1]} {word}") <= room - 4:
+                lines[-1] = f"{lines[-1]} {word}"
+            else:
+                lines.append(word)
+        if len(lines) == 1:
+            return f'<text class="tick" x="{x:.1f}" y="{y:.1f}" text-anchor="middle">{escape(label)}</text>'
+        spans = "".join(
+            f'<tspan x="{x:.1f}" dy="{0 if index == 0 else self.font * 1.15:.1f}">{escape(line)}</tspan>'
+            for index, line in enumerate(lines)
+        )
+        return f'<text class="tick" x="{x:.1f}" y="{y:.1f}" text-anchor="middle">{spans}</text>'
 
     def _label_room(self, axis: Axis) -> float:
         """About how wide the axis's widest tick label is."""
@@ -514,14 +572,24 @@ class Chart:
 
     def legend(self) -> list[tuple[str, str, str, bool]]:
         """(name, colour, symbol, drawn as a line) for each named trace shown in the legend."""
-        out = []
+        out: list[tuple[str, str, str, bool]] = []
+        if self.layout.get("showlegend") is False:  # as plotly: the figure asked for none
+            return out
         for index, trace in enumerate(self.traces):
             if trace.get("showlegend") is False or not trace.get("name"):
                 continue
             line, marker = trace.get("line") or {}, trace.get("marker") or {}
             colour = line.get("color") or marker.get("color") or COLORWAY[index % len(COLORWAY)]
-            if isinstance(colour, list):  # one colour per bar: the legend shows the first
-                colour = colour[0] if colour else COLORWAY[index % len(COLORWAY)]
+            if isinstance(colour, list):
+                # One colour per bar: one entry per bar, named by its category, not one swatch for all.
+                horizontal = trace.get("orientation") == "h"
+                categories = _values(trace.get("y") if horizontal else trace.get("x"))
+                out.extend(
+                    (str(category), str(colour[position % len(colour)]), "square", False)
+                    for position, category in enumerate(categories)
+                    if colour
+                )
+                continue
             mode = str(trace.get("mode") or ("bars" if trace.get("type") == "bar" else "lines+markers"))
             symbol = "square" if trace.get("type") == "bar" else str(marker.get("symbol") or "circle")
             out.append((str(trace["name"]), str(colour), symbol, "lines" in mode))

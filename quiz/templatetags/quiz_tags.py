@@ -6,6 +6,7 @@ other way round.
 """
 
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from html import escape
 from typing import Any
 
@@ -38,6 +39,28 @@ def card_study(context: template.Context, card: Card) -> CardStudy:
     return studies[card.pk]
 
 
+@register.simple_tag(takes_context=True)
+def answer_typed_before(context: template.Context, card: Card) -> str:
+    """What the learner typed before showing the answer, put back in the box when they hide it."""
+    return Showing.objects.last_answer(Learner.of(context["request"]), card)
+
+
+_TIME_FORMATS = {"short": "{day} {value:%b, %H:%M}", "year": "{day} {value:%b %Y} at {value:%H:%M}"}
+
+
+@register.filter
+def utc_time(value: datetime | None, form: str = "short") -> SafeString:
+    """A moment as <time>: UTC text (marked "UTC"), which static/js/local-time.js rewrites to
+    the student's own time zone; without JavaScript the UTC text stays."""
+    if value is None:
+        return mark_safe("")
+    value = value.astimezone(UTC)
+    text = _TIME_FORMATS.get(form, _TIME_FORMATS["short"]).format(day=value.day, value=value)
+    return mark_safe(
+        f'<time datetime="{value:%Y-%m-%dT%H:%M:%SZ}" data-local-time="{escape(form)}">{escape(text)} UTC</time>'
+    )
+
+
 @register.simple_tag
 def rating_buttons(previews: Iterable[Preview]) -> SafeString:
     """The four rating buttons, each with when the card would come back.
@@ -48,7 +71,11 @@ def rating_buttons(previews: Iterable[Preview]) -> SafeString:
     return mark_safe(
         "\n".join(
             _RATING_BUTTON.format(
-                int(preview.value), escape(preview.due_text), escape(preview.label), escape(preview.when)
+                int(preview.value),
+                escape(preview.due_text),
+                escape(preview.label),
+                escape(preview.when),
+                f"{preview.due.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}",
             )
             for preview in previews
         )
@@ -56,7 +83,8 @@ def rating_buttons(previews: Iterable[Preview]) -> SafeString:
 
 
 _RATING_BUTTON = (
-    '<button type="submit" name="rating" value="{0}" class="button rating rating-{0}" title="Comes back {1} UTC">'
+    '<button type="submit" name="rating" value="{0}" class="button rating rating-{0}" title="Comes back {1} UTC" '
+    'data-due="{4}">'
     '<span class="rating-label">{2}</span> <span class="rating-when">{3}</span></button>'
 )
 

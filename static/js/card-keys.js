@@ -34,6 +34,17 @@
     button.click();
   }
 
+  // Space shows the answer; if focus then sat on the swapped-in Hide answer button (htmx
+  // focuses it, for those who pressed the button itself), a second Space would hide it again.
+  // After a shortcut, focus goes to the answer instead.
+  var focusAnswerNext = false;
+  document.addEventListener("htmx:afterSettle", function (event) {
+    if (!focusAnswerNext || !event.detail.elt || event.detail.elt.id !== "answer") return;
+    focusAnswerNext = false;
+    var body = document.getElementById("answer-body");
+    if (body && !body.hidden) body.focus({ preventScroll: true });
+  });
+
   document.addEventListener("keydown", function (event) {
     if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey || event.isComposing) return;
     var target = event.target;
@@ -51,6 +62,7 @@
     if (event.key === " " || event.key === "Enter") {
       if (answerShown(toggle) || activatesItself(target)) return;
       event.preventDefault();
+      focusAnswerNext = true;
       press(toggle);
     } else if (/^[1-4]$/.test(event.key)) {
       if (!answerShown(toggle)) return;

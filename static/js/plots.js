@@ -38,7 +38,28 @@
     return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
   }
 
-  function themed(layout, narrow) {
+  // A phone: bar names (the cost chart's "batch + cached") would be tilted and cut at the
+  // edge; they go level, on two lines, as the server-drawn chart prints them.
+  function levelBarNames(data, out) {
+    var bars = data.filter(function (trace) {
+      return trace.type === "bar" && trace.orientation !== "h" && (trace.xaxis || "x") === "x";
+    });
+    var names = [];
+    bars.forEach(function (trace) {
+      (trace.x || []).forEach(function (name) {
+        if (typeof name === "string" && names.indexOf(name) < 0) names.push(name);
+      });
+    });
+    if (!names.length) return;
+    out.xaxis = Object.assign({}, out.xaxis, {
+      tickangle: 0,
+      tickmode: "array",
+      tickvals: names,
+      ticktext: names.map(function (name) { return name.length > 8 ? name.replace(" ", "<br>") : name; }),
+    });
+  }
+
+  function themed(layout, narrow, data) {
     var text = cssVar("--text") || "#1d1f23";
     var grid = cssVar("--border") || "#dcd8cf";
     var out = Object.assign({}, layout, {
@@ -60,6 +81,7 @@
         out.legend = Object.assign({}, out.legend, { y: -0.16 });
       }
       out.legend = Object.assign({}, out.legend, { font: { size: 10 } });
+      levelBarNames(data || [], out);
     }
     return out;
   }
@@ -71,7 +93,7 @@
     var narrow = element.clientWidth < 520;
     var still = element.querySelector(".chart-static");
     if (still) still.remove();
-    window.Plotly.react(element, figure.data, themed(figure.layout, narrow), {
+    window.Plotly.react(element, figure.data, themed(figure.layout, narrow, figure.data), {
       responsive: true,
       displaylogo: false,
       displayModeBar: false,

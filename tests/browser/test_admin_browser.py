@@ -290,7 +290,9 @@ def test_an_instructor_previews_a_draft_publishes_it_and_then_students_see_it(
     expect(student_page.locator(".question-text")).to_have_text("What happens at 9 people?")
     expect(student_page.locator(".draft-banner")).to_have_count(0)
     student_page.goto(live_lessons + lesson.get_absolute_url())
-    expect(student_page.get_by_role("link", name=draft.label)).to_be_visible()
+    published = Card.objects.get(pk=draft.pk)
+    assert published.label == f"Step {lesson.cards.count()} · The queue"
+    expect(student_page.get_by_role("link", name=published.label)).to_be_visible()
     page.goto(url)
     expect(page.locator(".draft-banner")).to_have_count(0)
     assert log.take() == []

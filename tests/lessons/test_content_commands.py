@@ -39,12 +39,19 @@ def snapshot() -> list:
 
 @pytest.mark.django_db
 def test_import_is_idempotent():
-    first = run("import_lessons")
+    first = run("import_lessons", "-v", "2")
     assert "0 updated" in first and "created card llm-inference-performance/concurrency-sweep/1" in first
     before = snapshot()
     second = run("import_lessons")
     assert "0 created, 0 updated" in second
     assert snapshot() == before
+
+
+@pytest.mark.django_db
+def test_a_first_set_up_prints_one_summary_line():
+    first = run("import_lessons")
+    assert len(first.splitlines()) == 1, first[:300]
+    assert first.startswith(f"Lesson content from {CONTENT_DIR}: ") and " created, 0 updated" in first
 
 
 @pytest.mark.django_db

@@ -35,8 +35,13 @@ def test_rendering_strips_scripts_handlers_and_javascript_links(lesson):
 
 def test_label_and_url(lesson):
     card = Card.objects.create(lesson=lesson, step=2, title="Sizing", question="Q", plain_words="A")
-    assert card.label == "Step 2 · Sizing"
+    # The lesson's only published card: students see Step 1; its address keeps its step.
+    assert card.label == "Step 1 · Sizing"
     assert card.get_absolute_url() == "/learn/c/concurrency-sweep/step-2/"
+    Card.objects.create(lesson=lesson, step=1, title="Before", question="Q", plain_words="A")
+    assert Card.objects.get(pk=card.pk).label == "Step 2 · Sizing"
+    Card.objects.filter(pk=card.pk).update(published=False)
+    assert Card.objects.get(pk=card.pk).label == "Draft · Sizing"
     assert card.natural_key() == ("c", "concurrency-sweep", 2)
 
 

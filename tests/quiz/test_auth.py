@@ -110,11 +110,11 @@ def test_log_out_is_a_post(student_client):
 
 def test_nav_offers_log_in_and_sign_up_or_log_out(client, student_client, instructor_client, lessons):
     anonymous = client.get("/").content.decode()
-    assert 'href="/accounts/login/"' in anonymous and 'href="/accounts/signup/"' in anonymous
+    assert 'href="/accounts/login/?next=/"' in anonymous and 'href="/accounts/signup/?next=/"' in anonymous
     assert 'href="/progress/"' in anonymous and 'href="/review/"' in anonymous
     assert 'action="/accounts/logout/"' not in anonymous and 'href="/instructor/"' not in anonymous
     signed_in = student_client.get("/").content.decode()
-    assert 'action="/accounts/logout/"' in signed_in and 'href="/accounts/login/"' not in signed_in
+    assert 'action="/accounts/logout/"' in signed_in and 'href="/accounts/login/' not in signed_in
     assert 'href="/instructor/"' not in signed_in
     assert 'href="/instructor/"' in instructor_client.get("/").content.decode()
 

@@ -55,6 +55,8 @@ VISITORS = {
 PAGES = {
     "answer shown": ({"answer": "shown"}, {}),
     "answer hidden": ({}, {}),
+    "answer hidden again, the typed answer back in its box": ({"answer": "hidden"}, {}),
+    "htmx hiding it again": ({"answer": "hidden"}, {"HX-Request": "true"}),
     "in review": ({"answer": "shown", "review": "1"}, {}),
     "htmx answer region": ({"answer": "shown"}, {"HX-Request": "true"}),
 }
@@ -77,7 +79,7 @@ def test_each_visitor_gets_the_page_a_full_render_gives(
     expected = full_render(
         response,
         seed_card,
-        answer_shown="answer" in query,
+        answer_shown=query.get("answer") == "shown",
         review_mode="review" in query,
     )
     assert without_csrf_tokens(response.content.decode()) == without_csrf_tokens(expected)
@@ -91,7 +93,11 @@ def test_nothing_of_one_visitor_reaches_another(
     mine = student_client.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
     assert "my-own-words-7731" in mine and "You rated it <strong>Easy</strong>" in mine
 
+    hidden_again = student_client.get(SEED_CARD_URL, {"answer": "hidden"}).content.decode()
+    assert "my-own-words-7731</textarea>" in hidden_again
+
     for stranger in (client, other_student_client):
+        assert "my-own-words-7731" not in stranger.get(SEED_CARD_URL, {"answer": "hidden"}).content.decode()
         theirs = stranger.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
         assert "my-own-words-7731" not in theirs
         assert "You rated it" not in theirs

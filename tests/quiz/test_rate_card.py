@@ -105,7 +105,11 @@ def test_after_a_minute_the_rating_for_that_showing_is_final(client, seed_card, 
 def test_the_acknowledgement_says_when_the_card_comes_back(client, seed_card, clock):
     show(client)
     body = rate(client, 3).content.decode()
-    assert "comes back in 10 min (2 Mar, 09:10 UTC)" in body
+    # In UTC, in a <time> the page's script rewrites to the student's own time zone.
+    assert (
+        'comes back in 10 min (<time datetime="2026-03-02T09:10:00Z" data-local-time="short">'
+        "2 Mar, 09:10 UTC</time>)" in body
+    )
 
 
 def test_another_students_showing_cannot_be_rated(student_client, other_student_client, seed_card):

@@ -135,3 +135,18 @@ def test_bars_named_by_text_get_a_category_axis_and_their_own_colours():
     assert abs(float(bars[1].get("height")) * 2 - float(bars[0].get("height"))) < 1
     labels = [text.text for text in svg.iter(f"{SVG}text")]
     assert "list price" in labels and "batch" in labels
+
+
+def test_large_tick_labels_are_short_and_a_multicoloured_bar_trace_gets_a_swatch_per_bar():
+    figure = {
+        "data": [
+            {"type": "scatter", "mode": "lines", "x": [0, 2e9], "y": [0, 1], "name": "line"},
+            {"type": "bar", "x": ["a", "b"], "y": [1, 2], "marker": {"color": ["#111111", "#222222"]},
+             "name": "both", "xaxis": "x2", "yaxis": "y2"},
+        ],
+        "layout": {"xaxis2": {"domain": [0, 1]}, "yaxis2": {"domain": [0, 1]}},
+    }  # fmt: skip
+    chart = svgchart.Chart(figure, svgchart.NARROW)
+    assert [label for _, label in chart.axis("x").ticks()][-2:] == ["1.5 B", "2 B"]
+    assert chart.legend()[1:] == [("a", "#111111", "square", False), ("b", "#222222", "square", False)]
+    assert svgchart.Chart({**figure, "layout": {"showlegend": False}}, svgchart.NARROW).legend() == []

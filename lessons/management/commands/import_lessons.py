@@ -24,8 +24,10 @@ class Command(BaseCommand):
             report = import_content(dir, force=force)
         except ContentError as error:
             raise CommandError(str(error)) from error
-        for label in report.created:
-            self.stdout.write(f"created {label}")
+        # A first set-up creates every object (hundreds): the summary line counts them; -v 2 names each.
+        if options["verbosity"] >= 2:
+            for label in report.created:
+                self.stdout.write(f"created {label}")
         for label in report.updated:
             self.stdout.write(f"updated {label}")
         for conflict in report.conflicts:
