@@ -21,9 +21,11 @@ import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from django.core.cache import cache
+from django.core.signals import request_finished, request_started
 from django.db import models, transaction
 from django.http import HttpRequest
 
@@ -123,9 +125,34 @@ def kept_for_input(request: HttpRequest, key: Hashable, build: Callable[[], T]) 
     return _kept_for_input.get_or_build(request_version(request), key, build)
 
 
+# The version read during the request in flight, for code that is not handed the request (a
+# model's property, asked once per card on a page): "" while a request has not read it yet,
+# None outside requests (commands, workers), where every call reads the cache afresh.
+_version_this_request: ContextVar[str | None] = ContextVar("felab_content_version", default=None)
+
+
+def _request_begins(**kwargs: Any) -> None:
+    _version_this_request.set("")
+
+
+def _request_ends(**kwargs: Any) -> None:
+    _version_this_request.set(None)
+
+
+request_started.connect(_request_begins, dispatch_uid="felab-content-version-begins")
+request_finished.connect(_request_ends, dispatch_uid="felab-content-version-ends")
+
+
 def kept_without_request(key: Hashable, build: Callable[[], T]) -> T:
-    """:func:`kept` for code that has no request (a model's property): reads the version each call."""
-    return _kept.get_or_build(content_version(), key, build)
+    """:func:`kept` for code that has no request (a model's property): the version is read from
+    the cache once per request (a page of 80 cards asks 80 times), and on every call outside one."""
+    version = _version_this_request.get()
+    if not version:
+        fresh = content_version()
+        if version == "":
+            _version_this_request.set(fresh)
+        version = fresh
+    return _kept.get_or_build(version, key, build)
 
 
 class ContentQuerySet(models.QuerySet):

@@ -161,3 +161,28 @@ def test_a_template_edit_under_runserver_drops_what_was_kept(client, seed_card):
     assert content_version() == before  # Python edits restart the server anyway
     file_changed.send(sender=None, file_path=Path(settings.BASE_DIR / "templates" / "lessons" / "card.html"))
     assert content_version() != before
+
+
+def test_a_page_listing_every_card_reads_the_content_version_once(student_client, lessons, monkeypatch):
+    # Each card's step number students see is kept per content version; /progress/ asks for
+    # all 70, and the version is one cache round trip (Redis in production), not one per card.
+    reads = []
+    read = cache.get
+
+    def counting_get(key, *args, **kwargs):
+        reads.append(key)
+        return read(key, *args, **kwargs)
+
+    monkeypatch.setattr(cache, "get", counting_get)
+    assert student_client.get("/progress/").status_code == 200
+    assert 0 < reads.count(VERSION_KEY) <= 2
+
+
+def test_outside_a_request_each_step_number_reads_the_version_afresh(seed_card):
+    # A command or a worker has no request to end: it must see an unpublished card at once.
+    second = Card.objects.get(lesson=seed_card.lesson, step=2)
+    third = Card.objects.get(lesson=seed_card.lesson, step=3)
+    assert third.number == 3
+    second.published = False
+    second.save()
+    assert Card.objects.get(pk=third.pk).number == 2
