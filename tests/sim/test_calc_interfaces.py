@@ -99,7 +99,13 @@ def test_every_calculator_answers_json_with_its_defaults(client):
 def test_json_reproduces_a_worked_example(client):
     data = client.get("/sim/calc/speculative.json?acceptance=0.8&draft_tokens=4").json()
     assert data["outputs"]["speedup"]["value"] == pytest.approx(2.4, abs=0.005)
-    assert data["params"] == {"acceptance": 0.8, "draft_tokens": 4, "draft_cost": 0.1, "baseline_tok_s": 62.0}
+    assert data["params"] == {
+        "acceptance": 0.8,
+        "draft_tokens": 4,
+        "draft_cost": 0.1,
+        "verify_cost": 0.1,
+        "baseline_tok_s": 62.0,
+    }
 
 
 @pytest.mark.parametrize(
