@@ -100,7 +100,7 @@ def _compute(p: Params) -> dict[str, float]:
     trainable = params if method == "full" else adapter_params(p, dora=method == "dora")
     return {
         "trainable_params": trainable,
-        "trainable_pct": 100 * trainable / params,
+        "trainable_pct": 100 * (trainable / params),  # exactly 100 for full: x / x is 1
         "train_gb": (memory[method] + activations) / 1e9,
         "adapter_mb": trainable * CHECKPOINT_BYTES / 1e6,
         "full_train_gb": (memory["full"] + activations) / 1e9,
