@@ -4,7 +4,7 @@ The margin is how much more the policy (relative to the frozen reference) prefer
 answer than the rejected one, in log-probability; β scales it. Loss = −log σ(β × margin). Its
 gradient is −β × σ(−β × margin) × ∇margin, so a pair's real pull is β × σ(−β × margin): β scales
 the pull as well as the margin. COURSE.md F36 calls σ(−β × margin) alone the weight (0.47 at
-β 0.1, margin 1.2); that is ``fade``, the share of the pull left, 0.5 at the start. Read alone it
+β 0.1, margin 1.2); that is ``fade``, the fading factor, 0.5 at the start. Read alone it
 makes a small β look like a strong pull, the opposite of the truth: at margin 1.2 the pull is
 0.047 at β 0.1 and 0.177 at β 0.5. A small β pulls gently but for longer (the fade reaches a
 given share only at a margin 1/β times larger), which is why it lets the policy stray further.
@@ -84,7 +84,7 @@ CALCULATOR = Calculator(
             "beta",
             "float",
             0.1,
-            "β: how strongly the margin counts (smaller lets the policy stray further).",
+            "β: how strongly the margin counts, and how hard each pair pulls (smaller pulls gently for longer, letting the policy stray further).",
             label="beta (β)",
             low=0,
             low_open=True,
@@ -119,7 +119,7 @@ CALCULATOR = Calculator(
         OutputSpec("scaled_margin", "", "β × margin"),
         OutputSpec("loss", "", "DPO loss"),
         OutputSpec("gradient_weight", "", "gradient weight β × σ(−β × margin)"),
-        OutputSpec("fade", "", "share of the pull left, σ(−β × margin)"),
+        OutputSpec("fade", "", "fading factor σ(−β × margin), 0.5 at the start"),
         OutputSpec("preference_probability", "", "implied probability chosen is preferred"),
         OutputSpec("loss_at_start", "", "loss with no margin (ln 2)"),
     ),

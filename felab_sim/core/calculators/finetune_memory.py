@@ -80,9 +80,9 @@ def _check(p: Params) -> None:
     require(
         abs(implied - stated) <= SHAPE_TOLERANCE * stated,
         "params_b",
-        f"the shape holds {_billions(implied)} parameters but params_b says {_billions(stated)}: "
-        f"they differ by more than {SHAPE_TOLERANCE:.0%}; give the model's own shape "
-        f"(layers, hidden size, heads, MLP size, vocabulary)",
+        f"{_billions(stated)} stated, but the shape holds {_billions(implied)}: they differ by "
+        f"more than {SHAPE_TOLERANCE:.0%}; give the model's own shape (layers, hidden size, "
+        f"heads, MLP size, vocabulary)",
     )
 
 
