@@ -415,10 +415,12 @@ def _dpo(params: Params, measured: Sequence[Series]) -> dict:
     curve = [CALCULATORS["dpo"].compute({**params, **four_empty, "margin": x}) for x in xs]
     losses = [point["loss"] for point in curve]
     weights = [point["gradient_weight"] for point in curve]
+    fades = [point["fade"] for point in curve]
     result = _run("dpo", params)
     data = [
         _line("loss", xs, losses, BLUE),
-        _line("gradient weight", xs, weights, ORANGE),
+        _line("gradient weight, β × fading factor", xs, weights, ORANGE),
+        _line("fading factor σ(−β × margin)", xs, fades, GREEN),
         _you(result.value("margin"), result.value("loss")),
     ]
     return {"data": data, "layout": _layout(f"margin (nats; β = {params['beta']:g})", "loss, weight")}
@@ -447,7 +449,7 @@ CHART_DESCRIPTIONS = {
     "sizing": "Monthly cost against tickets per month, serverless against dedicated.",
     "cost": "Dollars per 1,000 tasks at list price, batch, cached input, and both.",
     "finetune-memory": "Memory to train with each method, for this model.",
-    "dpo": "DPO loss and gradient weight against the margin.",
+    "dpo": "DPO loss, gradient weight and its fading factor against the margin.",
 }
 
 
