@@ -485,7 +485,8 @@ class Card(models.Model):
         if not self.published:
             return None
         steps = published_steps_by_lesson().get(self.lesson_id, [])
-        return steps.index(self.step) + 1 if self.step in steps else None
+        # A card not yet saved as published (an admin preview) takes the place its step would.
+        return sum(1 for step in steps if step < self.step) + 1
 
     @property
     def label(self) -> str:

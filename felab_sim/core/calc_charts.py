@@ -148,7 +148,7 @@ def measured_beside(name: str, params: Params) -> list[Measured]:
             for quant, gb, tok_s in LESSON_04_RUNS
         ]
     # Measured with up to 8 drafted tokens: beside the k = 8 curve, which the chart always draws.
-    if name == "speculative" and params["draft_cost"] == 0.1:
+    if name == "speculative" and params["draft_cost"] == 0.1 and params["verify_cost"] == 0.1:
         return [
             Measured(
                 f"speed-up at k 8, {kind}, α {alpha:g}", gain, "×", LESSON_13, speedup(alpha, 8, 0.1), x=alpha
@@ -317,12 +317,15 @@ def _speculative(params: Params, measured: Sequence[Series]) -> dict:
     data = []
     colours = {2: GREEN, 4: BLUE, 8: PURPLE}
     for k in sorted({2, 4, 8, params["draft_tokens"]}):
-        ys = [speedup(a, k, params["draft_cost"]) for a in xs]
+        ys = [speedup(a, k, params["draft_cost"], params["verify_cost"]) for a in xs]
         data.append(_line(f"k = {k}", xs, ys, colours.get(k, ORANGE)))
     data.append(_line("no gain (1×)", [0, 1], [1, 1], RED, line={"color": RED, "width": 1, "dash": "dash"}))
     data.append(
         _you(
-            params["acceptance"], speedup(params["acceptance"], params["draft_tokens"], params["draft_cost"])
+            params["acceptance"],
+            speedup(
+                params["acceptance"], params["draft_tokens"], params["draft_cost"], params["verify_cost"]
+            ),
         )
     )
     if rows := measured_beside("speculative", params):
@@ -412,10 +415,12 @@ def _dpo(params: Params, measured: Sequence[Series]) -> dict:
     curve = [CALCULATORS["dpo"].compute({**params, **four_empty, "margin": x}) for x in xs]
     losses = [point["loss"] for point in curve]
     weights = [point["gradient_weight"] for point in curve]
+    fades = [point["fade"] for point in curve]
     result = _run("dpo", params)
     data = [
         _line("loss", xs, losses, BLUE),
-        _line("gradient weight", xs, weights, ORANGE),
+        _line("gradient weight, β × fading factor", xs, weights, ORANGE),
+        _line("fading factor σ(−β × margin)", xs, fades, GREEN),
         _you(result.value("margin"), result.value("loss")),
     ]
     return {"data": data, "layout": _layout(f"margin (nats; β = {params['beta']:g})", "loss, weight")}
@@ -444,7 +449,7 @@ CHART_DESCRIPTIONS = {
     "sizing": "Monthly cost against tickets per month, serverless against dedicated.",
     "cost": "Dollars per 1,000 tasks at list price, batch, cached input, and both.",
     "finetune-memory": "Memory to train with each method, for this model.",
-    "dpo": "DPO loss and gradient weight against the margin.",
+    "dpo": "DPO loss, gradient weight and its fading factor against the margin.",
 }
 
 

@@ -99,6 +99,8 @@ MODELS = (
             "hidden": 4096,
             "heads": 32,
             "mlp_hidden": 14336,
+            "vocab": 128256,
+            "tied_embeddings": False,
         },
     ),
     Preset(
@@ -113,6 +115,8 @@ MODELS = (
             "hidden": 8192,
             "heads": 64,
             "mlp_hidden": 28672,
+            "vocab": 128256,
+            "tied_embeddings": False,
         },
     ),
     Preset(
@@ -127,6 +131,8 @@ MODELS = (
             "hidden": 3584,
             "heads": 28,
             "mlp_hidden": 18944,
+            "vocab": 152064,
+            "tied_embeddings": False,
         },
     ),
     Preset(
@@ -141,6 +147,8 @@ MODELS = (
             "hidden": 896,
             "heads": 14,
             "mlp_hidden": 4864,
+            "vocab": 151936,
+            "tied_embeddings": True,
         },
     ),
     Preset("Mistral-7B", "model", {"layers": 32, "kv_heads": 8, "head_dim": 128}, applies_to=("kv-cache",)),

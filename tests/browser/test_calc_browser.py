@@ -96,7 +96,8 @@ def test_the_dpo_page_reads_as_a_person_writes(page: Page, live_server):
     expect(page.locator("#output-scaled_margin th")).to_contain_text("β × margin")
     expect(page.locator("main")).not_to_contain_text("Β")  # U+0392, the capital beta
     expect(page.locator('td[data-key="loss"]')).to_have_text("8.8 × 10⁻²⁷")
-    expect(page.locator('td[data-key="gradient_weight"]')).to_have_text("8.8 × 10⁻²⁷")
+    expect(page.locator('td[data-key="fade"]')).to_have_text("8.8 × 10⁻²⁷")
+    expect(page.locator('td[data-key="gradient_weight"]')).to_have_text("8.8 × 10⁻²⁸")  # β 0.1 × fade
     listed = page.locator("li", has=page.get_by_role("link", name=CALCULATORS["prefix-cache"].title))
     expect(listed).to_contain_text("lesson 06")
     expect(listed).not_to_contain_text("lessons 06")

@@ -295,7 +295,8 @@ def test_preview_of_a_card_not_saved_yet(instructor_client, seed_card):
     response = instructor_client.post("/admin/lessons/card/add/preview/", data)
     assert response.status_code == 200, response.content.decode()[:3000]
     body = response.content.decode()
-    assert "Step 99 · A new one" in body and "Preview: not saved." in body
+    # Numbered as students will see it: after the lesson's 3 published cards, whatever its step.
+    assert "Step 4 · A new one" in body and "Preview: not saved." in body
     assert 'Seats: <span class="live-figure" title="Computed live: sim.slots">8</span>?' in body
     assert '#term-decode">Decode</a></dt>' in body
     assert body.count('name="rating"') == 4  # what a first-time student sees

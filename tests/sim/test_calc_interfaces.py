@@ -99,7 +99,13 @@ def test_every_calculator_answers_json_with_its_defaults(client):
 def test_json_reproduces_a_worked_example(client):
     data = client.get("/sim/calc/speculative.json?acceptance=0.8&draft_tokens=4").json()
     assert data["outputs"]["speedup"]["value"] == pytest.approx(2.4, abs=0.005)
-    assert data["params"] == {"acceptance": 0.8, "draft_tokens": 4, "draft_cost": 0.1, "baseline_tok_s": 62.0}
+    assert data["params"] == {
+        "acceptance": 0.8,
+        "draft_tokens": 4,
+        "draft_cost": 0.1,
+        "verify_cost": 0.1,
+        "baseline_tok_s": 62.0,
+    }
 
 
 @pytest.mark.parametrize(
@@ -136,3 +142,12 @@ def test_every_calculators_help_lists_its_flags(name, capsys):
     out = capsys.readouterr().out
     for param in CALCULATORS[name].params:
         assert param.flag in out
+
+
+def test_a_shape_that_disagrees_with_the_parameter_count_is_a_400_naming_both(client):
+    # Llama-3.1-8B's default shape (8.03B parameters) under a stated 0.05B: LoRA would train 27%.
+    response = client.get("/sim/calc/finetune-memory.json?params_b=0.05")
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["param"] == "params_b"
+    assert "0.05B stated, but the shape holds 8.03B" in error["message"]

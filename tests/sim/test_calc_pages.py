@@ -113,3 +113,9 @@ def test_htmx_gets_the_errors_in_place_of_the_results(client):
     body = response.content.decode()
     assert response.status_code == 200  # htmx swaps only a success: the stale results must go
     assert 'role="alert"' in body and "Cached tokens must be at most prompt_tokens" in body
+
+
+def test_the_page_shows_the_shape_refusal_beside_the_parameter_count(client):
+    response = client.get("/sim/calc/finetune-memory/", {"params_b": "0.05"})
+    assert response.status_code == 400
+    assert "0.05B stated, but the shape holds 8.03B" in response.content.decode()

@@ -176,7 +176,25 @@ def test_speculative_reproduces_lesson_13s_grid(alpha, speedups):
 def test_full_acceptance_is_exact_and_a_costly_draft_never_pays():
     assert outputs("speculative", acceptance=1.0, draft_tokens=4)["tokens_per_pass"] == 5
     assert outputs("speculative", draft_cost=1.0)["break_even_acceptance"] == pytest.approx(1.0)
-    assert outputs("speculative", draft_cost=0.0)["break_even_acceptance"] == 0.0
+
+
+def test_speculative_refuses_a_free_draft():
+    with pytest.raises(ParamError) as refused:
+        get("speculative").run({"draft_cost": 0, "draft_tokens": 64})
+    assert refused.value.param == "draft_cost"
+    assert "greater than 0" in refused.value.message
+
+
+def test_speculative_verify_pass_costs_more_past_lesson_13s_range():
+    # Up to k = 9 the pass stays within one weight read; at 64 drafted it computes 65 positions.
+    assert outputs("speculative", draft_tokens=8)["verify_pass_steps"] == 1
+    assert outputs("speculative", draft_tokens=64)["verify_pass_steps"] == pytest.approx(6.5)
+    nearly_free = dict(acceptance=0.99, draft_cost=0.001)
+    assert outputs("speculative", **nearly_free, draft_tokens=64)["speedup"] == pytest.approx(7.3, abs=0.05)
+    assert (
+        outputs("speculative", **nearly_free, draft_tokens=64)["speedup"]
+        < outputs("speculative", **nearly_free, draft_tokens=32)["speedup"]
+    )
 
 
 # --------------------------------------------------------------------------- roofline
@@ -210,6 +228,21 @@ def test_sizing_reproduces_f34():
     assert out["dedicated_usd_month"] == pytest.approx(5840)
     assert out["crossover_tickets_month"] == pytest.approx(77.9e6, rel=0.001)
     assert out["cheaper"] == "serverless"
+
+
+def test_sizing_defaults_are_the_capstones_one_replica_scenario():
+    # Lesson 15's flags (200 users at peak, 5M tickets, $0.15 / $0.60, $8/GPU-h) and F34's example.
+    out = outputs("sizing")
+    assert out["replicas_with_headroom"] == 1
+    assert out["serverless_usd_month"] == pytest.approx(375)
+    assert out["dedicated_usd_month"] == pytest.approx(5840)
+    assert out["crossover_tickets_month"] == pytest.approx(78e6, rel=0.002)
+
+
+def test_sizing_headroom_is_spare_capacity_not_a_second_rounding():
+    # 200 users × 1.2 = 240 fit one replica of 256; rounding 1 replica × 1.2 up would buy two.
+    assert outputs("sizing", peak_users=200, capacity=256, headroom=0.2)["replicas_with_headroom"] == 1
+    assert outputs("sizing", peak_users=200, capacity=8, headroom=0.2)["replicas_with_headroom"] == 30
 
 
 # --------------------------------------------------------------------------- cost (F20, F22–F25)
@@ -251,7 +284,17 @@ def test_finetune_memory_reproduces_f30_for_llama_8b():
 
 
 def test_finetune_memory_reproduces_f30_for_qwen_05b_and_llama_70b():
-    qwen = dict(params_b=0.49, layers=24, hidden=896, heads=14, kv_heads=2, head_dim=64, mlp_hidden=4864)
+    qwen = dict(
+        params_b=0.49,
+        layers=24,
+        hidden=896,
+        heads=14,
+        kv_heads=2,
+        head_dim=64,
+        mlp_hidden=4864,
+        vocab=151_936,
+        tied_embeddings=True,
+    )
     assert outputs("finetune-memory", **qwen)["trainable_params"] == pytest.approx(2.16e6, rel=0.002)
     assert outputs("finetune-memory", **qwen)["adapter_mb"] == pytest.approx(4.3, abs=0.05)
     assert outputs("finetune-memory", **qwen, method="dora")["trainable_pct"] == pytest.approx(
@@ -270,7 +313,18 @@ def test_finetune_memory_reproduces_f30_for_qwen_05b_and_llama_70b():
 
 def test_finetune_memory_reproduces_lesson_11s_qlora_memory_f27():
     # qlora_memory treats every target as hidden × hidden: KV heads equal to heads here.
-    shape = dict(params_b=7.6, hidden=3584, heads=28, kv_heads=28, head_dim=128, layers=8, rank=8)
+    shape = dict(
+        params_b=7.6,
+        hidden=3584,
+        heads=28,
+        kv_heads=28,
+        head_dim=128,
+        mlp_hidden=18944,
+        vocab=152_064,
+        layers=28,
+        adapted_layers=8,
+        rank=8,
+    )
     out = outputs("finetune-memory", **shape, method="qlora", activations_gb=2)
     assert out["trainable_params"] == 8 * 4 * 2 * 3584 * 8  # 1.84M
     assert out["train_gb"] == pytest.approx(6.3, abs=0.05)
@@ -279,11 +333,30 @@ def test_finetune_memory_reproduces_lesson_11s_qlora_memory_f27():
 
 
 def test_dora_adds_one_magnitude_per_output_f28():
-    one_matrix = dict(layers=1, hidden=4096, heads=32, kv_heads=32, head_dim=128)
+    # Llama-3.1-8B with square key and value matrices (8.8B), one layer adapted.
+    one_matrix = dict(params_b=8.8, adapted_layers=1, hidden=4096, heads=32, kv_heads=32, head_dim=128)
     lora = outputs("finetune-memory", **one_matrix)["trainable_params"]
     dora = outputs("finetune-memory", **one_matrix, method="dora")["trainable_params"]
     assert lora == 4 * 131_072
     assert dora == 4 * 135_168
+
+
+def test_finetune_memory_refuses_a_shape_that_disagrees_with_the_parameter_count_naming_both():
+    # Llama-3.1-8B's shape (8.03B) stated as a 50M model: the adapter would be 27% of it.
+    with pytest.raises(ParamError) as refused:
+        get("finetune-memory").run({"params_b": 0.05})
+    assert refused.value.param == "params_b"
+    assert "8.03B" in refused.value.message and "0.05B" in refused.value.message
+
+
+@pytest.mark.parametrize(("params_b", "accepted"), [(7.4, True), (8.8, True), (7.2, False), (9.0, False)])
+def test_finetune_memory_accepts_a_shape_within_10_percent(params_b, accepted):
+    try:
+        get("finetune-memory").run({"params_b": params_b})
+    except ParamError:
+        assert not accepted
+    else:
+        assert accepted
 
 
 # --------------------------------------------------------------------------- dpo (F36)
@@ -293,8 +366,14 @@ def test_dpo_reproduces_f36():
     out = outputs("dpo", beta=0.1, margin=1.2)
     assert out["scaled_margin"] == pytest.approx(0.12)
     assert out["loss"] == pytest.approx(0.635, abs=0.0005)
-    assert out["gradient_weight"] == pytest.approx(0.47, abs=0.005)
+    assert out["fade"] == pytest.approx(0.47, abs=0.005)  # F36's "weight σ(−0.12) = 0.47"
     assert out["loss_at_start"] == pytest.approx(0.693, abs=0.0005)
+
+
+def test_dpo_gradient_weight_carries_beta_so_a_larger_beta_pulls_harder_at_lesson_18s_pair():
+    # d/dθ −log σ(β·m) = −β·σ(−β·m)·dm/dθ: at margin 1.2, 0.1·σ(−0.12) and 0.5·σ(−0.6).
+    assert outputs("dpo", beta=0.1, margin=1.2)["gradient_weight"] == pytest.approx(0.047, abs=0.0005)
+    assert outputs("dpo", beta=0.5, margin=1.2)["gradient_weight"] == pytest.approx(0.177, abs=0.0005)
 
 
 def test_dpo_margin_from_the_four_log_probabilities():

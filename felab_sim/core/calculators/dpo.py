@@ -1,8 +1,13 @@
 """DPO: the loss and gradient weight of one preference pair (lessons 16, 18; COURSE.md F36).
 
 The margin is how much more the policy (relative to the frozen reference) prefers the chosen
-answer than the rejected one, in log-probability; β scales it. Loss = −log σ(β × margin);
-each pair's gradient is weighted by σ(−β × margin), so pairs already ranked right count less.
+answer than the rejected one, in log-probability; β scales it. Loss = −log σ(β × margin). Its
+gradient is −β × σ(−β × margin) × ∇margin, so a pair's real pull is β × σ(−β × margin): β scales
+the pull as well as the margin. COURSE.md F36 calls σ(−β × margin) alone the weight (0.47 at
+β 0.1, margin 1.2); that is ``fade``, the fading factor, 0.5 at the start. Read alone it
+makes a small β look like a strong pull, the opposite of the truth: at margin 1.2 the pull is
+0.047 at β 0.1 and 0.177 at β 0.5. A small β pulls gently but for longer (the fade reaches a
+given share only at a margin 1/β times larger), which is why it lets the policy stray further.
 """
 
 from __future__ import annotations
@@ -49,11 +54,13 @@ def _check(p: Params) -> None:
 def _compute(p: Params) -> dict[str, float]:
     margin = margin_of(p)
     scaled = p["beta"] * margin
+    fade = sigmoid(-scaled)
     return {
         "margin": margin,
         "scaled_margin": scaled,
         "loss": softplus(-scaled),  # −log σ(m) = log(1 + e^(−m))
-        "gradient_weight": sigmoid(-scaled),
+        "gradient_weight": p["beta"] * fade,
+        "fade": fade,
         "preference_probability": sigmoid(scaled),
         "loss_at_start": math.log(2),
     }
@@ -69,14 +76,15 @@ CALCULATOR = Calculator(
     lessons=("16", "18"),
     meaning=(
         "DPO rewards the policy for preferring the chosen answer more than the reference does; "
-        "the loss starts at ln 2 ≈ 0.693 with no margin, and a pair's pull fades as its margin grows."
+        "the loss starts at ln 2 ≈ 0.693 with no margin, and a pair's pull, β × σ(−β × margin), "
+        "fades as its margin grows: a small β pulls gently but for longer."
     ),
     params=(
         Param(
             "beta",
             "float",
             0.1,
-            "β: how strongly the margin counts (smaller lets the policy stray further).",
+            "β: how strongly the margin counts, and how hard each pair pulls (smaller pulls gently for longer, letting the policy stray further).",
             label="beta (β)",
             low=0,
             low_open=True,
@@ -110,7 +118,8 @@ CALCULATOR = Calculator(
         OutputSpec("margin", "nats", "margin"),
         OutputSpec("scaled_margin", "", "β × margin"),
         OutputSpec("loss", "", "DPO loss"),
-        OutputSpec("gradient_weight", "", "gradient weight σ(−β × margin)"),
+        OutputSpec("gradient_weight", "", "gradient weight β × σ(−β × margin)"),
+        OutputSpec("fade", "", "fading factor σ(−β × margin), 0.5 at the start"),
         OutputSpec("preference_probability", "", "implied probability chosen is preferred"),
         OutputSpec("loss_at_start", "", "loss with no margin (ln 2)"),
     ),

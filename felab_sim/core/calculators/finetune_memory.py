@@ -6,6 +6,11 @@ DoRA one magnitude per output on top. Training memory excludes activations unles
 ``activations_gb`` is given: full 16 B per parameter (bf16 weights and gradients, fp32 Adam
 moments and master copy); LoRA and DoRA a frozen bf16 base (2 B) plus 16 B per trainable;
 QLoRA a 4-bit base (0.5625 B, scales included) plus 16 B per trainable. GB and MB are 10⁹, 10⁶.
+
+The shape must be the model's: its layers' attention and MLP matrices plus the token embeddings
+(vocab × hidden, twice unless tied) must come within 10% of ``params_b``, else the calculator
+refuses and names both counts; otherwise an adapter can come out bigger than its model.
+``adapted_layers`` adapts only the last N of the model's layers (peft_params' ``--layers N``).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 from ..calculator import Calculator, OutputSpec, Params, require
 from ..params import Param
 
+SHAPE_TOLERANCE = 0.10
 FULL_BYTES = 16.0
 TRAINABLE_BYTES = 16.0
 BF16_BYTES = 2.0
@@ -35,11 +41,27 @@ def target_shapes(p: Params) -> list[tuple[int, int]]:
     return shapes
 
 
+def adapted_layers(p: Params) -> int:
+    return p["layers"] if p["adapted_layers"] is None else p["adapted_layers"]
+
+
 def adapter_params(p: Params, *, dora: bool) -> int:
     per_layer = sum(
         p["rank"] * (inputs + outputs) + (outputs if dora else 0) for inputs, outputs in target_shapes(p)
     )
-    return per_layer * p["layers"]
+    return per_layer * adapted_layers(p)
+
+
+def shape_params(p: Params) -> int:
+    """The parameters the shape implies: every layer's attention and MLP, and the embeddings."""
+    hidden, attention, kv = p["hidden"], p["heads"] * p["head_dim"], p["kv_heads"] * p["head_dim"]
+    per_layer = 2 * hidden * attention + 2 * hidden * kv + 3 * hidden * p["mlp_hidden"]
+    embeddings = p["vocab"] * hidden * (1 if p["tied_embeddings"] else 2)
+    return per_layer * p["layers"] + embeddings
+
+
+def _billions(count: float) -> str:
+    return f"{count / 1e9:,.3g}B"
 
 
 def _check(p: Params) -> None:
@@ -47,6 +69,20 @@ def _check(p: Params) -> None:
         p["kv_heads"] <= p["heads"],
         "kv_heads",
         f"kv_heads must be at most heads ({p['heads']})",
+    )
+    if p["adapted_layers"] is not None:
+        require(
+            p["adapted_layers"] <= p["layers"],
+            "adapted_layers",
+            f"adapted_layers must be at most layers ({p['layers']:,})",
+        )
+    stated, implied = p["params_b"] * 1e9, shape_params(p)
+    require(
+        abs(implied - stated) <= SHAPE_TOLERANCE * stated,
+        "params_b",
+        f"{_billions(stated)} stated, but the shape holds {_billions(implied)}: they differ by "
+        f"more than {SHAPE_TOLERANCE:.0%}; give the model's own shape (layers, hidden size, "
+        f"heads, MLP size, vocabulary)",
     )
 
 
@@ -64,7 +100,7 @@ def _compute(p: Params) -> dict[str, float]:
     trainable = params if method == "full" else adapter_params(p, dora=method == "dora")
     return {
         "trainable_params": trainable,
-        "trainable_pct": 100 * trainable / params,
+        "trainable_pct": 100 * (trainable / params),  # exactly 100 for full: x / x is 1
         "train_gb": (memory[method] + activations) / 1e9,
         "adapter_mb": trainable * CHECKPOINT_BYTES / 1e6,
         "full_train_gb": (memory["full"] + activations) / 1e9,
@@ -100,13 +136,40 @@ CALCULATOR = Calculator(
         ),
         Param("method", "choice", "lora", "How the model is trained.", choices=METHODS),
         _shape("rank", 16, "LoRA rank r: the adapter's inner size.", "rank (r)"),
-        _shape("layers", 32, "Layers adapted (peft_params: all of them; Llama-3.1-8B has 32)."),
+        _shape("layers", 32, "Layers in the model (Llama-3.1-8B: 32)."),
+        Param(
+            "adapted_layers",
+            "int",
+            None,
+            "Adapt only the last N layers (peft_params' --layers; empty: all of them).",
+            label="adapted layers",
+            low=1,
+            high=1_000_000,
+            optional=True,
+        ),
         _shape("hidden", 4096, "Hidden size (Llama-3.1-8B: 4,096).", "hidden size"),
         _shape("heads", 32, "Attention heads (Llama-3.1-8B: 32).", "attention heads"),
         _shape("kv_heads", 8, "Key/value heads (Llama-3.1-8B: 8).", "KV heads"),
         _shape("head_dim", 128, "Values per head (Llama-3.1-8B: 128).", "head size"),
         Param("mlp", "bool", False, "Adapt the MLP's gate, up and down matrices too.", label="adapt the MLP"),
         _shape("mlp_hidden", 14336, "MLP inner size (Llama-3.1-8B: 14,336).", "MLP size"),
+        Param(
+            "vocab",
+            "int",
+            128_256,
+            "Vocabulary size, for the embeddings (Llama-3.1: 128,256; Qwen2.5: 151,936 or 152,064).",
+            "tokens",
+            label="vocabulary",
+            low=1,
+            high=10_000_000,
+        ),
+        Param(
+            "tied_embeddings",
+            "bool",
+            False,
+            "The input and output embeddings share one matrix (Qwen2.5-0.5B: yes; Llama-3.1-8B: no).",
+            label="tied embeddings",
+        ),
         Param(
             "activations_gb",
             "float",

@@ -1,6 +1,20 @@
 """Sizing: replicas for peak traffic, and serverless against dedicated (lessons 03, 15).
 
 COURSE.md F13 and F34 (the crossover is the project's own formula: the kit publishes none).
+
+The defaults are one scenario, the capstone's (lesson 15): its example flags (peak concurrency
+200, 5 million tickets a month, serverless $0.15 in / $0.60 out per million tokens, $8 a
+GPU-hour) with F34's worked example (300 tokens in, 50 out, 730 hours, one replica), so the
+default result is that example: $375 a month serverless against $5,840 dedicated, crossover
+about 78 million tickets. For that one replica to carry the capstone's 200 users with 20%
+headroom it must hold at least 240, so the default capacity is 256 (a power of two, as lesson
+03's sweep levels are). The course measures no capacity for a rented GPU: the figure is the
+scenario's assumption, to be replaced by a measured sweep. The practice server's 8 users
+(lesson 03) are a Mac-sized server's, not an $8-an-hour GPU's; cards that use them set them.
+
+Headroom is spare capacity: replicas with headroom = ceil(peak × (1 + headroom) ÷ capacity).
+F13's example (120 ÷ 8 = 15, +20% → 18) is the same either way, but rounding up twice would turn
+one replica into two for 20% headroom.
 """
 
 from __future__ import annotations
@@ -22,7 +36,7 @@ def ceil_count(x: float) -> int:
 
 def _compute(p: Params) -> dict[str, float | str | None]:
     replicas = ceil_count(p["peak_users"] / p["capacity"])
-    with_headroom = ceil_count(replicas * (1 + p["headroom"]))
+    with_headroom = ceil_count(p["peak_users"] * (1 + p["headroom"]) / p["capacity"])
     per_ticket = usd_per_task(
         p["input_tokens"], p["output_tokens"], p["input_usd_per_m"], p["output_usd_per_m"]
     )
@@ -53,8 +67,8 @@ CALCULATOR = Calculator(
         Param(
             "peak_users",
             "int",
-            120,
-            "Users sending requests at the same moment, at peak.",
+            200,
+            "Users sending requests at the same moment, at peak (the capstone's example: 200).",
             "users",
             label="peak users",
             low=1,
@@ -63,8 +77,9 @@ CALCULATOR = Calculator(
         Param(
             "capacity",
             "int",
-            8,
-            "Concurrent users one replica serves within the latency target (lesson 03's sweep: 8).",
+            256,
+            "Concurrent users one replica serves within the latency target: measure it (lesson 03's "
+            "sweep). 256: the capstone's 200 users on one GPU replica; the practice server holds 8.",
             "users",
             label="users per replica",
             low=1,

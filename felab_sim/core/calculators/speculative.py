@@ -2,7 +2,18 @@
 
 A draft proposes ``draft_tokens`` (k) tokens; the target checks them in one pass and keeps the
 accepted run plus one token of its own. With acceptance α the expected tokens per target pass
-are 1 + α + … + α^k; drafting costs k × ``draft_cost`` of a target step.
+are 1 + α + … + α^k; drafting costs k × ``draft_cost`` of a target step, and ``draft_cost`` is
+above 0: even n-gram lookup spends something per guess, and at 0 a long draft would look free.
+
+Verifying is not free either. The verify pass reads the weights once, like one decode step, and
+computes k + 1 positions; it costs max(1, (k + 1) × ``verify_cost``) target steps, where
+``verify_cost`` is one position's compute as a share of a step's weight read: the roofline of
+lesson 12 (a pass is memory-bound until its positions' compute outlasts the weight read). Lesson
+13's F33 counts the pass as 1 step; the default 0.1 keeps that true up to k = 9, so its worked
+example (α 0.8, k 4 → 2.40×), its grid at k 2 to 8 and its break-even acceptances reproduce
+exactly, while past k = 9 every further drafted token makes the pass dearer (at k 64 the pass
+costs 6.5 steps). For lesson 13's 8B target on a Mac, 0.1 means 16 GFLOP a position done in a
+tenth of the 18 ms it takes to read the 4.9 GB file at 273 GB/s: a GPU doing about 9 TFLOP/s.
 """
 
 from __future__ import annotations
@@ -16,20 +27,37 @@ def tokens_per_pass(acceptance: float, draft_tokens: int) -> float:
     return sum(acceptance**i for i in range(draft_tokens + 1))
 
 
-def speedup(acceptance: float, draft_tokens: int, draft_cost: float) -> float:
-    return tokens_per_pass(acceptance, draft_tokens) / (1 + draft_tokens * draft_cost)
+VERIFY_COST = 0.1
 
 
-def break_even_acceptance(draft_tokens: int, draft_cost: float) -> float | None:
+def verify_pass_cost(draft_tokens: int, verify_cost: float = VERIFY_COST) -> float:
+    """The target's verify pass, in decode steps: one weight read, or its compute if longer."""
+    return max(1.0, (draft_tokens + 1) * verify_cost)
+
+
+def round_cost(draft_tokens: int, draft_cost: float, verify_cost: float = VERIFY_COST) -> float:
+    """One draft-and-verify round, in target decode steps."""
+    return draft_tokens * draft_cost + verify_pass_cost(draft_tokens, verify_cost)
+
+
+def speedup(
+    acceptance: float, draft_tokens: int, draft_cost: float, verify_cost: float = VERIFY_COST
+) -> float:
+    return tokens_per_pass(acceptance, draft_tokens) / round_cost(draft_tokens, draft_cost, verify_cost)
+
+
+def break_even_acceptance(
+    draft_tokens: int, draft_cost: float, verify_cost: float = VERIFY_COST
+) -> float | None:
     """The acceptance at which speculation neither helps nor hurts; None if it never pays."""
-    if speedup(0.0, draft_tokens, draft_cost) >= 1:
+    if speedup(0.0, draft_tokens, draft_cost, verify_cost) >= 1:
         return 0.0
-    if speedup(1.0, draft_tokens, draft_cost) < 1:
+    if speedup(1.0, draft_tokens, draft_cost, verify_cost) < 1:
         return None
     low, high = 0.0, 1.0  # speedup rises with acceptance, so bisection finds the one crossing
     for _ in range(60):
         middle = (low + high) / 2
-        if speedup(middle, draft_tokens, draft_cost) < 1:
+        if speedup(middle, draft_tokens, draft_cost, verify_cost) < 1:
             low = middle
         else:
             high = middle
@@ -37,12 +65,13 @@ def break_even_acceptance(draft_tokens: int, draft_cost: float) -> float | None:
 
 
 def _compute(p: Params) -> dict[str, float | None]:
-    alpha, k, cost = p["acceptance"], p["draft_tokens"], p["draft_cost"]
-    gain = speedup(alpha, k, cost)
+    alpha, k, cost, verify = p["acceptance"], p["draft_tokens"], p["draft_cost"], p["verify_cost"]
+    gain = speedup(alpha, k, cost, verify)
     return {
         "tokens_per_pass": tokens_per_pass(alpha, k),
+        "verify_pass_steps": verify_pass_cost(k, verify),
         "speedup": gain,
-        "break_even_acceptance": break_even_acceptance(k, cost),
+        "break_even_acceptance": break_even_acceptance(k, cost, verify),
         "expected_tok_s": p["baseline_tok_s"] * gain,
     }
 
@@ -79,9 +108,22 @@ CALCULATOR = Calculator(
             "draft_cost",
             "float",
             0.1,
-            "One draft token's cost as a share of one target token (≈ 0.1 for 1B drafting for 8B).",
+            "One draft token's cost as a share of one target token (≈ 0.1 for 1B drafting for 8B); "
+            "above 0, since no draft is free.",
             label="draft cost (c)",
             low=0,
+            low_open=True,
+            high=1,
+        ),
+        Param(
+            "verify_cost",
+            "float",
+            VERIFY_COST,
+            "One drafted position's compute in the verify pass, as a share of one target step: the "
+            "pass costs max(1, (k + 1) × this) steps (0.1: free up to k = 9, lesson 13's range).",
+            label="verify cost per position",
+            low=0,
+            low_open=True,
             high=1,
         ),
         Param(
@@ -97,6 +139,7 @@ CALCULATOR = Calculator(
     ),
     outputs=(
         OutputSpec("tokens_per_pass", "tokens", "tokens per target pass"),
+        OutputSpec("verify_pass_steps", "steps", "verify pass, in target steps"),
         OutputSpec("speedup", "×", "speed-up"),
         OutputSpec("break_even_acceptance", "", "acceptance where it stops paying"),
         OutputSpec("expected_tok_s", "tok/s", "expected speed with speculation"),

@@ -1,0 +1,168 @@
+"""Properties of the calculators issue 21 grounded: every output finite, and each moving the way
+the physics says as one input moves, anywhere in the declared ranges. No database."""
+
+import math
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from felab_sim.core.calculators import get
+from felab_sim.core.calculators.dpo import sigmoid
+from felab_sim.core.params import ParamError
+
+
+def outputs(name: str, **params: object) -> dict[str, object]:
+    return {key: out.value for key, out in get(name).run(params).outputs.items()}
+
+
+def all_finite(out: dict[str, object]) -> bool:
+    return all(isinstance(v, str) or v is None or math.isfinite(v) for v in out.values())
+
+
+# --------------------------------------------------------------------------- speculative
+
+acceptance = st.floats(0, 1)
+draft_tokens = st.integers(1, 64)
+cost = st.floats(1e-6, 1)
+
+
+@given(acceptance, draft_tokens, cost, cost, cost)
+def test_more_draft_cost_never_raises_the_speedup(alpha, k, verify, c1, c2):
+    low, high = sorted((c1, c2))
+    cheap = outputs("speculative", acceptance=alpha, draft_tokens=k, draft_cost=low, verify_cost=verify)
+    dear = outputs("speculative", acceptance=alpha, draft_tokens=k, draft_cost=high, verify_cost=verify)
+    assert all_finite(cheap) and all_finite(dear)
+    assert dear["speedup"] <= cheap["speedup"]
+
+
+@given(draft_tokens, draft_tokens, cost)
+def test_the_verify_pass_never_costs_less_for_more_drafted_tokens(k1, k2, verify):
+    fewer, more = sorted((k1, k2))
+    steps = [
+        outputs("speculative", draft_tokens=k, verify_cost=verify)["verify_pass_steps"] for k in (fewer, more)
+    ]
+    assert 1 <= steps[0] <= steps[1]
+
+
+@given(draft_tokens, cost, cost)
+def test_a_longer_draft_never_pays_when_nothing_is_accepted(k, c, verify):
+    # At α 0 every round yields one token and costs at least one step plus drafting.
+    assert (
+        outputs("speculative", acceptance=0, draft_tokens=k, draft_cost=c, verify_cost=verify)["speedup"] < 1
+    )
+
+
+@given(acceptance, acceptance, draft_tokens, cost)
+def test_higher_acceptance_never_lowers_the_speedup(a1, a2, k, c):
+    low, high = sorted((a1, a2))
+    assert (
+        outputs("speculative", acceptance=low, draft_tokens=k, draft_cost=c)["speedup"]
+        <= outputs("speculative", acceptance=high, draft_tokens=k, draft_cost=c)["speedup"]
+    )
+
+
+@given(draft_tokens)
+def test_the_speedup_never_exceeds_the_tokens_one_round_can_yield(k):
+    assert outputs("speculative", acceptance=1, draft_tokens=k, draft_cost=1e-6)["speedup"] < k + 1
+
+
+# --------------------------------------------------------------------------- dpo
+
+beta = st.floats(1e-3, 100)
+margin = st.floats(-1e4, 1e4)
+
+
+@given(beta, margin)
+def test_dpo_gradient_weight_is_beta_times_sigma_of_minus_beta_margin_and_positive(b, m):
+    out = outputs("dpo", beta=b, margin=m)
+    assert all_finite(out)
+    assert out["gradient_weight"] == pytest.approx(b * sigmoid(-b * m), rel=1e-12, abs=1e-300)
+    assert out["gradient_weight"] >= 0
+    assume(b * abs(m) < 700)  # beyond it σ underflows to 0 and the weight is exactly 0
+    assert out["gradient_weight"] > 0
+
+
+@given(beta, margin, margin)
+def test_dpo_weight_and_loss_never_rise_with_the_margin(b, m1, m2):
+    low, high = sorted((m1, m2))
+    small, large = outputs("dpo", beta=b, margin=low), outputs("dpo", beta=b, margin=high)
+    assert large["gradient_weight"] <= small["gradient_weight"]
+    assert large["loss"] <= small["loss"]
+
+
+@given(st.floats(1e-3, 1.0), st.floats(1e-3, 1.0), st.floats(0, 1.2))
+def test_dpo_a_larger_beta_pulls_harder_while_its_scaled_margin_is_small(b1, b2, m):
+    # d/dβ [β σ(−βm)] = σ(−βm)(1 − βm σ(βm)) > 0 while βm < 1.278: β ≤ 1 and m ≤ 1.2 (lesson 18's
+    # pair) stay inside, so at that pair β 0.5 pulls harder than β 0.1.
+    low, high = sorted((b1, b2))
+    assert (
+        outputs("dpo", beta=low, margin=m)["gradient_weight"]
+        <= outputs("dpo", beta=high, margin=m)["gradient_weight"]
+    )
+
+
+# --------------------------------------------------------------------------- sizing
+
+users = st.integers(1, 1_000_000)
+capacity = st.integers(1, 10_000)
+headroom = st.floats(0, 10)
+
+
+@given(users, capacity, headroom, headroom)
+def test_more_headroom_never_needs_fewer_replicas_and_always_covers_the_peak(n, cap, h1, h2):
+    low, high = sorted((h1, h2))
+    lean = outputs("sizing", peak_users=n, capacity=cap, headroom=low)
+    roomy = outputs("sizing", peak_users=n, capacity=cap, headroom=high)
+    assert all_finite(lean) and all_finite(roomy)
+    assert lean["replicas"] <= lean["replicas_with_headroom"] <= roomy["replicas_with_headroom"]
+    assert roomy["replicas_with_headroom"] * cap >= n * (1 + high) * (1 - 1e-9)
+
+
+@given(users, capacity, capacity)
+def test_a_bigger_replica_never_needs_more_of_them_nor_costs_more(n, c1, c2):
+    small, big = sorted((c1, c2))
+    few = outputs("sizing", peak_users=n, capacity=big)
+    many = outputs("sizing", peak_users=n, capacity=small)
+    assert few["replicas_with_headroom"] <= many["replicas_with_headroom"]
+    assert few["dedicated_usd_month"] <= many["dedicated_usd_month"]
+
+
+@given(st.integers(0, 10**12), st.integers(0, 10**12))
+def test_serverless_cost_grows_with_tickets_and_dedicated_does_not_move(t1, t2):
+    low, high = sorted((t1, t2))
+    a, b = outputs("sizing", tickets_per_month=low), outputs("sizing", tickets_per_month=high)
+    assert a["serverless_usd_month"] <= b["serverless_usd_month"]
+    assert a["dedicated_usd_month"] == b["dedicated_usd_month"]
+
+
+# --------------------------------------------------------------------------- finetune-memory
+
+LLAMA_8B_PARAMS = 8.029995008  # its shape's own count: the defaults' shape
+
+
+@given(st.floats(7.4, 8.8), st.integers(1, 512), st.sampled_from(["full", "lora", "dora", "qlora"]))
+def test_finetune_memory_within_the_shape_is_finite_and_trains_at_most_the_whole_model(
+    params_b, rank, method
+):
+    out = outputs("finetune-memory", params_b=params_b, rank=rank, method=method)
+    assert all_finite(out)
+    assert 0 < out["trainable_pct"] <= 100
+    assert out["qlora_train_gb"] < out["lora_train_gb"] < out["full_train_gb"]
+
+
+@given(st.integers(1, 256), st.integers(1, 256))
+def test_a_higher_rank_never_trains_fewer_parameters_nor_needs_less_memory(r1, r2):
+    low, high = sorted((r1, r2))
+    a, b = outputs("finetune-memory", rank=low), outputs("finetune-memory", rank=high)
+    assert a["trainable_params"] <= b["trainable_params"]
+    assert a["train_gb"] <= b["train_gb"]
+
+
+@given(st.floats(0.001, 100_000))
+def test_finetune_memory_refuses_every_count_more_than_10_percent_from_the_shape(params_b):
+    assume(abs(LLAMA_8B_PARAMS - params_b) > 0.1001 * params_b)
+    with pytest.raises(ParamError) as refused:
+        get("finetune-memory").run({"params_b": params_b})
+    assert refused.value.param == "params_b"
+    assert "8.03B" in refused.value.message
