@@ -1,4 +1,4 @@
-"""Each calculator reproduces its worked example from the course (COURSE.md F-numbers). No database."""
+"""Each calculator reproduces its worked example from the course (by lesson number). No database."""
 
 import math
 
@@ -33,7 +33,7 @@ def test_an_unknown_calculator_is_named_in_the_error():
         get("nope")
 
 
-# --------------------------------------------------------------------------- prefill (F8)
+# --------------------------------------------------------------------------- prefill (lesson 01)
 
 
 @pytest.mark.parametrize(("prompt", "ttft_ms"), [(8000, 3215.0), (4000, 1615.0), (12, 19.8)])
@@ -53,7 +53,7 @@ def test_prefill_refuses_more_cached_tokens_than_the_prompt_has():
     assert error.value.param == "cached_tokens"
 
 
-# --------------------------------------------------------------------------- prefix-cache (F9, F12)
+# --------------------------------------------------------------------------- prefix-cache (lesson 06)
 
 
 def test_prefix_cache_reproduces_f12():
@@ -78,7 +78,7 @@ def test_a_partial_block_is_never_cached():
     assert outputs("prefix-cache", prefix_chars=256, suffix_chars=10)["cached_tokens"] == 64
 
 
-# --------------------------------------------------------------------------- decode-ceiling (F1–F5, F32)
+# --------------------------------------------------------------------------- decode-ceiling (lessons 00, 04, 12)
 
 
 @pytest.mark.parametrize(
@@ -122,7 +122,7 @@ def test_active_parameters_cannot_exceed_the_total():
     assert error.value.param == "active_params_b"
 
 
-# --------------------------------------------------------------------------- kv-cache (F16–F18)
+# --------------------------------------------------------------------------- kv-cache (lesson 05)
 
 
 def test_kv_cache_reproduces_f16_and_f17():
@@ -148,7 +148,7 @@ def test_kv_cache_of_llama_70b_for_16_users():
     assert out["kv_gb_total"] == pytest.approx(172, abs=0.5)
 
 
-# --------------------------------------------------------------------------- speculative (F33)
+# --------------------------------------------------------------------------- speculative (lesson 13)
 
 
 def test_speculative_reproduces_f33():
@@ -158,7 +158,7 @@ def test_speculative_reproduces_f33():
     assert out["break_even_acceptance"] == pytest.approx(0.29, abs=0.005)
 
 
-# COURSE.md's "k 8 → 0.45" is 0.4448 rounded to two places from above: within 0.006.
+# Lesson 13's "k 8 → 0.45" is 0.4448 rounded to two places from above: within 0.006.
 @pytest.mark.parametrize(("k", "alpha"), [(2, 0.17), (8, 0.45)])
 def test_speculative_break_even_at_other_draft_lengths(k, alpha):
     assert outputs("speculative", draft_tokens=k)["break_even_acceptance"] == pytest.approx(alpha, abs=0.006)
@@ -212,7 +212,7 @@ def test_decode_is_memory_bound_until_the_batch_reaches_the_ridge():
     assert outputs("roofline", batch=296)["bound"] == "compute"
 
 
-# --------------------------------------------------------------------------- sizing (F13, F34)
+# --------------------------------------------------------------------------- sizing (lessons 03, 15)
 
 
 def test_sizing_reproduces_f13():
@@ -231,7 +231,7 @@ def test_sizing_reproduces_f34():
 
 
 def test_sizing_defaults_are_the_capstones_one_replica_scenario():
-    # Lesson 15's flags (200 users at peak, 5M tickets, $0.15 / $0.60, $8/GPU-h) and F34's example.
+    # Lesson 15's flags (200 users at peak, 5M tickets, $0.15 / $0.60, $8/GPU-h) and its worked example.
     out = outputs("sizing")
     assert out["replicas_with_headroom"] == 1
     assert out["serverless_usd_month"] == pytest.approx(375)
@@ -245,7 +245,7 @@ def test_sizing_headroom_is_spare_capacity_not_a_second_rounding():
     assert outputs("sizing", peak_users=200, capacity=8, headroom=0.2)["replicas_with_headroom"] == 30
 
 
-# --------------------------------------------------------------------------- cost (F20, F22–F25)
+# --------------------------------------------------------------------------- cost (lessons 06, 08, 09, 10)
 
 
 def test_cost_reproduces_f22_and_f23():
@@ -268,7 +268,7 @@ def test_fine_tune_bill_reproduces_f24_and_f25():
     assert out["serving_usd"] == pytest.approx(5.07, abs=0.005)
 
 
-# --------------------------------------------------------------------------- finetune-memory (F27–F30)
+# --------------------------------------------------------------------------- finetune-memory (lessons 11, 16, 17)
 
 
 def test_finetune_memory_reproduces_f30_for_llama_8b():
@@ -359,14 +359,14 @@ def test_finetune_memory_accepts_a_shape_within_10_percent(params_b, accepted):
         assert accepted
 
 
-# --------------------------------------------------------------------------- dpo (F36)
+# --------------------------------------------------------------------------- dpo (lessons 16, 18)
 
 
 def test_dpo_reproduces_f36():
     out = outputs("dpo", beta=0.1, margin=1.2)
     assert out["scaled_margin"] == pytest.approx(0.12)
     assert out["loss"] == pytest.approx(0.635, abs=0.0005)
-    assert out["fade"] == pytest.approx(0.47, abs=0.005)  # F36's "weight σ(−0.12) = 0.47"
+    assert out["fade"] == pytest.approx(0.47, abs=0.005)  # lesson 18's "weight σ(−0.12) = 0.47"
     assert out["loss_at_start"] == pytest.approx(0.693, abs=0.0005)
 
 
