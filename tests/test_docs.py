@@ -90,6 +90,21 @@ def test_no_citation_of_a_file_outside_the_repository():
     assert citing == [], "cite the lesson by number instead"
 
 
+# The course's formula ids (F1 to F36) mean nothing without that outside file; F16 the
+# quantization format is not one.
+FORMULA_ID = re.compile(r"\bF(?:[1-9]|[1-3][0-9])\b(?! \(16 bits\))")
+
+
+def test_no_formula_id_of_a_file_outside_the_repository():
+    code = [path for path in source_files() if path.suffix in {".py", ".html", ".js"} or path.name in NAMED]
+    citing = [
+        f"{path.relative_to(ROOT)}: {match.group()}"
+        for path in code
+        for match in FORMULA_ID.finditer(path.read_text(errors="replace"))
+    ]
+    assert citing == [], "cite the lesson's formula by lesson number instead"
+
+
 def test_readme_is_short_and_starts_with_the_two_commands():
     lines = (ROOT / "README.md").read_text().splitlines()
     assert len(lines) <= 120
