@@ -27,7 +27,10 @@ and added: docs/architecture.md, "Calculators".
 Every parameter below is a query-string key of `/sim/calc/NAME/` and `/sim/calc/NAME.json`, a
 `calc NAME --flag` (dashes for underscores) and a field of the admin's parameter sets; every
 output key may be cited in a card as `{{{{calc.SET_SLUG.OUTPUT_KEY}}}}`. An output is a number, a
-word for a few (`roofline.bound`, `sizing.cheaper`) or empty where the inputs leave it undefined.
+word for a few (`roofline.bound`, `sizing.cheaper`) or empty where the inputs leave it undefined
+(`decode-ceiling.efficiency_pct` without `measured_tok_s`, `speculative.break_even_acceptance`
+when drafting never pays, `sizing.crossover_tickets_month` with free tokens,
+`prefix-cache.speedup` with zero overhead and a fully cached prompt).
 GB and MB are 10⁹ and 10⁶ bytes (spec sheets, the course); `kv-cache` also gives KiB and MiB."""
 
 # What each calculator's declaration cannot say, shown under its heading.
