@@ -31,8 +31,8 @@ setup: $(VENV)/.runtime
 
 # The site, a task worker for the sweeps started from /sim/, and the practice server they
 # measure; Ctrl-C stops all three. SQLite and in-memory caches: no Redis, no nginx needed.
-# The shell stops the practice server and the worker by their process ids when it exits. (An
-# old trap ran `kill 0`, which signalled the shell itself and re-entered the trap until it crashed.)
+# The shell stops the practice server and the worker by their process ids when it exits: `kill 0`
+# would signal the shell itself and re-enter the trap.
 run: setup
 	@echo "felab on http://$(HOST):$(PORT)/ ; practice server on http://127.0.0.1:$(PRACTICE_PORT)/v1"
 	@FELAB_PRACTICE_URL=http://127.0.0.1:$(PRACTICE_PORT)/v1 $(PY) manage.py practice_server --port $(PRACTICE_PORT) & \
@@ -101,7 +101,7 @@ test-postgres: $(VENV)/.dev chromium nginx
 	DATABASE_URL=$(PG_TEST_URL) $(VENV)/bin/pytest
 
 # Every benchmark, each printing its table (a missed target does not stop the others);
-# the README keeps the latest figures.
+# docs/benchmarks.md keeps the latest figures.
 # Lighthouse, pinned in bench/lighthouse/package-lock.json, for bench_lighthouse.py.
 bench/lighthouse/node_modules/.bin/lighthouse: bench/lighthouse/package-lock.json
 	cd bench/lighthouse && npm ci --no-audit --no-fund

@@ -1,8 +1,9 @@
 """Real measurements over HTTP against any OpenAI-compatible server: lesson 03's concurrency
 sweep, and lesson 06's prefix-cache run (see :func:`measure_prefix_cache`).
 
-The procedure is docs/architecture.md's ("The sweep"), and the metrics are :func:`felab_sim.core.model.level_metrics` itself,
-so a measured sweep and a simulated one differ only in where their timings come from:
+The procedure is docs/architecture.md's ("The practice server and the sweep"), and the
+metrics are :func:`felab_sim.core.model.level_metrics` itself, so a measured sweep and a
+simulated one differ only in where their timings come from:
 
 * one warm-up request first, then per level C: ``requests_at_level(C)`` requests with the
   unique prompts ``sweep_prompt(i)``, all queued at once, at most C in flight (a semaphore);

@@ -2,7 +2,7 @@
 
 is_instructor() is the one test of who counts as an instructor, for every app.
 
-Migrations call grant_lesson_content() with their historical app registry, so each
+Migrations call grant_content_permissions() with their historical app registry, so each
 app that adds instructor-editable models grants them in its own migration.
 """
 

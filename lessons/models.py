@@ -33,7 +33,7 @@ MARKDOWN_HELP = (
 CARD_TEXT_HELP = (
     MARKDOWN_HELP + " A live figure goes in the text, never in a link target: "
     "{{sim.c8.agg_tok_s}} from the card's scenario (names in felab_sim/core/figures.py), "
-    "{{calc.SET_SLUG.OUTPUT_KEY}} from a parameter set (outputs in docs/architecture.md)."
+    "{{calc.SET_SLUG.OUTPUT_KEY}} from a parameter set (outputs in docs/calculators.md)."
 )
 
 NUMBER_CHECKS_HELP = (

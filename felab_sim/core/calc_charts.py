@@ -3,7 +3,7 @@
 Figures are plain plotly JSON (dicts), built without importing plotly: a page draws them with
 static/js/plots.js, which themes text and grid colours. Pure Python, no Django.
 
-``MEASURED`` holds the course's published measurements (COURSE.md): they are quoted, never
+``MEASURED`` holds the course's published measurements (each lesson's, by number): they are quoted, never
 computed, and each says where it was measured. A page draws them beside the model only when the
 settings match the ones they were measured at.
 """

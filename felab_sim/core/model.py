@@ -455,8 +455,8 @@ class LevelResult:
     wall_s: float
 
     def as_dict(self) -> dict[str, object]:
-        """The JSON keys of docs/architecture.md ("The sweep"). Rates and times to 0.1 as in the course's table; goodput
-        to 0.01, because at these loads it is usually below 1 request per second."""
+        """The JSON keys of docs/architecture.md ("The practice server and the sweep"). Rates and
+        times to 0.1 as in the course's table; goodput to 0.01, because at these loads it is usually below 1 request per second."""
 
         def r1(x: float | None) -> float | None:
             return None if x is None else round(x, 1)

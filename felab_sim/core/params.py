@@ -3,7 +3,7 @@
 A :class:`Param` says what a knob is called, its type, unit, range, default and one line of
 help. The calculators' pages, their forms, the ``calc`` command's flags, the JSON endpoint's
 validation and the admin's parameter sets are all generated from these declarations; see
-docs/architecture.md ("Parameters").
+docs/architecture.md ("Parameters: declared once").
 
 Pure Python (no Django): a value arrives either as text (a query string, a form, a CLI flag)
 or as a JSON value, and :meth:`Param.parse` turns both into one checked Python value, or

@@ -3,7 +3,7 @@
 A preset sets some parameters; a calculator's page offers it when it sets at least one of that
 calculator's parameters, and applies only those. Hardware figures are the vendors' published
 numbers (peak compute: dense BF16, without sparsity), each with the page it comes from; model
-shapes are the ones the course uses (COURSE.md lessons 05, 12, 17).
+shapes are the ones the course uses (lessons 05, 12, 17).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The practice server: a raw ASGI app whose timing follows lesson 03's rules (docs/architecture.md, "The practice server").
+"""The practice server: a raw ASGI app whose timing follows lesson 03's rules (docs/architecture.md, "The practice server and the sweep").
 
 Why a hand-written ASGI app rather than Django views: the lesson measures this server's
 timing to a few percent, and each streamed token is one scheduled send. A Django async view

@@ -1,6 +1,6 @@
 """JSON replies for lesson 07: constrained output always parses, JSON asked for in words often not.
 
-The course's mock server (COURSE.md, "The mock server") answers in JSON when the request's
+The course's mock server (lesson 07) answers in JSON when the request's
 ``response_format`` is ``json_object`` or ``json_schema`` (constrained decoding: always valid)
 or when the prompt only mentions "json" (no guarantee: about 12% of prompts come back with
 ``Sure! Here is the JSON:`` in front and the last 3 characters cut, so they do not parse).

@@ -116,8 +116,8 @@ def test_the_forwarded_scheme_is_trusted_only_when_a_proxy_is_configured(proxies
 
 @pytest.mark.django_db
 def test_a_burst_across_a_minute_boundary_gets_the_limit_once(client, settings, monkeypatch):
-    # Windows used to follow the clock's minutes: 10 attempts at 11:59:59.5 and 10 more at
-    # 12:00:00.5 all passed. A window now opens at the address's first attempt.
+    # A window opens at the address's first attempt, not on the clock's minutes: windows on the
+    # minutes would let 10 attempts at 11:59:59.5 and 10 more at 12:00:00.5 all pass.
     settings.RATE_LIMITS = {**settings.RATE_LIMITS, "login": (10, 60)}
     clock = SteppedClock(119.5)
     monkeypatch.setattr("config.ratelimit.clock", clock)

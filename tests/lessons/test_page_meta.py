@@ -34,8 +34,8 @@ def test_the_home_page_lists_every_lesson_in_order(client, lessons):
 
 
 def test_a_question_with_quotes_and_ampersands_gives_a_well_formed_description(client, seed_card):
-    # The question's HTML used to go into the attribute with its tags stripped but unescaped:
-    # a double quote in the question ended the content attribute early.
+    # Stripping the question's tags is not escaping it: a double quote left as it is would end
+    # the content attribute early.
     seed_card.question = 'Is "time to first token" the same as latency & throughput? <b>No</b>.'
     seed_card.save()
     page = client.get(SEED_CARD_URL).content.decode()

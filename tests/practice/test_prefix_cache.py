@@ -1,6 +1,6 @@
 """Replies report the prefix cache's hits as usage.prompt_tokens_details.cached_tokens.
 
-The worked example is the course's F12: a 12,200-character prompt whose first 12,120
+The worked example is lesson 06's formula: a 12,200-character prompt whose first 12,120
 characters were sent before has 47 whole 256-character blocks cached, 3,008 tokens.
 """
 

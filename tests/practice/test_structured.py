@@ -561,7 +561,7 @@ def test_health_answers_while_a_hostile_schema_request_streams():
         },
     }
     with serving(ServerParams(step_ms=50.0)) as slow:
-        # The timeout only ends a run that hangs (the old filler never returned); nothing
+        # The timeout only ends a run that hangs (a filler that never returns); nothing
         # here depends on how long the fill takes.
         with httpx.Client(base_url=slow.url, timeout=30) as http:
             with http.stream("POST", "/v1/chat/completions", json=hostile) as stream:

@@ -80,7 +80,9 @@ def test_the_courses_measurements_are_shown_where_they_were_measured(client):
 def test_lesson_13s_measurements_beside_the_formula(client):
     body = client.get("/sim/calc/speculative/").content.decode()
     assert "<td>1.9×</td><td>2.3×</td>" in body
-    assert "<td>1.14×</td><td>0.94×</td>" in body  # COURSE.md known inconsistency 5
+    assert (
+        "<td>1.14×</td><td>0.94×</td>" in body
+    )  # lesson 13: the formula predicts 0.94×, the lesson measured 1.14×
 
 
 def test_presets_keep_the_other_settings(client):

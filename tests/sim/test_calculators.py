@@ -1,4 +1,4 @@
-"""Each calculator reproduces its worked example from the course (COURSE.md F-numbers). No database."""
+"""Each calculator reproduces its worked example from the course (by lesson number). No database."""
 
 import math
 
@@ -33,11 +33,11 @@ def test_an_unknown_calculator_is_named_in_the_error():
         get("nope")
 
 
-# --------------------------------------------------------------------------- prefill (F8)
+# --------------------------------------------------------------------------- prefill (lesson 01)
 
 
 @pytest.mark.parametrize(("prompt", "ttft_ms"), [(8000, 3215.0), (4000, 1615.0), (12, 19.8)])
-def test_prefill_reproduces_f8(prompt, ttft_ms):
+def test_prefill_reproduces_lesson_01s_formula(prompt, ttft_ms):
     out = outputs("prefill", prompt_tokens=prompt)
     assert out["ttft_ms"] == pytest.approx(ttft_ms)
     assert out["uncached_tokens"] == prompt
@@ -53,10 +53,10 @@ def test_prefill_refuses_more_cached_tokens_than_the_prompt_has():
     assert error.value.param == "cached_tokens"
 
 
-# --------------------------------------------------------------------------- prefix-cache (F9, F12)
+# --------------------------------------------------------------------------- prefix-cache (lesson 06)
 
 
-def test_prefix_cache_reproduces_f12():
+def test_prefix_cache_reproduces_lesson_06s_formula():
     out = outputs("prefix-cache", prefix_chars=12_120, suffix_chars=80)
     assert out["prompt_tokens"] == 3050
     assert out["cached_tokens"] == 3008  # 47 whole 256-character blocks
@@ -78,7 +78,7 @@ def test_a_partial_block_is_never_cached():
     assert outputs("prefix-cache", prefix_chars=256, suffix_chars=10)["cached_tokens"] == 64
 
 
-# --------------------------------------------------------------------------- decode-ceiling (F1–F5, F32)
+# --------------------------------------------------------------------------- decode-ceiling (lessons 00, 04, 12)
 
 
 @pytest.mark.parametrize(
@@ -90,12 +90,12 @@ def test_decode_ceiling_reproduces_f4_and_lesson_04s_table(bandwidth, model_gb, 
     assert out["ceiling_tok_s"] == pytest.approx(ceiling, abs=0.05)
 
 
-def test_decode_ceiling_model_size_from_bits_reproduces_f2():
+def test_decode_ceiling_model_size_from_bits_reproduces_lesson_04s_formula():
     assert outputs("decode-ceiling", quant="q8_0")["model_gb"] == pytest.approx(8.5)
     assert outputs("decode-ceiling", bits_per_weight=8.5, quant="f16")["model_gb"] == pytest.approx(8.5)
 
 
-def test_decode_ceiling_efficiency_band_and_measured_share_reproduce_f5():
+def test_decode_ceiling_efficiency_band_and_measured_share_reproduce_lesson_04s_formula():
     out = outputs("decode-ceiling", bandwidth_gbs=546, model_gb=4.9, measured_tok_s=86)
     assert out["expected_low_tok_s"] == pytest.approx(66.9, abs=0.05)
     assert out["expected_high_tok_s"] == pytest.approx(94.7, abs=0.05)
@@ -103,13 +103,13 @@ def test_decode_ceiling_efficiency_band_and_measured_share_reproduce_f5():
     assert outputs("decode-ceiling")["efficiency_pct"] is None
 
 
-def test_usable_memory_and_largest_model_reproduce_f1_and_f3():
+def test_usable_memory_and_largest_model_reproduce_lesson_00s_formulas():
     out = outputs("decode-ceiling", ram_gb=36)
     assert out["usable_gb"] == pytest.approx(25.2)
     assert out["largest_model_b"] == pytest.approx(42.0)
 
 
-def test_moe_reads_only_its_active_parameters_f32():
+def test_moe_reads_only_its_active_parameters_lesson_12s_formula():
     dense = outputs("decode-ceiling", params_b=70)
     moe = outputs("decode-ceiling", params_b=117, active_params_b=5.1)
     assert moe["ceiling_tok_s"] / dense["ceiling_tok_s"] == pytest.approx(13.7, abs=0.05)
@@ -122,10 +122,10 @@ def test_active_parameters_cannot_exceed_the_total():
     assert error.value.param == "active_params_b"
 
 
-# --------------------------------------------------------------------------- kv-cache (F16–F18)
+# --------------------------------------------------------------------------- kv-cache (lesson 05)
 
 
-def test_kv_cache_reproduces_f16_and_f17():
+def test_kv_cache_reproduces_lesson_05s_formulas():
     out = outputs("kv-cache", context_tokens=131_072)
     assert out["kv_bytes_per_token"] == 131_072
     assert out["kv_kib_per_token"] == 128
@@ -133,7 +133,7 @@ def test_kv_cache_reproduces_f16_and_f17():
     assert out["kv_gb_per_conversation"] == pytest.approx(17.18, abs=0.005)
 
 
-def test_kv_cache_max_conversations_reproduce_lesson_05_and_f18():
+def test_kv_cache_max_conversations_reproduce_lesson_05s_formula():
     assert outputs("kv-cache", context_tokens=32_768, free_gb=20)["max_conversations"] == 4
     assert outputs("kv-cache", context_tokens=32_768, free_gb=20, kv_dtype="q8_0")["max_conversations"] == 8
     eighteen_gib = 18 * 1024**3 / 1e9
@@ -148,17 +148,17 @@ def test_kv_cache_of_llama_70b_for_16_users():
     assert out["kv_gb_total"] == pytest.approx(172, abs=0.5)
 
 
-# --------------------------------------------------------------------------- speculative (F33)
+# --------------------------------------------------------------------------- speculative (lesson 13)
 
 
-def test_speculative_reproduces_f33():
+def test_speculative_reproduces_lesson_13s_formula():
     out = outputs("speculative", acceptance=0.8, draft_tokens=4, draft_cost=0.1)
     assert out["tokens_per_pass"] == pytest.approx(3.36, abs=0.005)
     assert out["speedup"] == pytest.approx(2.40, abs=0.005)
     assert out["break_even_acceptance"] == pytest.approx(0.29, abs=0.005)
 
 
-# COURSE.md's "k 8 → 0.45" is 0.4448 rounded to two places from above: within 0.006.
+# Lesson 13's "k 8 → 0.45" is 0.4448 rounded to two places from above: within 0.006.
 @pytest.mark.parametrize(("k", "alpha"), [(2, 0.17), (8, 0.45)])
 def test_speculative_break_even_at_other_draft_lengths(k, alpha):
     assert outputs("speculative", draft_tokens=k)["break_even_acceptance"] == pytest.approx(alpha, abs=0.006)
@@ -212,16 +212,16 @@ def test_decode_is_memory_bound_until_the_batch_reaches_the_ridge():
     assert outputs("roofline", batch=296)["bound"] == "compute"
 
 
-# --------------------------------------------------------------------------- sizing (F13, F34)
+# --------------------------------------------------------------------------- sizing (lessons 03, 15)
 
 
-def test_sizing_reproduces_f13():
+def test_sizing_reproduces_lesson_03s_replica_formula():
     out = outputs("sizing", peak_users=120, capacity=8, headroom=0.2)
     assert out["replicas"] == 15
     assert out["replicas_with_headroom"] == 18
 
 
-def test_sizing_reproduces_f34():
+def test_sizing_reproduces_lesson_15s_formula():
     out = outputs("sizing", peak_users=8, capacity=8, headroom=0, tickets_per_month=5_000_000)
     assert out["usd_per_ticket"] == pytest.approx(0.000075)
     assert out["serverless_usd_month"] == pytest.approx(375)
@@ -231,7 +231,7 @@ def test_sizing_reproduces_f34():
 
 
 def test_sizing_defaults_are_the_capstones_one_replica_scenario():
-    # Lesson 15's flags (200 users at peak, 5M tickets, $0.15 / $0.60, $8/GPU-h) and F34's example.
+    # Lesson 15's flags (200 users at peak, 5M tickets, $0.15 / $0.60, $8/GPU-h) and its worked example.
     out = outputs("sizing")
     assert out["replicas_with_headroom"] == 1
     assert out["serverless_usd_month"] == pytest.approx(375)
@@ -245,10 +245,10 @@ def test_sizing_headroom_is_spare_capacity_not_a_second_rounding():
     assert outputs("sizing", peak_users=200, capacity=8, headroom=0.2)["replicas_with_headroom"] == 30
 
 
-# --------------------------------------------------------------------------- cost (F20, F22–F25)
+# --------------------------------------------------------------------------- cost (lessons 06, 08, 09, 10)
 
 
-def test_cost_reproduces_f22_and_f23():
+def test_cost_reproduces_lesson_09_and_08s_formulas():
     out = outputs("cost")
     assert out["usd_per_task"] == pytest.approx(0.000029)
     assert out["usd_per_1k_tasks"] == pytest.approx(0.029)
@@ -262,13 +262,13 @@ def test_cached_input_reproduces_f20_and_stacks_with_batch():
     assert out["batch_cached_usd_per_1k_tasks"] == pytest.approx(out["cached_usd_per_1k_tasks"] / 2)
 
 
-def test_fine_tune_bill_reproduces_f24_and_f25():
+def test_fine_tune_bill_reproduces_lesson_10s_formulas():
     out = outputs("cost")
     assert out["training_tokens"] == pytest.approx(0.3e6, rel=0.02)
     assert out["serving_usd"] == pytest.approx(5.07, abs=0.005)
 
 
-# --------------------------------------------------------------------------- finetune-memory (F27–F30)
+# --------------------------------------------------------------------------- finetune-memory (lessons 11, 16, 17)
 
 
 def test_finetune_memory_reproduces_f30_for_llama_8b():
@@ -311,7 +311,7 @@ def test_finetune_memory_reproduces_f30_for_qwen_05b_and_llama_70b():
     assert out["qlora_train_gb"] == pytest.approx(53, abs=0.5)
 
 
-def test_finetune_memory_reproduces_lesson_11s_qlora_memory_f27():
+def test_finetune_memory_reproduces_lesson_11s_qlora_memory():
     # qlora_memory treats every target as hidden × hidden: KV heads equal to heads here.
     shape = dict(
         params_b=7.6,
@@ -332,7 +332,7 @@ def test_finetune_memory_reproduces_lesson_11s_qlora_memory_f27():
     assert outputs("finetune-memory", **shape, method="full")["train_gb"] == pytest.approx(121.6)
 
 
-def test_dora_adds_one_magnitude_per_output_f28():
+def test_dora_adds_one_magnitude_per_output_lesson_17s_formula():
     # Llama-3.1-8B with square key and value matrices (8.8B), one layer adapted.
     one_matrix = dict(params_b=8.8, adapted_layers=1, hidden=4096, heads=32, kv_heads=32, head_dim=128)
     lora = outputs("finetune-memory", **one_matrix)["trainable_params"]
@@ -359,14 +359,14 @@ def test_finetune_memory_accepts_a_shape_within_10_percent(params_b, accepted):
         assert accepted
 
 
-# --------------------------------------------------------------------------- dpo (F36)
+# --------------------------------------------------------------------------- dpo (lessons 16, 18)
 
 
-def test_dpo_reproduces_f36():
+def test_dpo_reproduces_lesson_18s_formula():
     out = outputs("dpo", beta=0.1, margin=1.2)
     assert out["scaled_margin"] == pytest.approx(0.12)
     assert out["loss"] == pytest.approx(0.635, abs=0.0005)
-    assert out["fade"] == pytest.approx(0.47, abs=0.005)  # F36's "weight σ(−0.12) = 0.47"
+    assert out["fade"] == pytest.approx(0.47, abs=0.005)  # lesson 18's "weight σ(−0.12) = 0.47"
     assert out["loss_at_start"] == pytest.approx(0.693, abs=0.0005)
 
 
@@ -388,7 +388,7 @@ def test_dpo_margin_from_the_four_log_probabilities():
     assert out["loss"] == pytest.approx(0.635, abs=0.0005)
 
 
-def test_bradley_terry_preference_f36():
+def test_bradley_terry_preference_lesson_16s_formula():
     assert outputs("dpo", beta=1, margin=2.5)["preference_probability"] == pytest.approx(0.924, abs=0.0005)
 
 

@@ -87,13 +87,6 @@ def test_the_json_shape():
     }
 
 
-def test_docs_architecture_carries_the_current_calculator_reference():
-    from felab_sim.core import reference
-
-    section = reference.current_section(reference.DOC.read_text())
-    assert section == reference.markdown(), "run: python -m felab_sim.core.reference --write"
-
-
 def test_a_value_is_written_back_in_full():
     from felab_sim.forms import field_text
 

@@ -1,6 +1,6 @@
 """Cost: dollars per task, with batch and cached-input discounts, and a fine-tune's bill.
 
-Lessons 08, 09, 10; COURSE.md F20, F22–F25. Prices are dollars per million tokens, as
+Lessons 06, 08, 09 and 10's formulas. Prices are dollars per million tokens, as
 providers quote them.
 """
 
@@ -15,7 +15,7 @@ PER_M = 1e6
 def usd_per_task(
     input_tokens: float, output_tokens: float, input_usd_per_m: float, output_usd_per_m: float
 ) -> float:
-    """F22: one task's bill at list prices."""
+    """Lesson 09's formula: one task's bill at list prices."""
     return (input_tokens * input_usd_per_m + output_tokens * output_usd_per_m) / PER_M
 
 
@@ -29,7 +29,7 @@ def price_param(name: str, default: float, help: str, label: str) -> Param:
 
 def _compute(p: Params) -> dict[str, float]:
     full = usd_per_task(p["input_tokens"], p["output_tokens"], p["input_usd_per_m"], p["output_usd_per_m"])
-    # F20: cached input tokens are billed at cached_price_ratio × the input price.
+    # Lesson 06's formula: cached input tokens are billed at cached_price_ratio × the input price.
     input_bill_share = 1 - p["cached_share"] + p["cached_share"] * p["cached_price_ratio"]
     cached = usd_per_task(
         p["input_tokens"] * input_bill_share, p["output_tokens"], p["input_usd_per_m"], p["output_usd_per_m"]

@@ -1,6 +1,6 @@
 """Decode ceiling: tokens per second that memory bandwidth allows (lessons 00, 04, 12).
 
-COURSE.md F1–F5, F32. Every generated token reads every active weight once, so the ceiling is
+Lessons 00, 04 and 12's formulas. Every generated token reads every active weight once, so the ceiling is
 bandwidth ÷ bytes read per token; real servers reach 60–85% of it. GB here are 10⁹ bytes, as
 spec sheets and the course write them.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..calculator import Calculator, OutputSpec, Params, require
 from ..params import Param
 
-# Bits per weight of the course's quantizations, scales included (F2).
+# Bits per weight of the course's quantizations, scales included (lesson 04).
 QUANT_BITS = {"f16": 16.0, "q8_0": 8.5, "q4_k_m": 4.8, "q3_k_m": 3.9}
 QUANT_LABELS = {
     "f16": "F16 (16 bits)",
@@ -18,7 +18,7 @@ QUANT_LABELS = {
     "q4_k_m": "Q4_K_M (4.8 bits)",
     "q3_k_m": "Q3_K_M (3.9 bits)",
 }
-USABLE_SHARE = 0.7  # F1: weights and KV cache should fit in about 70% of unified memory
+USABLE_SHARE = 0.7  # Lesson 00: weights and KV cache should fit in about 70% of unified memory
 
 # Minimums above zero rather than "greater than 0": the formulas divide by these, and a value such
 # as 5e-324 is greater than 0 yet rounds a quotient to zero or infinity.

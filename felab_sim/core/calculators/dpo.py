@@ -1,9 +1,9 @@
-"""DPO: the loss and gradient weight of one preference pair (lessons 16, 18; COURSE.md F36).
+"""DPO: the loss and gradient weight of one preference pair (lessons 16 and 18's formula).
 
 The margin is how much more the policy (relative to the frozen reference) prefers the chosen
 answer than the rejected one, in log-probability; β scales it. Loss = −log σ(β × margin). Its
 gradient is −β × σ(−β × margin) × ∇margin, so a pair's real pull is β × σ(−β × margin): β scales
-the pull as well as the margin. COURSE.md F36 calls σ(−β × margin) alone the weight (0.47 at
+the pull as well as the margin. Lesson 18's formula calls σ(−β × margin) alone the weight (0.47 at
 β 0.1, margin 1.2); that is ``fade``, the fading factor, 0.5 at the start. Read alone it
 makes a small β look like a strong pull, the opposite of the truth: at margin 1.2 the pull is
 0.047 at β 0.1 and 0.177 at β 0.5. A small β pulls gently but for longer (the fade reaches a

@@ -1,6 +1,6 @@
 """Fine-tuning memory: full, LoRA, DoRA and QLoRA (lessons 11, 16, 17).
 
-COURSE.md F27–F30, with peft_params' exact matrix shapes: per adapted layer, LoRA adds
+Lessons 11, 16 and 17's formulas, with peft_params' exact matrix shapes: per adapted layer, LoRA adds
 r × (inputs + outputs) to each target matrix (q, k, v, o; with ``mlp`` also gate, up, down),
 DoRA one magnitude per output on top. Training memory excludes activations unless
 ``activations_gb`` is given: full 16 B per parameter (bf16 weights and gradients, fp32 Adam

@@ -1,6 +1,6 @@
 """KV cache: memory per token, per conversation and for many users (lessons 05, 14).
 
-COURSE.md F16–F18. Every token of context keeps a key and a value vector per layer and KV
+Lesson 05's formulas. Every token of context keeps a key and a value vector per layer and KV
 head. GB are 10⁹ bytes; the course also quotes KiB and MiB (2¹⁰, 2²⁰), given as extra outputs.
 """
 

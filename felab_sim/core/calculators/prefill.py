@@ -1,4 +1,4 @@
-"""Prefill: the time to first token from the prompt's length (lessons 01, 06; COURSE.md F8)."""
+"""Prefill: the time to first token from the prompt's length (lessons 01 and 06's formula)."""
 
 from __future__ import annotations
 

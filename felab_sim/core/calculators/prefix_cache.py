@@ -1,6 +1,6 @@
 """Prefix cache: what a repeated prompt costs, shared part first or variable part first.
 
-Lesson 06; COURSE.md F9, F12, F19. The practice server caches whole blocks of ``block_tokens``
+Lesson 06's formulas (and lesson 03's token count). The practice server caches whole blocks of ``block_tokens``
 tokens (× 4 characters), each only if every block before it was cached too, so the cached part
 is the whole blocks inside the prompt's unchanged start; a partial block is always prefilled.
 """
@@ -17,7 +17,7 @@ VARIABLE_FIRST = "variable-first"
 
 
 def tokens(chars: int) -> int:
-    """The practice server's token count: about 4 characters a token, at least one (F9)."""
+    """The practice server's token count: about 4 characters a token, at least one (lesson 03's rule)."""
     return max(1, chars // CHARS_PER_TOKEN)
 
 

@@ -1,10 +1,10 @@
 """Sizing: replicas for peak traffic, and serverless against dedicated (lessons 03, 15).
 
-COURSE.md F13 and F34 (the crossover is the project's own formula: the kit publishes none).
+Lesson 03's replica formula and lesson 15's serverless-against-dedicated one (the crossover is the project's own formula: the kit publishes none).
 
 The defaults are one scenario, the capstone's (lesson 15): its example flags (peak concurrency
 200, 5 million tickets a month, serverless $0.15 in / $0.60 out per million tokens, $8 a
-GPU-hour) with F34's worked example (300 tokens in, 50 out, 730 hours, one replica), so the
+GPU-hour) with lesson 15's worked example (300 tokens in, 50 out, 730 hours, one replica), so the
 default result is that example: $375 a month serverless against $5,840 dedicated, crossover
 about 78 million tickets. For that one replica to carry the capstone's 200 users with 20%
 headroom it must hold at least 240, so the default capacity is 256 (a power of two, as lesson
@@ -13,7 +13,7 @@ scenario's assumption, to be replaced by a measured sweep. The practice server's
 (lesson 03) are a Mac-sized server's, not an $8-an-hour GPU's; cards that use them set them.
 
 Headroom is spare capacity: replicas with headroom = ceil(peak × (1 + headroom) ÷ capacity).
-F13's example (120 ÷ 8 = 15, +20% → 18) is the same either way, but rounding up twice would turn
+Lesson 03's example (120 ÷ 8 = 15, +20% → 18) is the same either way, but rounding up twice would turn
 one replica into two for 20% headroom.
 """
 

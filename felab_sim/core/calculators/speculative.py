@@ -1,4 +1,4 @@
-"""Speculative decoding: when a draft model's guesses pay (lesson 13; COURSE.md F33).
+"""Speculative decoding: when a draft model's guesses pay (lesson 13's formula).
 
 A draft proposes ``draft_tokens`` (k) tokens; the target checks them in one pass and keeps the
 accepted run plus one token of its own. With acceptance α the expected tokens per target pass
@@ -9,7 +9,7 @@ Verifying is not free either. The verify pass reads the weights once, like one d
 computes k + 1 positions; it costs max(1, (k + 1) × ``verify_cost``) target steps, where
 ``verify_cost`` is one position's compute as a share of a step's weight read: the roofline of
 lesson 12 (a pass is memory-bound until its positions' compute outlasts the weight read). Lesson
-13's F33 counts the pass as 1 step; the default 0.1 keeps that true up to k = 9, so its worked
+13's formula counts the pass as 1 step; the default 0.1 keeps that true up to k = 9, so its worked
 example (α 0.8, k 4 → 2.40×), its grid at k 2 to 8 and its break-even acceptances reproduce
 exactly, while past k = 9 every further drafted token makes the pass dearer (at k 64 the pass
 costs 6.5 steps). For lesson 13's 8B target on a Mac, 0.1 means 16 GFLOP a position done in a

@@ -2,9 +2,11 @@
 
     manage.py calc --list [--json]
     manage.py calc NAME [--param-name value ...] [--json]
+    manage.py calc --reference > docs/calculators.md
 
 The flags are generated from each calculator's parameter declarations (dashes for
-underscores); see docs/architecture.md. Bad input exits non-zero with the parameter named.
+underscores); see docs/architecture.md, "Calculators". Bad input exits non-zero with the
+parameter named. ``--reference`` prints the reference docs/calculators.md holds.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from felab_sim.core import reference
 from felab_sim.core.calculator import Calculator, Result
 from felab_sim.core.calculators import CALCULATORS
 from felab_sim.core.params import ParamError
@@ -44,6 +47,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--list", action="store_true", help="list the calculators")
         parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+        parser.add_argument(
+            "--reference", action="store_true", help="print docs/calculators.md, the calculators' reference"
+        )
         subparsers = parser.add_subparsers(dest="calculator", metavar="NAME", title="calculators")
         for name, calculator in CALCULATORS.items():
             sub = subparsers.add_parser(name, help=calculator.title, description=calculator.meaning)
@@ -54,6 +60,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         name = options.get("calculator")
+        if options["reference"]:
+            self.stdout.write(reference.markdown(), ending="")
+            return
         if options["list"]:
             if options["json"]:
                 self.stdout.write(json.dumps([calc.as_json() for calc in CALCULATORS.values()], indent=2))
