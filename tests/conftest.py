@@ -1,6 +1,9 @@
 """The shared cast: a student, another student, an instructor, and anonymous visitors."""
 
 import io
+import os
+import tempfile
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Group, Permission, User
@@ -10,9 +13,35 @@ from django.test import Client
 
 from lessons.instructors import INSTRUCTORS_GROUP
 from lessons.models import Card
+from tests.support.lanes import mark_lanes
 
 PASSWORD = "correct-horse-battery-staple"
 SEED_CARD_URL = "/learn/llm-inference-performance/concurrency-sweep/step-1/"
+
+
+def _own_folders_per_xdist_worker() -> None:
+    # Under pytest-xdist each worker gets its own simulation slots and file cache: sharing
+    # them, one worker's sim page would wait for (and 503 on) a slot another worker holds.
+    # Processes the tests start inherit these from the environment.
+    from django.conf import settings
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker:
+        return
+    defaults = {
+        "FELAB_SIM_SLOTS_DIR": str(settings.SIM_SLOTS_DIR),
+        "FELAB_CACHE_DIR": str(Path(tempfile.gettempdir()) / "felab-cache"),
+    }
+    for name, default in defaults.items():
+        os.environ[name] = f"{os.environ.get(name, default)}-{worker}"
+    settings.SIM_SLOTS_DIR = Path(os.environ["FELAB_SIM_SLOTS_DIR"])
+
+
+_own_folders_per_xdist_worker()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    mark_lanes(items)
 
 
 @pytest.fixture(autouse=True)

@@ -23,12 +23,6 @@ CHROMIUM_ARGS = [
 ]
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if "tests/browser/" in str(item.fspath):
-            item.add_marker(pytest.mark.browser)
-
-
 # Per module, not per session: Playwright's sync API keeps an event loop running in this
 # thread while it is open, and later tests (the practice server's, the load test's) call
 # asyncio.run(), which refuses to start inside a running loop.
