@@ -1,18 +1,17 @@
 """The shared cast: a student, another student, an instructor, and anonymous visitors."""
 
-import io
 import os
 import tempfile
 from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Group, Permission, User
-from django.core.management import call_command
 from django.db.models import Q
 from django.test import Client
 
 from lessons.instructors import INSTRUCTORS_GROUP
 from lessons.models import Card
+from tests.support.bundled_lessons import load_bundled_lessons
 from tests.support.lanes import mark_lanes
 
 PASSWORD = "correct-horse-battery-staple"
@@ -40,6 +39,18 @@ def _own_folders_per_xdist_worker() -> None:
 _own_folders_per_xdist_worker()
 
 
+def _quick_password_hashes() -> None:
+    # PBKDF2's million rounds cost about half a second of CPU per user made or logged in, and
+    # most tests make two or three; what tests check is who may log in, not the hash's cost.
+    # Servers the tests start in processes of their own keep the production hashers.
+    from django.conf import settings
+
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+_quick_password_hashes()
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     mark_lanes(items)
 
@@ -65,8 +76,8 @@ def _fresh_cache():
 
 @pytest.fixture
 def lessons(db) -> None:
-    """The bundled lesson content, imported as `make run` does."""
-    call_command("import_lessons", verbosity=0, stdout=io.StringIO())
+    """The bundled lesson content, as `make run` imports it."""
+    load_bundled_lessons()
 
 
 @pytest.fixture

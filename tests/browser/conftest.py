@@ -1,6 +1,5 @@
 """Playwright driving Debian's Chromium against pytest-django's live server."""
 
-import io
 import os
 from collections.abc import Iterator
 
@@ -59,7 +58,7 @@ def page_without_js(browser: Browser) -> Iterator[Page]:
 @pytest.fixture
 def live_lessons(live_server, transactional_db) -> str:
     """The live server's address, with the bundled lessons imported."""
-    from django.core.management import call_command
+    from tests.support.bundled_lessons import load_bundled_lessons
 
-    call_command("import_lessons", verbosity=0, stdout=io.StringIO())
+    load_bundled_lessons()
     return live_server.url
