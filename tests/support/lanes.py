@@ -47,10 +47,11 @@ def _process_helpers(module: ModuleType) -> frozenset[str]:
     source = _source(module)
     if not source:
         return frozenset()
+    lines = source.splitlines()
     names = set()
     for node in ast.parse(source).body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            segment = ast.get_source_segment(source, node) or ""
+            segment = "\n".join(lines[node.lineno - 1 : node.end_lineno])
             if STARTS_A_PROCESS.search(segment):
                 names.add(node.name)
     return frozenset(names)
