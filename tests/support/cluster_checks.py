@@ -60,12 +60,12 @@ class SlowRow:
     max_ms: float
 
 
-def _dribble(host: str, port: int, count: int, stop: threading.Event) -> None:
+def _dribble(host: str, port: int, count: int, stop: threading.Event, opened: threading.Event) -> None:
     """Hold `count` connections, each sending one more header line every 3 s, reopening any
     the server closes (as an attacker would)."""
     sockets: list[socket.socket | None] = [None] * count
 
-    def opened() -> socket.socket | None:
+    def connected() -> socket.socket | None:
         try:
             sock = socket.create_connection((host, port), timeout=5)
             sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
@@ -83,7 +83,8 @@ def _dribble(host: str, port: int, count: int, stop: threading.Event) -> None:
             except OSError:
                 if sock is not None:
                     sock.close()
-                sockets[index] = opened()
+                sockets[index] = connected()
+        opened.set()
         stop.wait(3.0)
     for sock in sockets:
         if sock is not None:
@@ -93,9 +94,12 @@ def _dribble(host: str, port: int, count: int, stop: threading.Event) -> None:
 def slow_clients(url: str, target: str, connections: int, hold_s: float) -> SlowRow:
     host, port = url.removeprefix("http://").split(":")
     stop = threading.Event()
-    dribbler = threading.Thread(target=_dribble, args=(host, int(port), connections, stop), daemon=True)
+    opened = threading.Event()
+    dribbler = threading.Thread(
+        target=_dribble, args=(host, int(port), connections, stop, opened), daemon=True
+    )
     dribbler.start()
-    time.sleep(1.0)  # let the connections open before probing
+    opened.wait(timeout=60)  # every connection tried once before probing
     latencies: list[float] = []
     failed = 0
     deadline = time.monotonic() + hold_s
@@ -229,11 +233,15 @@ def sweep_outlives_its_host(
         if response.status_code != 302 or "/sim/runs/" not in location:
             raise RuntimeError(f"the sweep did not start: {response.status_code} {response.text[:300]}")
         run_id = int(location.rstrip("/").rsplit("/", 1)[1])
-    # Kill the host that accepted it once the worker is measuring.
+    # Kill the host that accepted it once the worker is measuring: a first request is done.
     deadline = time.monotonic() + 60
-    while _run_state(cluster, run_id)[0] == "queued" and time.monotonic() < deadline:
+    while time.monotonic() < deadline:
+        state, done = _run_state(cluster, run_id)
+        if state not in ("queued", "running") or any(
+            not level.startswith("0/") for level in done.split(", ")
+        ):
+            break
         time.sleep(0.1)
-    time.sleep(1.0)
     state_when_killed = _run_state(cluster, run_id)
     accepting.kill()
     deadline = time.monotonic() + 300
