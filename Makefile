@@ -12,7 +12,7 @@ PG_TEST_DB ?= felab_ci
 PG_TEST_URL ?= postgresql://postgres@127.0.0.1:5432/$(PG_TEST_DB)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run serve release worker setup test test-sqlite test-under-load test-postgres lint chromium nginx bench cluster clean
+.PHONY: run serve release worker setup check test test-sqlite test-under-load test-postgres lint chromium nginx bench cluster clean
 
 $(VENV)/.runtime: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -81,8 +81,20 @@ lint: $(VENV)/.dev
 	DJANGO_ENV=production SECRET_KEY=check-deploy-$$(date +%s)-a-long-enough-random-looking-secret-key-value \
 		ALLOWED_HOSTS=felab.example.org $(PY) manage.py check --deploy --fail-level WARNING
 
+# The tests run in lanes (tests/support/lanes.py marks them): `check` is the quick one, without
+# a browser, a server or a process of its own. The rest runs on two pytest-xdist workers, each
+# with its own database, practice server and Chromium; the cluster lane runs alone, after: its
+# tests start several gunicorn hosts, nginx, PostgreSQL and Redis databases of fixed names.
+PYTEST := $(VENV)/bin/pytest
+XDIST ?= -n 2
+QUICK_LANE := not browser and not process and not cluster
+
+check: lint
+	$(PYTEST) $(XDIST) -m "$(QUICK_LANE)"
+
 test-sqlite: $(VENV)/.dev chromium nginx
-	$(VENV)/bin/pytest
+	$(PYTEST) $(XDIST) -m "not cluster"
+	$(PYTEST) -m cluster
 
 test: lint test-sqlite
 
@@ -91,14 +103,17 @@ test: lint test-sqlite
 test-under-load: $(VENV)/.dev chromium nginx
 	@command -v stress >/dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y stress)
 	stress --cpu 2 --quiet & hog=$$!; trap "kill $$hog" EXIT; \
-		$(VENV)/bin/pytest -p no:cacheprovider && $(VENV)/bin/pytest -p no:cacheprovider
+		for run in 1 2; do \
+			$(PYTEST) -p no:cacheprovider $(XDIST) -m "not cluster" && $(PYTEST) -p no:cacheprovider -m cluster || exit 1; \
+		done
 
 test-postgres: $(VENV)/.dev chromium nginx
 	$(PY) -c "import psycopg; \
 		conn = psycopg.connect('$(PG_ADMIN_URL)', autocommit=True); \
 		conn.execute('DROP DATABASE IF EXISTS $(PG_TEST_DB) WITH (FORCE)'); \
 		conn.execute('CREATE DATABASE $(PG_TEST_DB)')"
-	DATABASE_URL=$(PG_TEST_URL) $(VENV)/bin/pytest
+	DATABASE_URL=$(PG_TEST_URL) $(PYTEST) $(XDIST) -m "not cluster"
+	DATABASE_URL=$(PG_TEST_URL) $(PYTEST) -m cluster
 
 # Every benchmark, each printing its table (a missed target does not stop the others);
 # docs/benchmarks.md keeps the latest figures.

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.site import running_site, scratch_database
+from tests.support.site import running_site, scratch_database
 
 HEAVY = "/sim/?levels={levels}&slots=1024&max_tokens=200&slo_ms={slo}"
 LEVELS = "420,32"  # near the web cap: 1.89 of its 2 million units of work

@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.site import running_site, scratch_database
+from tests.support.site import running_site, scratch_database
 
 CARD = "/learn/llm-inference-performance/concurrency-sweep/step-1/"
 CARD_PAGE = "card page (answer shown)"  # a first-time visitor's: issue 14's target

@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.site import running_site, scratch_database
+from tests.support.site import running_site, scratch_database
 
 HERE = Path(__file__).resolve().parent
 LIGHTHOUSE = HERE / "lighthouse" / "node_modules" / ".bin" / "lighthouse"

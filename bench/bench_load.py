@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.load import LoadReport, duplicated_showings, run_load, stored_reviews
-from bench.site import running_site, scratch_database
+from tests.support.load import LoadReport, duplicated_showings, run_load, stored_reviews
+from tests.support.site import running_site, scratch_database
 
 
 def check(

@@ -1,18 +1,58 @@
 """The shared cast: a student, another student, an instructor, and anonymous visitors."""
 
-import io
+import os
+import tempfile
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Group, Permission, User
-from django.core.management import call_command
 from django.db.models import Q
 from django.test import Client
 
 from lessons.instructors import INSTRUCTORS_GROUP
 from lessons.models import Card
+from tests.support.bundled_lessons import load_bundled_lessons
+from tests.support.lanes import mark_lanes
 
 PASSWORD = "correct-horse-battery-staple"
 SEED_CARD_URL = "/learn/llm-inference-performance/concurrency-sweep/step-1/"
+
+
+def _own_folders_per_xdist_worker() -> None:
+    # Under pytest-xdist each worker gets its own simulation slots and file cache: sharing
+    # them, one worker's sim page would wait for (and 503 on) a slot another worker holds.
+    # Processes the tests start inherit these from the environment.
+    from django.conf import settings
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker:
+        return
+    defaults = {
+        "FELAB_SIM_SLOTS_DIR": str(settings.SIM_SLOTS_DIR),
+        "FELAB_CACHE_DIR": str(Path(tempfile.gettempdir()) / "felab-cache"),
+    }
+    for name, default in defaults.items():
+        os.environ[name] = f"{os.environ.get(name, default)}-{worker}"
+    settings.SIM_SLOTS_DIR = Path(os.environ["FELAB_SIM_SLOTS_DIR"])
+
+
+_own_folders_per_xdist_worker()
+
+
+def _quick_password_hashes() -> None:
+    # PBKDF2's million rounds cost about half a second of CPU per user made or logged in, and
+    # most tests make two or three; what tests check is who may log in, not the hash's cost.
+    # Servers the tests start in processes of their own keep the production hashers.
+    from django.conf import settings
+
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+_quick_password_hashes()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    mark_lanes(items)
 
 
 @pytest.fixture(autouse=True)
@@ -36,8 +76,8 @@ def _fresh_cache():
 
 @pytest.fixture
 def lessons(db) -> None:
-    """The bundled lesson content, imported as `make run` does."""
-    call_command("import_lessons", verbosity=0, stdout=io.StringIO())
+    """The bundled lesson content, as `make run` imports it."""
+    load_bundled_lessons()
 
 
 @pytest.fixture

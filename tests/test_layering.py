@@ -33,3 +33,12 @@ def test_quiz_models_know_nothing_of_requests():
     modules = _imported_modules(ROOT / "quiz" / "models.py")
     assert not {m for m in modules if m.startswith("django.http")}
     assert not modules & {"quiz.learners", ".learners"}
+
+
+def test_tests_never_import_the_benchmarks():
+    # Harness code the tests share lives in tests/support/; bench/ imports it from there.
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(m for m in _imported_modules(path) if m.split(".")[0] == "bench")
+        for path in (ROOT / "tests").rglob("*.py")
+    }
+    assert {path: modules for path, modules in offenders.items() if modules} == {}

@@ -4,6 +4,7 @@ import os
 import pty
 import select
 import shutil
+import signal
 import socket
 import time
 from pathlib import Path
@@ -45,6 +46,9 @@ def test_ctrl_c_stops_make_run_cleanly(tmp_path):
     pid, fd = pty.fork()
     if pid == 0:  # the child: make run on a terminal of its own, with a throwaway database
         os.chdir(ROOT)
+        # As a terminal's shell starts it: a suite started in the background (`pytest &`,
+        # nohup) passes SIGINT down ignored, and Ctrl-C would then reach no one.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.environ["DATABASE_URL"] = f"sqlite:///{tmp_path / 'run.sqlite3'}"
         os.execvp("make", ["make", "run", f"PORT={web}", f"PRACTICE_PORT={practice}"])
     output = bytearray()
@@ -60,7 +64,8 @@ def test_ctrl_c_stops_make_run_cleanly(tmp_path):
     finally:
         finished, _ = os.waitpid(pid, os.WNOHANG)
         if not finished:
-            os.kill(pid, 9)
+            # make's whole group: the site and the practice server would outlive make alone.
+            os.killpg(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
     text = output.decode(errors="replace")
     assert "Segmentation fault" not in text, text[-2000:]

@@ -1,6 +1,5 @@
 """Playwright driving Debian's Chromium against pytest-django's live server."""
 
-import io
 import os
 from collections.abc import Iterator
 
@@ -21,12 +20,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if "tests/browser/" in str(item.fspath):
-            item.add_marker(pytest.mark.browser)
 
 
 # Per module, not per session: Playwright's sync API keeps an event loop running in this
@@ -65,7 +58,7 @@ def page_without_js(browser: Browser) -> Iterator[Page]:
 @pytest.fixture
 def live_lessons(live_server, transactional_db) -> str:
     """The live server's address, with the bundled lessons imported."""
-    from django.core.management import call_command
+    from tests.support.bundled_lessons import load_bundled_lessons
 
-    call_command("import_lessons", verbosity=0, stdout=io.StringIO())
+    load_bundled_lessons()
     return live_server.url

@@ -41,7 +41,9 @@ def test_hostile_markdown_runs_nothing(page: Page, live_lessons):
     page.get_by_text("hover me").first.hover()
     page.get_by_text("click me").first.click()
     page.get_by_text("anchor").first.click()
-    page.wait_for_timeout(300)
+    # A javascript: link runs in a task its click queues; two turns of the page's event loop
+    # later it would have run.
+    page.evaluate("() => new Promise(done => setTimeout(() => setTimeout(done)))")
     assert page.evaluate("window.pwned") is None
     assert dialogs == []
     # The only scripts, SVGs and frames on the card are the app's own: the live chart's JSON

@@ -3,13 +3,13 @@ gunicorn hosts, a task worker, PostgreSQL and Redis, all on this machine."""
 
 import pytest
 
-from bench.bench_cluster import (
+from tests.support.cluster import practice_server, running_cluster
+from tests.support.cluster_checks import (
     load_with_a_host_killed,
     slow_clients,
     sweep_outlives_its_host,
     wrong_passwords,
 )
-from bench.cluster import practice_server, running_cluster
 
 
 @pytest.fixture(scope="module")

@@ -46,7 +46,8 @@ def card_form_data(card: Card, **changes) -> dict:
     return data
 
 
-def test_migration_creates_instructors_group_with_lesson_content_permissions_only():
+def test_migration_creates_instructors_group_with_lesson_content_permissions_only(instructors_group):
+    # The group as the migrations made it, even after a transactional test's flush removed it.
     group = Group.objects.get(name=INSTRUCTORS_GROUP)
     apps = set(group.permissions.values_list("content_type__app_label", flat=True))
     assert apps <= {"lessons", "felab_sim", "quiz"}

@@ -9,8 +9,8 @@ import signal
 
 import pytest
 
-from bench.load import duplicated_showings, run_load, stored_reviews
-from bench.site import running_site, scratch_database
+from tests.support.load import duplicated_showings, run_load, stored_reviews
+from tests.support.site import running_site, scratch_database
 
 ENGINES = ["sqlite"] + (["postgres"] if os.environ.get("DATABASE_URL", "").startswith("postgres") else [])
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
 
-from bench.site import PY, ROOT, scratch_database
+from tests.support.site import PY, ROOT, scratch_database
 
 REDIS_URL = os.environ.get("FELAB_BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
