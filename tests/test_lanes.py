@@ -34,3 +34,11 @@ def test_fixtures_that_start_servers_put_their_tests_in_the_process_lane(pytestc
 
 def test_a_test_that_starts_nothing_is_in_no_lane(request):
     assert not {mark.name for mark in request.node.iter_markers()} & {"browser", "process", "cluster"}
+
+
+def test_a_helper_imported_from_another_test_module_is_seen():
+    # tests/test_redis_outage.py starts its own redis-server through tests/limits.py's own_redis.
+    from tests import test_redis_outage
+
+    test = test_redis_outage.test_a_log_out_while_redis_is_unreachable_stays_a_log_out_when_it_answers_again
+    assert _code_starts_a_process(test)

@@ -173,5 +173,5 @@ def test_a_log_out_while_redis_is_unreachable_stays_a_log_out_when_it_answers_ag
         holder = Client()
         holder.cookies["sessionid"] = old_cookie
         page = holder.get("/").content.decode()
-        assert 'action="/accounts/logout/"' not in page and 'href="/accounts/login/"' in page
+        assert 'action="/accounts/logout/"' not in page and 'href="/accounts/login/?next=' in page
         network.cut()

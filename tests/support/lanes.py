@@ -54,6 +54,16 @@ def _process_helpers(module: ModuleType) -> frozenset[str]:
             segment = "\n".join(lines[node.lineno - 1 : node.end_lineno])
             if STARTS_A_PROCESS.search(segment):
                 names.add(node.name)
+    # Helpers imported from the suite's shared modules count too (tests/limits.py's own_redis).
+    for name, value in vars(module).items():
+        home = getattr(value, "__module__", None) or ""
+        shared = home.startswith("tests.") and home != module.__name__
+        if (
+            shared
+            and (inspect.isfunction(value) or inspect.isclass(value))
+            and STARTS_A_PROCESS.search(_source(value))
+        ):
+            names.add(name)
     return frozenset(names)
 
 
