@@ -1,5 +1,5 @@
 """Real runs started from the browser: queued as SweepRuns, measured one at a time by a task
-worker (`manage.py db_worker`, felab_sim/tasks.py), never inside a web process. A run is lesson
+worker (`manage.py db_worker`, run_queued_sweeps below), never inside a web process. A run is lesson
 03's sweep or lesson 06's prefix-cache run; both kinds share one queue and one slot, since two
 runs timing the same practice server at once would each measure the other.
 
@@ -24,7 +24,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, close_old_connections, connection, transaction
 from django.utils import timezone
-from django_tasks import TaskResultStatus
+from django_tasks import TaskResultStatus, task
 from django_tasks_db.models import DBTaskResult
 
 from lessons.instructors import is_instructor
@@ -231,8 +231,6 @@ def _queue(
     user: AbstractBaseUser | AnonymousUser,
     server_url: str | None,
 ) -> SweepRun:
-    from .tasks import run_queued_sweeps  # tasks imports this module
-
     url = server_url or settings.PRACTICE_SERVER_URL
     starter = user if user.is_authenticated else None
     try:
@@ -270,6 +268,14 @@ def claim_next_run() -> SweepRun | None:
     except IntegrityError:  # one_sweep_running_at_a_time: another worker's run is measuring
         return None
     return SweepRun.objects.get(pk=waiting[0].pk) if claimed else None
+
+
+@task()
+def run_queued_sweeps() -> int:
+    """The task a task worker runs: measure the queued runs (sweeps and prefix-cache runs), one
+    at a time; enqueued once per run started. It lives beside the queue it drains, so that
+    enqueuing and draining need no import circle."""
+    return work_through_queue()
 
 
 def work_through_queue(poll_s: float = 1.0) -> int:
