@@ -27,9 +27,6 @@ from django.utils import timezone
 from django_tasks import TaskResultStatus, task
 from django_tasks_db.models import DBTaskResult
 
-from lessons.instructors import is_instructor
-from quiz.models import shared_name
-
 from . import processes
 from .core.model import ParamError, SweepParams, SweepResult, requests_at_level
 from .loadgen import (
@@ -127,16 +124,30 @@ class AlreadyWaiting(Exception):
         self.run = run
 
 
+# Whose name an instructor may see is the learner app's rule (the student's consent, the
+# Instructors group), and that app stands above this one: it hands its rule in at start-up
+# (show_starters_by, from quiz's AppConfig.ready). Until then nobody but the owner sees a name.
+StarterRule = Callable[[AbstractBaseUser, AbstractBaseUser], str]
+_starter_rule: list[StarterRule] = [lambda owner, viewer: ""]
+
+
+def show_starters_by(rule: StarterRule) -> None:
+    """Install ``rule(owner, viewer)``: how a run's starter is named to a signed-in viewer other
+    than the owner ("" for not at all)."""
+    _starter_rule[0] = rule
+
+
 def starter_shown_to(run: SweepRun, viewer: AbstractBaseUser | AnonymousUser) -> str:
-    """Who started ``run``, as ``viewer`` may see it: "you" to its owner; to an instructor, the
-    student's name only if they chose to share it (quiz's rule, as on /instructor/); nothing to
-    anyone else, since run pages are public and their numbers count up."""
+    """Who started ``run``, as ``viewer`` may see it: "you" to its owner; to anyone else, what
+    the installed rule allows (quiz's: an instructor sees the student's name only if they chose
+    to share it, as on /instructor/); nothing to an anonymous visitor, since run pages are public
+    and their numbers count up."""
     owner = run.started_by
     if owner is None or not viewer.is_authenticated:
         return ""
     if viewer.pk == owner.pk:
         return "you"
-    return shared_name(owner) if is_instructor(viewer) else ""
+    return _starter_rule[0](owner, viewer)
 
 
 def reap_dead_runs() -> int:
