@@ -227,7 +227,7 @@ class SweepRun(models.Model):
     """A real run measured over HTTP against an OpenAI-compatible server, kept for plotting:
     lesson 03's concurrency sweep (its levels), or lesson 06's prefix-cache run (its orders).
 
-    It waits in the queue until a task worker (felab_sim/tasks.py) takes it; one runs at a time
+    It waits in the queue until a task worker (felab_sim.runs.run_queued_sweeps) takes it; one runs at a time
     for the whole site, whatever its kind (two runs measuring one server at once would each
     time the other's requests), and each user has at most one waiting or running.
     """

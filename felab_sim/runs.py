@@ -1,5 +1,5 @@
 """Real runs started from the browser: queued as SweepRuns, measured one at a time by a task
-worker (`manage.py db_worker`, felab_sim/tasks.py), never inside a web process. A run is lesson
+worker (`manage.py db_worker`, run_queued_sweeps below), never inside a web process. A run is lesson
 03's sweep or lesson 06's prefix-cache run; both kinds share one queue and one slot, since two
 runs timing the same practice server at once would each measure the other.
 
@@ -24,11 +24,8 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, close_old_connections, connection, transaction
 from django.utils import timezone
-from django_tasks import TaskResultStatus
+from django_tasks import TaskResultStatus, task
 from django_tasks_db.models import DBTaskResult
-
-from lessons.instructors import is_instructor
-from quiz.models import shared_name
 
 from . import processes
 from .core.model import ParamError, SweepParams, SweepResult, requests_at_level
@@ -127,16 +124,30 @@ class AlreadyWaiting(Exception):
         self.run = run
 
 
+# Whose name an instructor may see is the learner app's rule (the student's consent, the
+# Instructors group), and that app stands above this one: it hands its rule in at start-up
+# (show_starters_by, from quiz's AppConfig.ready). Until then nobody but the owner sees a name.
+StarterRule = Callable[[AbstractBaseUser, AbstractBaseUser], str]
+_starter_rule: list[StarterRule] = [lambda owner, viewer: ""]
+
+
+def show_starters_by(rule: StarterRule) -> None:
+    """Install ``rule(owner, viewer)``: how a run's starter is named to a signed-in viewer other
+    than the owner ("" for not at all)."""
+    _starter_rule[0] = rule
+
+
 def starter_shown_to(run: SweepRun, viewer: AbstractBaseUser | AnonymousUser) -> str:
-    """Who started ``run``, as ``viewer`` may see it: "you" to its owner; to an instructor, the
-    student's name only if they chose to share it (quiz's rule, as on /instructor/); nothing to
-    anyone else, since run pages are public and their numbers count up."""
+    """Who started ``run``, as ``viewer`` may see it: "you" to its owner; to anyone else, what
+    the installed rule allows (quiz's: an instructor sees the student's name only if they chose
+    to share it, as on /instructor/); nothing to an anonymous visitor, since run pages are public
+    and their numbers count up."""
     owner = run.started_by
     if owner is None or not viewer.is_authenticated:
         return ""
     if viewer.pk == owner.pk:
         return "you"
-    return shared_name(owner) if is_instructor(viewer) else ""
+    return _starter_rule[0](owner, viewer)
 
 
 def reap_dead_runs() -> int:
@@ -231,8 +242,6 @@ def _queue(
     user: AbstractBaseUser | AnonymousUser,
     server_url: str | None,
 ) -> SweepRun:
-    from .tasks import run_queued_sweeps  # tasks imports this module
-
     url = server_url or settings.PRACTICE_SERVER_URL
     starter = user if user.is_authenticated else None
     try:
@@ -270,6 +279,14 @@ def claim_next_run() -> SweepRun | None:
     except IntegrityError:  # one_sweep_running_at_a_time: another worker's run is measuring
         return None
     return SweepRun.objects.get(pk=waiting[0].pk) if claimed else None
+
+
+@task()
+def run_queued_sweeps() -> int:
+    """The task a task worker runs: measure the queued runs (sweeps and prefix-cache runs), one
+    at a time; enqueued once per run started. It lives beside the queue it drains, so that
+    enqueuing and draining need no import circle."""
+    return work_through_queue()
 
 
 def work_through_queue(poll_s: float = 1.0) -> int:

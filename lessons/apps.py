@@ -9,10 +9,10 @@ class LessonsConfig(AppConfig):
         from django.utils.autoreload import file_changed
 
         from config.content_cache import drop_kept_when_a_template_changes, watch
-        from felab_sim.models import ParameterSet, Scenario
 
         from .models import Card, CardFigure, CardTerm, Course, GlossaryTerm, Lesson
 
         # Everything a lesson, card or glossary page shows: an edit to any of it is a new version.
-        watch(Course, Lesson, Card, CardTerm, CardFigure, GlossaryTerm, Scenario, ParameterSet)
+        # The simulator's scenarios and parameter sets that cards cite: felab_sim watches its own.
+        watch(Course, Lesson, Card, CardTerm, CardFigure, GlossaryTerm)
         file_changed.connect(drop_kept_when_a_template_changes, dispatch_uid="felab-kept-templates")

@@ -2,8 +2,9 @@
 
 is_instructor() is the one test of who counts as an instructor, for every app.
 
-Migrations call grant_content_permissions() with their historical app registry, so each
-app that adds instructor-editable models grants them in its own migration.
+lessons' own migrations call grant_content_permissions() with their historical app registry;
+another app that adds instructor-editable models grants them in its own migration, with its own
+frozen copy of the group's name (a migration imports no other app's code).
 """
 
 from typing import Any

@@ -1,4 +1,5 @@
-"""The course's pages: the home page, a lesson, and the card page (quiz's tags add the learner's work)."""
+"""The course's pages: the home page, a lesson, and the card page (the learner's work comes in
+through lessons/templatetags/learner_work.py, which quiz fills)."""
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render

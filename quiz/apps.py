@@ -6,4 +6,18 @@ class QuizConfig(AppConfig):
     verbose_name = "Self-assessment and progress"
 
     def ready(self) -> None:
+        from felab_sim.runs import show_starters_by
+        from lessons.templatetags import learner_work
+
         from . import learners  # noqa: F401  (connects the merge at log in)
+        from .models import run_starter_shown_to
+        from .templatetags import quiz_tags
+
+        # The apps below ask quiz through hooks, since they must not import it.
+        show_starters_by(run_starter_shown_to)
+        learner_work.provide(
+            card_study=quiz_tags.card_study,
+            answer_typed_before=quiz_tags.answer_typed_before,
+            rating_buttons=quiz_tags.rating_buttons,
+            course_maps=quiz_tags.course_maps,
+        )

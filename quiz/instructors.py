@@ -1,7 +1,7 @@
 """Instructors may look at what students recorded, in the admin, and change none of it.
 
-Called by a data migration with its historical app registry, and by tests whose
-transactional flush removed the group.
+Called with an app registry (django.apps.apps) by tests whose transactional flush removed the
+group; migration 0005 keeps its own frozen copy, as migrations must not depend on today's code.
 """
 
 from typing import Any

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from django.conf import settings
 from django.db import models, transaction
 
+from lessons.instructors import is_instructor
 from lessons.models import Card
 
 from . import clock, scheduling
@@ -38,6 +39,12 @@ class Layer(models.TextChoices):
     """Parts of the answer a student opens on purpose, beyond the reveal itself."""
 
     DEEPER = "deeper", "Go deeper"
+
+
+def run_starter_shown_to(owner: Any, viewer: Any) -> str:
+    """A simulator run's starter as another signed-in user may see them: to an instructor, as
+    on /instructor/; to anyone else, not at all. felab_sim asks through runs.show_starters_by."""
+    return shared_name(owner) if is_instructor(viewer) else ""
 
 
 def shared_name(user: Any) -> str:

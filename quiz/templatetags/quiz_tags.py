@@ -1,8 +1,8 @@
-"""What lessons' pages show of the learner's own work; lessons' views know nothing of quiz.
+"""What pages show of the learner's own work; lessons knows nothing of quiz.
 
-The card page and the home page belong to lessons. They load these tags to add the
-learner's study state and progress bars, so quiz depends on lessons and never the
-other way round.
+The card page and the home page belong to lessons. Their templates load lessons' learner_work
+tags, which call the functions here that QuizConfig.ready provides them, so quiz depends on
+lessons and never the other way round. quiz's own templates load this library directly.
 """
 
 from collections.abc import Iterable

@@ -1,0 +1,62 @@
+"""The learner's own work on lessons' pages, asked of the app that keeps it.
+
+The card page shows the learner's typed answer, study state and rating buttons; the home page
+shows each course's map of their progress. That work belongs to quiz, which stands above
+lessons: quiz hands its functions in at start-up (provide(), from QuizConfig.ready) and these
+tags call them, so lessons' templates load only lessons' own libraries and lessons imports
+nothing of quiz.
+"""
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from django import template
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.safestring import SafeString
+
+from lessons.models import Card, Course
+
+register = template.Library()
+
+PROVIDED = ("card_study", "answer_typed_before", "rating_buttons", "course_maps")
+_provided: dict[str, Callable[..., Any]] = {}
+
+
+def provide(**functions: Callable[..., Any]) -> None:
+    """Install the learner app's functions, by the names in PROVIDED: ``card_study(context,
+    card)``, ``answer_typed_before(context, card)``, ``rating_buttons(previews)`` and
+    ``course_maps(context, courses)``."""
+    if unknown := set(functions) - set(PROVIDED):
+        raise TypeError(f"no learner-work tag is named {', '.join(sorted(unknown))}")
+    _provided.update(functions)
+
+
+def _provider(name: str) -> Callable[..., Any]:
+    try:
+        return _provided[name]
+    except KeyError:
+        raise ImproperlyConfigured(f"no installed app provides the learner's {name} (quiz does)") from None
+
+
+@register.simple_tag(takes_context=True)
+def card_study(context: template.Context, card: Card) -> Any:
+    """The requesting learner's typed answer, showing, review and rating previews for ``card``."""
+    return _provider("card_study")(context, card)
+
+
+@register.simple_tag(takes_context=True)
+def answer_typed_before(context: template.Context, card: Card) -> str:
+    """What the learner typed before showing the answer, put back in the box when they hide it."""
+    return _provider("answer_typed_before")(context, card)
+
+
+@register.simple_tag
+def rating_buttons(previews: Iterable[Any]) -> SafeString:
+    """The four rating buttons, each with when the card would come back."""
+    return _provider("rating_buttons")(previews)
+
+
+@register.simple_tag(takes_context=True)
+def course_maps(context: template.Context, courses: Iterable[Course]) -> list[Any]:
+    """Each course's map for the requesting learner."""
+    return _provider("course_maps")(context, courses)
