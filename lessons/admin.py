@@ -15,6 +15,7 @@ from django.utils.decorators import method_decorator
 from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_POST
 
+from . import number_checks
 from .markdown import normalise_line_ends
 from .models import Card, CardFigure, CardTerm, Course, GlossaryTerm, Lesson
 from .views import render_preview
@@ -104,7 +105,14 @@ class ChecksField(forms.JSONField):
     def prepare_value(self, value: Any) -> str:
         if not isinstance(value, list) or not value:
             return super().prepare_value(value)
-        lines = ",\n".join("  " + json.dumps(entry, ensure_ascii=False) for entry in value)
+        lines = ",\n".join(
+            "  "
+            + json.dumps(
+                number_checks.in_written_order(entry) if isinstance(entry, dict) else entry,
+                ensure_ascii=False,
+            )
+            for entry in value
+        )
         return f"[\n{lines}\n]"
 
 

@@ -501,7 +501,7 @@ def card_values(card: Card) -> dict[str, Any]:
         "scenario": card.scenario.slug if card.scenario else None,
         "figures": [_figure_entry(row) for row in sorted(card.figures.all(), key=lambda f: f.order)],
         "terms": [ct.term.term for ct in sorted(card.card_terms.all(), key=lambda ct: ct.order)],
-        "checks": card.number_checks,
+        "checks": [number_checks.in_written_order(row) for row in card.number_checks or []],
     }
 
 
@@ -516,7 +516,7 @@ def _check_row(row: Any, path: Path, step: int) -> dict[str, Any]:
                for key, value in row.items() if value is not None}  # fmt: skip
     if problem := number_checks.shape_problem([row]):
         raise ContentError(f"{path}: card step {step}: {problem}")
-    return {key: row[key] for key in number_checks.CHECK_KEYS if key in row}
+    return number_checks.in_written_order(row)
 
 
 def _figure_row(row: Any, path: Path, step: int) -> dict[str, Any]:

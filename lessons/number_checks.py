@@ -124,6 +124,14 @@ _FUNCTIONS: dict[str, Callable[..., float]] = {
     "ln": math.log,
 }
 CHECK_KEYS = ("number", "expr", "source", "tolerance")
+
+
+def in_written_order(entry: dict[str, Any]) -> dict[str, Any]:
+    """A check's keys in the order the files and the admin write them. PostgreSQL's jsonb keeps
+    a mapping's keys in an order of its own (shortest first), so it never decides this."""
+    return {key: entry[key] for key in CHECK_KEYS if key in entry}
+
+
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 
 

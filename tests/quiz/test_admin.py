@@ -3,6 +3,7 @@
 import pytest
 from django.apps import apps
 from django.contrib.auth.models import Group, Permission, User
+from django.db import connection
 from django.test import Client
 
 from lessons.instructors import INSTRUCTORS_GROUP
@@ -104,7 +105,12 @@ def superuser_client(db) -> Client:
         ("/admin/quiz/showing/?q=%00", "q"),
         ("/admin/quiz/showing/?shown_at__year=99999999999", "shown_at__year"),
         ("/admin/quiz/review/?reviewed_at__year=99999999999", "reviewed_at__year"),
-        ("/admin/quiz/cardstate/?fsrs_card__contains=x", "fsrs_card__contains"),
+        # SQLite has no JSON containment (PostgreSQL's jsonb applies it, and answers 200).
+        pytest.param(
+            "/admin/quiz/cardstate/?fsrs_card__contains=x",
+            "fsrs_card__contains",
+            marks=pytest.mark.skipif(connection.vendor != "sqlite", reason="jsonb applies @>"),
+        ),
         ("/admin/lessons/card/?question__iregex=%5B", "question__iregex"),
         ("/admin/lessons/glossaryterm/?term__regex=(", "term__regex"),
         ("/admin/auth/user/?username__iregex=%5B", "username__iregex"),
