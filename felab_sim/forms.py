@@ -53,7 +53,8 @@ class SweepForm(forms.Form):
             field = error.param if error.param in self.fields else None
             self.add_error(field, worded(self, error))
             return data
-        self.params = params
+        # Handed on in cleaned_data: the view reads the validated SweepParams from there.
+        data["params"] = params
         return data
 
 

@@ -57,8 +57,9 @@ def sim_page(request: HttpRequest) -> HttpResponse:
     result, figure = None, None
     if form.is_valid():
         try:
-            with _simulator_slot(form.params):
-                result = cached_sweep(form.params)
+            params = form.cleaned_data["params"]
+            with _simulator_slot(params):
+                result = cached_sweep(params)
                 figure = _sim_figure(result, measured)
         except SimulatorBusy:
             return _simulator_busy(request)
