@@ -171,6 +171,12 @@ def _too_many(request: HttpRequest, scope: str, limit: int, window: int, retry_a
     return response
 
 
+def _address_key(scope: str, request: HttpRequest) -> str:
+    """The count of one scope's requests from this client address (sign-up and the password
+    forms share the "login" one)."""
+    return f"ratelimit:{scope}:{client_address(request)}"
+
+
 def rate_limited(scope: str, methods: tuple[str, ...] = ("GET", "POST")) -> Callable[[View], View]:
     """Limit a view to settings.RATE_LIMITS[scope] = (requests, window seconds) per address."""
 
@@ -180,7 +186,7 @@ def rate_limited(scope: str, methods: tuple[str, ...] = ("GET", "POST")) -> Call
             limit, window = settings.RATE_LIMITS[scope]
             if request.method not in methods or limit <= 0:
                 return view(request, *args, **kwargs)
-            count, seconds_left = count_request(f"ratelimit:{scope}:{client_address(request)}", window)
+            count, seconds_left = count_request(_address_key(scope, request), window)
             if count > limit:
                 return _too_many(request, scope, limit, window, max(1, math.ceil(seconds_left)))
             return view(request, *args, **kwargs)
@@ -214,7 +220,7 @@ def limit_password_attempts(view: View) -> View:
         limit, window = settings.RATE_LIMITS["login"]
         if request.method != "POST" or limit <= 0:
             return view(request, *args, **kwargs)
-        keys = [f"ratelimit:login:{client_address(request)}"]
+        keys = [_address_key("login", request)]
         account = _submitted_account(request)
         if account:
             keys.append(f"ratelimit:login-account:{hashlib.sha256(account.encode()).hexdigest()[:32]}")
