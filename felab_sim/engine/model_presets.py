@@ -56,7 +56,8 @@ PRESETS: tuple[ModelPreset, ...] = (
     ModelPreset(
         "Llama-3.1-8B",
         _hf("meta-llama/Llama-3.1-8B"),
-        "mlc-ai/mlc-llm, python/mlc_llm/model/model_preset.py (llama3_1_8b)",
+        "citsjtu2020/LLM-Prof, sglang/Model_Config.md (a verbatim copy) and mlc-ai/mlc-llm, "
+        "python/mlc_llm/model/model_preset.py (llama3_1_8b)",
         {
             "architectures": ["LlamaForCausalLM"],
             "model_type": "llama",
@@ -142,8 +143,8 @@ PRESETS: tuple[ModelPreset, ...] = (
     ModelPreset(
         "Qwen2.5-7B",
         _hf("Qwen/Qwen2.5-7B"),
-        "volcengine/verl, tests/utils/test_flops_counter.py (the qwen2 case, from Qwen/Qwen2.5-7B-Instruct) "
-        "and the Qwen2.5-7B model card (ZHUI/paddlenlp_model_readme, Qwen/Qwen2.5-7B/index.md)",
+        "citsjtu2020/LLM-Prof, sglang/Model_Config.md (a verbatim copy); the shape also in volcengine/verl, "
+        "tests/utils/test_flops_counter.py and the model card (ZHUI/paddlenlp_model_readme, Qwen/Qwen2.5-7B/index.md)",
         {
             "architectures": ["Qwen2ForCausalLM"],
             "model_type": "qwen2",
@@ -164,9 +165,8 @@ PRESETS: tuple[ModelPreset, ...] = (
     ModelPreset(
         "Qwen3-30B-A3B",
         _hf("Qwen/Qwen3-30B-A3B"),
-        "THUDM's slime as copied in zyzshishui/slime, scripts/models/qwen3-30B-A3B.sh (its Megatron "
-        "flags restate the config: 48 layers, hidden 2048, 32 heads, 4 KV groups of 128, 128 experts, "
-        "top-8, expert width 768, vocab 151936, untied)",
+        "citsjtu2020/LLM-Prof, sglang/Model_Config.md (a verbatim copy); the same shape in slime's "
+        "Megatron flags (zyzshishui/slime, scripts/models/qwen3-30B-A3B.sh)",
         {
             "architectures": ["Qwen3MoeForCausalLM"],
             "model_type": "qwen3_moe",
@@ -184,6 +184,9 @@ PRESETS: tuple[ModelPreset, ...] = (
             "vocab_size": 151936,
             "tie_word_embeddings": False,
             "attention_bias": False,
+            "max_position_embeddings": 40960,
+            "max_window_layers": 48,
+            "sliding_window": None,
             "use_sliding_window": False,
         },
         PublishedCount(30.5, 3.3, stated_in="Qwen3-30B-A3B model card: 30.5B total, 3.3B activated"),

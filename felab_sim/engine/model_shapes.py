@@ -639,9 +639,10 @@ def read_config(config_json: str | Mapping[str, Any]) -> ModelShape:
             raise ModelConfigError(
                 "num_key_value_heads", f"{kv_heads} does not divide num_attention_heads {heads}"
             )
-        head_dim = _int(config, "head_dim", default=0, minimum=1) or hidden // heads
+        # Configs without head_dim use hidden_size ÷ heads, as transformers does.
+        head_dim = _optional_int(config, "head_dim") or hidden // heads
         if head_dim < 1:
-            raise ModelConfigError("head_dim", "missing, and hidden_size ÷ num_attention_heads is 0")
+            raise ModelConfigError("head_dim", f"missing, and hidden_size {hidden} ÷ {heads} heads is 0")
     attention_bias = _bool(config, "attention_bias", False)
     layer_attention = family.attention(config, layers)
     return ModelShape(

@@ -213,7 +213,7 @@ GEMMA3_NESTED = {  # Gemma 3's multimodal wrapper: the language model sits in te
     "vision_config": {"hidden_size": 1152, "num_hidden_layers": 27},
 }
 MISTRAL_V0_1 = {**config_of("Mistral-7B-v0.3"), "sliding_window": 4096, "vocab_size": 32000}
-QWEN3_8B = {
+QWEN3_8B = {  # Qwen/Qwen3-8B's shape fields
     "architectures": ["Qwen3ForCausalLM"],
     "model_type": "qwen3",
     "head_dim": 128,
@@ -222,6 +222,8 @@ QWEN3_8B = {
     "num_attention_heads": 32,
     "num_hidden_layers": 36,
     "num_key_value_heads": 8,
+    "max_position_embeddings": 40960,
+    "max_window_layers": 36,
     "sliding_window": None,
     "use_sliding_window": False,
     "tie_word_embeddings": False,
