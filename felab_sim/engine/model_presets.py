@@ -112,9 +112,7 @@ PRESETS: tuple[ModelPreset, ...] = (
             "attention_bias": False,
             "max_position_embeddings": 131072,
         },
-        PublishedCount(
-            1.24, stated_in="Hugging Face's parameter count, not checked here (Meta's card: 1.23B)"
-        ),
+        PublishedCount(1.23, stated_in="Meta's Llama 3.2 model card: 1B (1.23B); Hugging Face shows 1.24B"),
     ),
     ModelPreset(
         "Qwen2.5-0.5B",
@@ -138,7 +136,8 @@ PRESETS: tuple[ModelPreset, ...] = (
             "use_sliding_window": False,
         },
         PublishedCount(0.49, stated_in="Qwen2.5-0.5B model card: 0.49B"),
-        note="No verbatim copy of this config.json was found; the shape fields match the card and Qwen2-0.5B's config.",
+        note="A verbatim copy of this config.json turned up in the code search without its repository's "
+        "name; every value here matches it.",
     ),
     ModelPreset(
         "Qwen2.5-7B",
