@@ -5,7 +5,7 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import models
+from django.db import IntegrityError, models, transaction
 from django.urls import reverse
 from django.utils import timezone
 
@@ -222,6 +222,10 @@ class SweepRunQuerySet(models.QuerySet["SweepRun"]):
             waiting, key=lambda run: run.started_by_id is not None and run.started_by_id == last_user_id
         )
 
+    def next_in_turn(self) -> SweepRun | None:
+        turn = self.in_turn()
+        return turn[0] if turn else None
+
 
 class SweepRun(models.Model):
     """A real run measured over HTTP against an OpenAI-compatible server, kept for plotting:
@@ -329,6 +333,27 @@ class SweepRun(models.Model):
             elapsed = (timezone.now() - running.started_at).total_seconds()
             seconds += max(0.0, running.expected_seconds() - elapsed)
         return len(ahead) + 1, seconds
+
+    def take_turn(self, worker: str) -> bool:
+        """Start measuring, by ``worker``, if this run is next in turn and no run measures the
+        practice server; whether it did. The database decides between two workers trying at once
+        (one_run_measuring_at_a_time), so the check and the claim need no lock of their own."""
+        next_run = SweepRun.objects.next_in_turn()
+        if next_run is None or next_run.pk != self.pk:
+            return False
+        now = timezone.now()
+        try:
+            with transaction.atomic():
+                taken = (
+                    SweepRun.objects.queued()
+                    .filter(pk=self.pk)
+                    .update(state=self.State.RUNNING, started_at=now, heartbeat_at=now, worker=worker)
+                )
+        except IntegrityError:  # another run is measuring
+            return False
+        if taken:
+            self.refresh_from_db()
+        return bool(taken)
 
     def sweep_params(self) -> SweepParams:
         return SweepParams.from_flat(self.params)

@@ -1,20 +1,23 @@
-"""Real runs started from the browser: queued as SweepRuns, measured one at a time by a task
-worker (`manage.py db_worker`, run_queued_sweeps below), never inside a web process. A run is lesson
-03's sweep or lesson 06's prefix-cache run; both kinds share one queue and one slot, since two
-runs timing the same practice server at once would each measure the other.
+"""Real runs started from the browser: recorded as SweepRuns and measured by a task worker
+(`manage.py db_worker`), never inside a web process. A run is lesson 03's sweep or lesson 06's
+prefix-cache run; both kinds wait their turn in one line, since two runs timing the same
+practice server at once would each measure the other.
 
-A web process only records the run and enqueues a task; any worker on any host takes the
-next run in turn (SweepRunQuerySet.in_turn), so a run survives the web worker that accepted
-it. The measuring itself is felab_sim.loadgen (asyncio, no Django). It runs in a thread of its
-own; the worker's thread copies its progress into the database twice a second, because
-Django's ORM refuses to be called from inside a running event loop.
+A web process records the run and enqueues its one task (measure_run, given the run's id); any
+worker on any host may take it, so a run survives the web worker that accepted it. The order of
+turns is the database's (SweepRunQuerySet.in_turn), and so are the rules: one run measuring at a
+time and one waiting or running run per user are unique constraints on SweepRun, which a
+task that is not next defers itself around (django-tasks' run_after) instead of waiting.
+
+The measuring itself is felab_sim.loadgen (asyncio, no Django). It runs in a thread of its own;
+the worker's thread copies its progress into the database twice a second, because Django's ORM
+refuses to be called from inside a running event loop.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -43,11 +46,11 @@ log = logging.getLogger(__name__)
 
 FLUSH_EVERY_S = 0.5
 # A run whose worker has not written for this long died with its process, wherever it ran.
-# With WATCH_EVERY_S, a run whose worker another machine killed fails within a minute.
 STALE_AFTER = timedelta(seconds=30)
-# How often each task worker looks for runs whose worker died (db_worker's watch thread): on
-# its own machine it sees a killed process at once, elsewhere it waits for STALE_AFTER.
-WATCH_EVERY_S = 10.0
+# How soon a waiting run's task looks again for its turn. A worker busy measuring takes no
+# task meanwhile, so the tasks of waiting runs cost a row each this often only while another
+# worker is idle; the next run starts at most this long after the one before ends.
+TURN_CHECK_EVERY = timedelta(seconds=1)
 WORKER_DIED = "The run stopped reporting (its worker process ended); start it again."
 
 T = TypeVar("T")
@@ -151,8 +154,8 @@ def starter_shown_to(run: SweepRun, viewer: AbstractBaseUser | AnonymousUser) ->
 
 
 def reap_dead_runs() -> int:
-    """Fail the running runs whose worker died, freeing the slot and their owners' turn, and
-    the task rows those workers held; returns how many runs failed.
+    """Fail the running runs whose worker died, freeing the practice server and their owners'
+    place in line, and the task rows those workers held; returns how many runs failed.
 
     A worker is dead when this machine sees its process gone (at once, even after SIGKILL), or
     when its run has not written for STALE_AFTER (a worker on another machine).
@@ -193,22 +196,10 @@ def _fail_dead_workers_tasks(dead_workers: set[str], now: datetime) -> None:
         )
 
 
-def watch_runs(stop: threading.Event, every_s: float = WATCH_EVERY_S) -> None:
-    """What each task worker does beside its tasks until ``stop`` is set: fail the runs of
-    workers that died, so the queue moves on without anyone opening a page."""
-    while not stop.wait(every_s):
-        try:
-            reap_dead_runs()
-        except Exception:  # a locked or lost database: try again at the next look
-            log.exception("looking for runs whose worker died failed")
-        finally:
-            connection.close()
-
-
 def start_run(
     params: SweepParams, user: AbstractBaseUser | AnonymousUser, server_url: str | None = None
 ) -> SweepRun:
-    """Queue a new sweep for the task workers; AlreadyWaiting if this user has a run queued or running."""
+    """Record a new sweep and enqueue its task; AlreadyWaiting if this user has a run queued or running."""
     BROWSER_LIMITS.check(params)
 
     def levels(run: SweepRun) -> None:
@@ -216,13 +207,13 @@ def start_run(
             SweepRunLevel(run=run, conc=conc, requests=requests_at_level(conc)) for conc in params.levels
         )
 
-    return _queue(SweepRun.Kind.SWEEP, params.as_flat(), levels, user, server_url)
+    return _record(SweepRun.Kind.SWEEP, params.as_flat(), levels, user, server_url)
 
 
 def start_prefix_cache_run(
     setup: PrefixCacheSetup, user: AbstractBaseUser | AnonymousUser, server_url: str | None = None
 ) -> SweepRun:
-    """Queue a prefix-cache run of ``setup``'s settings in both orders (``setup.order`` plays no
+    """Record a prefix-cache run of ``setup``'s settings in both orders (``setup.order`` plays no
     part); AlreadyWaiting if this user has a run queued or running."""
     PREFIX_CACHE_LIMITS.check(setup)
 
@@ -232,10 +223,10 @@ def start_prefix_cache_run(
             for half in run.prefix_setups()
         )
 
-    return _queue(SweepRun.Kind.PREFIX_CACHE, _setup_values(setup), orders, user, server_url)
+    return _record(SweepRun.Kind.PREFIX_CACHE, _setup_values(setup), orders, user, server_url)
 
 
-def _queue(
+def _record(
     kind: str,
     params: dict,
     add_parts: Callable[[SweepRun], None],
@@ -252,59 +243,29 @@ def _queue(
         # The user's earlier run may be one whose worker died and no worker has looked yet.
         if not reap_dead_runs():
             raise AlreadyWaiting(SweepRun.objects.active().filter(started_by=starter).first()) from None
-        return _queue(kind, params, add_parts, user, server_url)
-    transaction.on_commit(run_queued_sweeps.enqueue)
+        return _record(kind, params, add_parts, user, server_url)
+    transaction.on_commit(lambda: measure_run.enqueue(run.pk))
     return run
 
 
-def claim_next_run() -> SweepRun | None:
-    """Take the next run in turn from the queue; None if there is none or another run holds the slot."""
-    reap_dead_runs()
-    waiting = SweepRun.objects.in_turn()
-    if not waiting:
-        return None
-    now = timezone.now()
-    try:
-        with transaction.atomic():
-            claimed = (
-                SweepRun.objects.queued()
-                .filter(pk=waiting[0].pk)
-                .update(
-                    state=SweepRun.State.RUNNING,
-                    started_at=now,
-                    heartbeat_at=now,
-                    worker=processes.process_name(),
-                )
-            )
-    except IntegrityError:  # one_sweep_running_at_a_time: another worker's run is measuring
-        return None
-    return SweepRun.objects.get(pk=waiting[0].pk) if claimed else None
-
-
 @task()
-def run_queued_sweeps() -> int:
-    """The task a task worker runs: measure the queued runs (sweeps and prefix-cache runs), one
-    at a time; enqueued once per run started. It lives beside the queue it drains, so that
-    enqueuing and draining need no import circle."""
-    return work_through_queue()
+def measure_run(run_pk: int) -> str:
+    """The task of one run, enqueued when the run is recorded: measure it when its turn comes.
 
-
-def work_through_queue(poll_s: float = 1.0) -> int:
-    """Run queued runs one after another until none waits; returns how many this call ran.
-
-    While another worker's run holds the slot, wait for it rather than return: if that worker
-    died, its run is failed (reap_dead_runs) and this one carries on with the queue.
+    A run that is not next in turn, or finds another run measuring, enqueues this task again
+    for TURN_CHECK_EVERY later and ends, so a worker is never held by a run that waits. Before
+    looking, it fails the runs whose worker died (reap_dead_runs): a killed worker's run frees
+    the practice server for the next as soon as the next one's task looks.
     """
-    ran = 0
-    while True:
-        run = claim_next_run()
-        if run is not None:
-            execute_run(run.pk)
-            ran += 1
-        elif SweepRun.objects.queued().exists():
-            time.sleep(poll_s)
-        else:
-            return ran
+    reap_dead_runs()
+    run = SweepRun.objects.filter(pk=run_pk).first()
+    if run is None or not run.is_queued:
+        return "not waiting"
+    if not run.take_turn(processes.process_name()):
+        measure_run.using(run_after=timezone.now() + TURN_CHECK_EVERY).enqueue(run_pk)
+        return "waiting for its turn"
+    execute_run(run_pk)
+    return SweepRun.objects.get(pk=run_pk).state
 
 
 def execute_run(run_pk: int) -> None:

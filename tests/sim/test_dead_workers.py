@@ -1,6 +1,7 @@
 """A task worker killed mid-run, even by SIGKILL (no clean-up runs), neither keeps its run
-"running" forever nor holds the one slot and its owner's turn: the other workers see it is
-gone and fail its run and its task row, without anyone opening a page."""
+"running" forever nor holds the practice server and its owner's place in line: the next run's
+task, in another worker, sees the process is gone and fails its run and its task row, without
+anyone opening a page."""
 
 import os
 import signal
@@ -66,8 +67,8 @@ def until(condition: Callable[[], bool], what: str, within_s: float = 60.0) -> N
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_worker_killed_by_sigkill_has_its_run_failed_by_another_and_its_owner_starts_again(
-    student, student_client, settings
+def test_a_worker_killed_by_sigkill_has_its_run_failed_by_the_next_and_its_owner_starts_again(
+    student, student_client, other_student, other_student_client, settings
 ):
     # A slow server keeps the first run measuring while its worker is killed.
     with serving(ServerParams(step_ms=500.0)) as slow, serving(FAST) as fast:
@@ -82,8 +83,12 @@ def test_a_worker_killed_by_sigkill_has_its_run_failed_by_another_and_its_owner_
         task = DBTaskResult.objects.get()
         assert run.is_running and task.status == TaskResultStatus.RUNNING  # nothing cleaned up
 
-        # Another worker, beside which nobody opens a page, looks five times a second here.
-        with db_worker("--watch-every", "0.2"):
+        # Another student's run waits behind it; a live worker, beside which nobody opens a
+        # page, fails the dead worker's run and task row and measures the waiting one.
+        settings.PRACTICE_SERVER_URL = fast.api
+        other_student_client.post(START_URL, {"levels": "1", "max_tokens": "4"})
+        waiting = SweepRun.objects.get(started_by=other_student)
+        with db_worker():
             until(lambda: SweepRun.objects.get(pk=run.pk).state == SweepRun.State.FAILED, "the run fails")
             run.refresh_from_db()
             assert run.error == WORKER_DIED
@@ -91,11 +96,14 @@ def test_a_worker_killed_by_sigkill_has_its_run_failed_by_another_and_its_owner_
                 lambda: DBTaskResult.objects.get(pk=task.pk).status == TaskResultStatus.FAILED,
                 "its task row fails",
             )
+            until(
+                lambda: SweepRun.objects.get(pk=waiting.pk).state == SweepRun.State.DONE,
+                "the waiting run is done",
+            )
 
             # Its owner starts again, and is sent to the new run, which the live worker measures.
-            settings.PRACTICE_SERVER_URL = fast.api
             response = student_client.post(START_URL, {"levels": "1", "max_tokens": "4"})
-            again = SweepRun.objects.exclude(pk=run.pk).get()
+            again = SweepRun.objects.filter(started_by=student).exclude(pk=run.pk).get()
             assert response["Location"] == f"/sim/runs/{again.pk}/"
             until(
                 lambda: SweepRun.objects.get(pk=again.pk).state == SweepRun.State.DONE, "the new run is done"

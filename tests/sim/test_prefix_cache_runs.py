@@ -11,7 +11,6 @@ from django.utils import timezone
 
 from felab_sim.core.calculators import CALCULATORS
 from felab_sim.models import PrefixCacheRunOrder, SweepRun
-from felab_sim.runs import claim_next_run
 from tests.taskqueue import work_off_the_queue
 
 START_URL = "/sim/calc/prefix-cache/runs/"
@@ -136,7 +135,7 @@ def test_a_prefix_cache_run_and_a_sweep_share_one_queue_and_one_slot(
     sweep = SweepRun.objects.get(started_by=other_student)
     assert response.status_code == 302 and sweep.state == SweepRun.State.QUEUED
     # Nothing else measures the practice server while the prefix-cache run does.
-    assert claim_next_run() is None
+    assert not sweep.take_turn("a worker")
     place, seconds = sweep.wait_estimate()
     # The model's time for the default prefix-cache run (about 37 s), less the 2 s it has run.
     assert place == 1 and 25 < seconds < 60
@@ -145,7 +144,7 @@ def test_a_prefix_cache_run_and_a_sweep_share_one_queue_and_one_slot(
         in other_student_client.get("/sim/").content.decode()
     )
     SweepRun.objects.filter(pk=running.pk).update(state=SweepRun.State.DONE)
-    assert claim_next_run() == sweep
+    assert sweep.take_turn("a worker")
 
 
 @pytest.mark.django_db

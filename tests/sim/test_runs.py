@@ -7,9 +7,11 @@ from datetime import timedelta
 import pytest
 from django.test import Client
 from django.utils import timezone
+from django_tasks import TaskResultStatus
+from django_tasks_db.models import DBTaskResult
 
 from felab_sim.models import SweepRun, SweepRunLevel
-from felab_sim.runs import STALE_AFTER, claim_next_run
+from felab_sim.runs import STALE_AFTER
 from tests.sim.conftest import FAST
 from tests.taskqueue import work_off_the_queue
 
@@ -109,9 +111,11 @@ def test_whoever_ran_last_goes_after_everyone_already_waiting(student, other_stu
     )  # fmt: skip
     assert [run.pk for run in SweepRun.objects.in_turn()] == [other.pk, again.pk]
     assert other.wait_estimate()[0] == 1 and again.wait_estimate()[0] == 2
-    assert claim_next_run() == other
-    # One run at a time: nothing else is taken while the other student's run measures.
-    assert claim_next_run() is None
+    assert not again.take_turn("a worker")  # not next in turn
+    assert other.take_turn("a worker") and other.is_running and other.worker == "a worker"
+    # One run at a time: nothing else measures while the other student's run does.
+    assert not again.take_turn("another worker")
+    assert SweepRun.objects.get(pk=again.pk).is_queued
 
 
 @pytest.mark.django_db
@@ -119,7 +123,30 @@ def test_alone_in_the_queue_the_last_user_runs_again(student):
     last = running_run(student, started_at=timezone.now() - timedelta(minutes=5))
     SweepRun.objects.filter(pk=last.pk).update(state=SweepRun.State.DONE)
     again = SweepRun.objects.create(server_url=last.server_url, params={"levels": [1]}, started_by=student)
-    assert claim_next_run() == again
+    assert again.take_turn("a worker")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_waiting_run_defers_its_task_instead_of_holding_the_worker(
+    student, other_student, other_student_client, practice_server
+):
+    running_run(student)
+    other_student_client.post(START_URL, {"levels": "1", "max_tokens": "4"})
+    waiting = SweepRun.objects.get(started_by=other_student)
+    work_off_the_queue()  # it returns: no task sleeps while another run measures
+    assert SweepRun.objects.get(pk=waiting.pk).is_queued
+    first, again = DBTaskResult.objects.order_by("enqueued_at", "id")
+    assert first.status == TaskResultStatus.SUCCESSFUL and first.return_value == "waiting for its turn"
+    assert again.status == TaskResultStatus.READY and again.args_kwargs["args"] == [waiting.pk]
+    assert again.run_after > first.finished_at
+
+    # The measuring run ends; once due, the deferred task takes the turn and measures.
+    SweepRun.objects.running().update(state=SweepRun.State.DONE)
+    DBTaskResult.objects.filter(pk=again.pk).update(run_after=timezone.now())
+    work_off_the_queue()
+    waiting.refresh_from_db()
+    assert waiting.state == SweepRun.State.DONE, waiting.error
+    assert DBTaskResult.objects.get(pk=again.pk).return_value == "done"
 
 
 @pytest.mark.django_db(transaction=True)
