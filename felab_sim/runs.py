@@ -1,12 +1,12 @@
-"""Real runs started from the browser: recorded as SweepRuns and measured by a task worker
+"""Real runs started from the browser: recorded as Run rows and measured by a task worker
 (`manage.py db_worker`), never inside a web process. A run is lesson 03's sweep or lesson 06's
 prefix-cache run; both kinds wait their turn in one line, since two runs timing the same
 practice server at once would each measure the other.
 
 A web process records the run and enqueues its one task (measure_run, given the run's id); any
 worker on any host may take it, so a run survives the web worker that accepted it. The order of
-turns is the database's (SweepRunQuerySet.in_turn), and so are the rules: one run measuring at a
-time and one waiting or running run per user are unique constraints on SweepRun, which a
+turns is the database's (RunQuerySet.in_turn), and so are the rules: one run measuring at a
+time and one waiting or running run per user are unique constraints on Run, which a
 task that is not next defers itself around (django-tasks' run_after) instead of waiting.
 
 The measuring itself is felab_sim.loadgen (asyncio, no Django). It runs in a thread of its own;
@@ -40,7 +40,7 @@ from .loadgen import (
     run_prefix_cache,
     run_real_sweep,
 )
-from .models import PrefixCacheRunOrder, SweepRun, SweepRunLevel
+from .models import PrefixCacheRunOrder, Run, RunLevel
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +122,7 @@ def _setup_values(setup: PrefixCacheSetup) -> dict[str, int]:
 class AlreadyWaiting(Exception):
     """The user already has a run waiting or running: that is the one to watch."""
 
-    def __init__(self, run: SweepRun | None) -> None:
+    def __init__(self, run: Run | None) -> None:
         super().__init__("this user already has a run waiting or running")
         self.run = run
 
@@ -140,7 +140,7 @@ def show_starters_by(rule: StarterRule) -> None:
     _starter_rule[0] = rule
 
 
-def starter_shown_to(run: SweepRun, viewer: AbstractBaseUser | AnonymousUser) -> str:
+def starter_shown_to(run: Run, viewer: AbstractBaseUser | AnonymousUser) -> str:
     """Who started ``run``, as ``viewer`` may see it: "you" to its owner; to anyone else, what
     the installed rule allows (quiz's: an instructor sees the student's name only if they chose
     to share it, as on /instructor/); nothing to an anonymous visitor, since run pages are public
@@ -161,16 +161,16 @@ def reap_dead_runs() -> int:
     when its run has not written for STALE_AFTER (a worker on another machine).
     """
     now = timezone.now()
-    running = SweepRun.objects.running().only("pk", "worker", "heartbeat_at")
+    running = Run.objects.running().only("pk", "worker", "heartbeat_at")
     dead = [
         run
         for run in running
         if run.heartbeat_at < now - STALE_AFTER or processes.is_alive(run.worker) is False
     ]
     failed = (
-        SweepRun.objects.running()
+        Run.objects.running()
         .filter(pk__in=[run.pk for run in dead])
-        .update(state=SweepRun.State.FAILED, error=WORKER_DIED, finished_at=now)
+        .update(state=Run.State.FAILED, error=WORKER_DIED, finished_at=now)
         if dead
         else 0
     )
@@ -198,51 +198,51 @@ def _fail_dead_workers_tasks(dead_workers: set[str], now: datetime) -> None:
 
 def start_run(
     params: SweepParams, user: AbstractBaseUser | AnonymousUser, server_url: str | None = None
-) -> SweepRun:
+) -> Run:
     """Record a new sweep and enqueue its task; AlreadyWaiting if this user has a run queued or running."""
     BROWSER_LIMITS.check(params)
 
-    def levels(run: SweepRun) -> None:
-        SweepRunLevel.objects.bulk_create(
-            SweepRunLevel(run=run, conc=conc, requests=requests_at_level(conc)) for conc in params.levels
+    def levels(run: Run) -> None:
+        RunLevel.objects.bulk_create(
+            RunLevel(run=run, conc=conc, requests=requests_at_level(conc)) for conc in params.levels
         )
 
-    return _record(SweepRun.Kind.SWEEP, params.as_flat(), levels, user, server_url)
+    return _record(Run.Kind.SWEEP, params.as_flat(), levels, user, server_url)
 
 
 def start_prefix_cache_run(
     setup: PrefixCacheSetup, user: AbstractBaseUser | AnonymousUser, server_url: str | None = None
-) -> SweepRun:
+) -> Run:
     """Record a prefix-cache run of ``setup``'s settings in both orders (``setup.order`` plays no
     part); AlreadyWaiting if this user has a run queued or running."""
     PREFIX_CACHE_LIMITS.check(setup)
 
-    def orders(run: SweepRun) -> None:
+    def orders(run: Run) -> None:
         PrefixCacheRunOrder.objects.bulk_create(
             PrefixCacheRunOrder(run=run, order=half.order, requests=half.requests)
             for half in run.prefix_setups()
         )
 
-    return _record(SweepRun.Kind.PREFIX_CACHE, _setup_values(setup), orders, user, server_url)
+    return _record(Run.Kind.PREFIX_CACHE, _setup_values(setup), orders, user, server_url)
 
 
 def _record(
     kind: str,
     params: dict,
-    add_parts: Callable[[SweepRun], None],
+    add_parts: Callable[[Run], None],
     user: AbstractBaseUser | AnonymousUser,
     server_url: str | None,
-) -> SweepRun:
+) -> Run:
     url = server_url or settings.PRACTICE_SERVER_URL
     starter = user if user.is_authenticated else None
     try:
         with transaction.atomic():
-            run = SweepRun.objects.create(kind=kind, server_url=url, params=params, started_by=starter)
+            run = Run.objects.create(kind=kind, server_url=url, params=params, started_by=starter)
             add_parts(run)
     except IntegrityError:
         # The user's earlier run may be one whose worker died and no worker has looked yet.
         if not reap_dead_runs():
-            raise AlreadyWaiting(SweepRun.objects.active().filter(started_by=starter).first()) from None
+            raise AlreadyWaiting(Run.objects.active().filter(started_by=starter).first()) from None
         return _record(kind, params, add_parts, user, server_url)
     transaction.on_commit(lambda: measure_run.enqueue(run.pk))
     return run
@@ -258,21 +258,21 @@ def measure_run(run_pk: int) -> str:
     the practice server for the next as soon as the next one's task looks.
     """
     reap_dead_runs()
-    run = SweepRun.objects.filter(pk=run_pk).first()
+    run = Run.objects.filter(pk=run_pk).first()
     if run is None or not run.is_queued:
         return "not waiting"
     if not run.take_turn(processes.process_name()):
         measure_run.using(run_after=timezone.now() + TURN_CHECK_EVERY).enqueue(run_pk)
         return "waiting for its turn"
     execute_run(run_pk)
-    return SweepRun.objects.get(pk=run_pk).state
+    return Run.objects.get(pk=run_pk).state
 
 
 def execute_run(run_pk: int) -> None:
     """Measure a recorded run to the end, keeping its progress and result in the database."""
     close_old_connections()
     try:
-        run = SweepRun.objects.get(pk=run_pk)
+        run = Run.objects.get(pk=run_pk)
         if run.is_prefix_cache:
             _store_prefix_cache(run, _measure_prefix_cache(run))
         else:
@@ -286,7 +286,7 @@ def execute_run(run_pk: int) -> None:
         connection.close()
 
 
-def _in_thread_with_progress(run: SweepRun, measure: Callable[[], T], flush: Callable[[], None]) -> T:
+def _in_thread_with_progress(run: Run, measure: Callable[[], T], flush: Callable[[], None]) -> T:
     """``measure()`` in a thread of its own, calling ``flush()`` here (where the database may be
     used) every FLUSH_EVERY_S while it runs and once when it ends; its result, or its error."""
     outcome: dict[str, object] = {}
@@ -308,7 +308,7 @@ def _in_thread_with_progress(run: SweepRun, measure: Callable[[], T], flush: Cal
     return outcome["result"]  # type: ignore[return-value]
 
 
-def _measure(run: SweepRun) -> SweepResult:
+def _measure(run: Run) -> SweepResult:
     progress: dict[int, int] = {}
     written: dict[int, int] = {}
 
@@ -324,7 +324,7 @@ def _measure(run: SweepRun) -> SweepResult:
     )
 
 
-def _measure_prefix_cache(run: SweepRun) -> list[PrefixCacheRun]:
+def _measure_prefix_cache(run: Run) -> list[PrefixCacheRun]:
     """Both orders, one after the other, each with a shared part no earlier request sent."""
     progress: dict[str, int] = {}
     written: dict[str, int] = {}
@@ -345,32 +345,32 @@ def _measure_prefix_cache(run: SweepRun) -> list[PrefixCacheRun]:
         for order, done in now.items():
             if written.get(order) != done:
                 PrefixCacheRunOrder.objects.filter(run=run, order=order).update(done=done)
-        SweepRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now())
+        Run.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now())
         written = now
 
     return _in_thread_with_progress(run, measure, flush)
 
 
-def _flush(run: SweepRun, progress: dict[int, int], written: dict[int, int]) -> dict[int, int]:
+def _flush(run: Run, progress: dict[int, int], written: dict[int, int]) -> dict[int, int]:
     for conc, done in progress.items():
         if written.get(conc) != done:
-            SweepRunLevel.objects.filter(run=run, conc=conc).update(done=done)
-    SweepRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now())
+            RunLevel.objects.filter(run=run, conc=conc).update(done=done)
+    Run.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now())
     return progress
 
 
-def _store_result(run: SweepRun, result: SweepResult) -> None:
+def _store_result(run: Run, result: SweepResult) -> None:
     with transaction.atomic():
         for level in result.levels:
-            SweepRunLevel.objects.filter(run=run, conc=level.conc).update(
-                done=level.requests, **{name: getattr(level, name) for name in SweepRunLevel.METRICS}
+            RunLevel.objects.filter(run=run, conc=level.conc).update(
+                done=level.requests, **{name: getattr(level, name) for name in RunLevel.METRICS}
             )
-        SweepRun.objects.filter(pk=run.pk).update(
-            state=SweepRun.State.DONE, capacity=result.capacity, finished_at=timezone.now()
+        Run.objects.filter(pk=run.pk).update(
+            state=Run.State.DONE, capacity=result.capacity, finished_at=timezone.now()
         )
 
 
-def _store_prefix_cache(run: SweepRun, measured: list[PrefixCacheRun]) -> None:
+def _store_prefix_cache(run: Run, measured: list[PrefixCacheRun]) -> None:
     with transaction.atomic():
         for half in measured:
             data = half.as_dict()
@@ -382,10 +382,10 @@ def _store_prefix_cache(run: SweepRun, measured: list[PrefixCacheRun]) -> None:
                 ttft_warm_ms=half.ttft_warm_ms,
                 measured_requests=data["requests"],
             )
-        SweepRun.objects.filter(pk=run.pk).update(state=SweepRun.State.DONE, finished_at=timezone.now())
+        Run.objects.filter(pk=run.pk).update(state=Run.State.DONE, finished_at=timezone.now())
 
 
 def _fail(run_pk: int, message: str) -> None:
-    SweepRun.objects.filter(pk=run_pk).update(
-        state=SweepRun.State.FAILED, error=message[:2000], finished_at=timezone.now()
+    Run.objects.filter(pk=run_pk).update(
+        state=Run.State.FAILED, error=message[:2000], finished_at=timezone.now()
     )

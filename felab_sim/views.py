@@ -20,7 +20,7 @@ from .core.model import WEB_LIMITS, ParamError, SweepParams, SweepResult, check_
 from .core.numbers import format_figure
 from .forms import RealSweepForm, SweepForm, plain_field_rows, repeated_parameter
 from .live import cached_figure, cached_sweep, sim_query
-from .models import SweepRun
+from .models import Run
 from .runs import STALE_AFTER, AlreadyWaiting, reap_dead_runs, start_run, starter_shown_to
 from .slots import SimulatorBusy, simulation_slot
 
@@ -74,9 +74,9 @@ def sim_page(request: HttpRequest) -> HttpResponse:
         "course_run_shown": any(course for _, course in rows),
         "course_run_settings": plots.COURSE_RUN_SETTINGS,
         "overlay": overlay,
-        "recent_runs": SweepRun.objects.sweeps().finished()[:5],
-        "running": SweepRun.objects.running().first(),
-        "waiting": SweepRun.objects.queued().count(),
+        "recent_runs": Run.objects.sweeps().finished()[:5],
+        "running": Run.objects.running().first(),
+        "waiting": Run.objects.queued().count(),
         "run_form": RealSweepForm(),
         "calculators": CALCULATORS.values(),
     }
@@ -112,12 +112,12 @@ def _sim_figure(result: SweepResult, measured: list) -> str:
     return cached_figure(result.params)
 
 
-def _run_to_overlay(run_id: str | None) -> SweepRun | None:
+def _run_to_overlay(run_id: str | None) -> Run | None:
     # isdigit() alone also accepts "²" and other digits that int() refuses; the length bound
     # keeps the number within the primary key's range.
     if not run_id or not (run_id.isascii() and run_id.isdigit()) or len(run_id) > 18:
         return None
-    return SweepRun.objects.sweeps().finished().prefetch_related("levels").filter(pk=int(run_id)).first()
+    return Run.objects.sweeps().finished().prefetch_related("levels").filter(pk=int(run_id)).first()
 
 
 @require_POST
@@ -139,7 +139,7 @@ def run_start(request: HttpRequest) -> HttpResponse:
 @require_GET
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(
-        SweepRun.objects.select_related("started_by").prefetch_related("levels", "orders"), pk=run_id
+        Run.objects.select_related("started_by").prefetch_related("levels", "orders"), pk=run_id
     )
     if run.is_running and run.heartbeat_at < timezone.now() - STALE_AFTER:
         # Its worker process ended: show it failed, not running forever. Checked before
@@ -154,7 +154,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "levels": list(run.levels.all()),
         "wait": run.wait_estimate(),
     }
-    if run.state == SweepRun.State.DONE:
+    if run.state == Run.State.DONE:
         params = run.sweep_params()
         model = cached_sweep(params)
         context["figure"] = plots.sweep_figure(
@@ -167,7 +167,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     return response
 
 
-def _prefix_cache_run_progress(request: HttpRequest, run: SweepRun) -> HttpResponse:
+def _prefix_cache_run_progress(request: HttpRequest, run: Run) -> HttpResponse:
     """A prefix-cache run is watched on its calculator's page, which polls here for its progress
     and reloads itself once the run is done, to draw it over the model."""
     if not request.htmx:
@@ -179,7 +179,7 @@ def _prefix_cache_run_progress(request: HttpRequest, run: SweepRun) -> HttpRespo
         "wait": run.wait_estimate(),
     }
     response = render(request, "felab_sim/practice_run.html#progress", context)
-    if run.state == SweepRun.State.DONE:
+    if run.state == Run.State.DONE:
         response["HX-Refresh"] = "true"
     patch_vary_headers(response, ["HX-Request"])
     return response
