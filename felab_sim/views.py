@@ -21,8 +21,8 @@ from .core.numbers import format_figure
 from .forms import RealSweepForm, SweepForm, plain_field_rows, repeated_parameter
 from .live import cached_figure, cached_sweep, sim_query
 from .models import Run
+from .permits import SimulatorBusy, simulation_permit
 from .runs import STALE_AFTER, AlreadyWaiting, reap_dead_runs, start_run, starter_shown_to
-from .slots import SimulatorBusy, simulation_slot
 
 
 def _json_error(param: str, message: str, status: int = 400) -> JsonResponse:
@@ -41,7 +41,7 @@ def sweep_json(request: HttpRequest) -> JsonResponse:
     except ParamError as error:
         return _json_error(error.param, error.message)
     try:
-        with _simulator_slot(params):
+        with _simulation_permit(params):
             return JsonResponse(cached_sweep(params).as_dict())
     except SimulatorBusy:
         return _simulator_busy(request)
@@ -58,7 +58,7 @@ def sim_page(request: HttpRequest) -> HttpResponse:
     if form.is_valid():
         try:
             params = form.cleaned_data["params"]
-            with _simulator_slot(params):
+            with _simulation_permit(params):
                 result = cached_sweep(params)
                 figure = _sim_figure(result, measured)
         except SimulatorBusy:
@@ -86,16 +86,16 @@ def sim_page(request: HttpRequest) -> HttpResponse:
     return response
 
 
-def _simulator_slot(params: SweepParams) -> AbstractContextManager:
-    """One of the host's simulation slots for a heavy sweep (felab_sim/slots.py); none for a light one."""
+def _simulation_permit(params: SweepParams) -> AbstractContextManager:
+    """One of the host's simulation permits for a heavy sweep (felab_sim/permits.py); none for a light one."""
     if WEB_LIMITS.work(params) <= settings.SIM_LIGHT_WORK:
         return nullcontext()
-    return simulation_slot(settings.SIM_SLOTS_DIR, settings.SIM_SLOTS, settings.SIM_SLOT_WAIT_S)
+    return simulation_permit(settings.SIM_PERMITS_DIR, settings.SIM_PERMITS, settings.SIM_PERMIT_WAIT_S)
 
 
 def _simulator_busy(request: HttpRequest) -> HttpResponse:
     message = (
-        f"The simulator is busy with other large sweeps (at most {settings.SIM_SLOTS} at once); "
+        f"The simulator is busy with other large sweeps (at most {settings.SIM_PERMITS} at once); "
         "try again in a moment, or use fewer or lower levels."
     )
     if request.path.endswith(".json"):
