@@ -267,6 +267,11 @@ class Run(models.Model):
     worker = models.CharField(
         max_length=64, blank=True, help_text="The task worker process measuring it (felab_sim.processes)."
     )
+    task_id = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="Its task in django-tasks, the one that measures it when its turn comes.",
+    )
     finished_at = models.DateTimeField(null=True, blank=True)
 
     objects = RunQuerySet.as_manager()

@@ -22,12 +22,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TypeVar
+from uuid import UUID
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, close_old_connections, connection, transaction
 from django.utils import timezone
-from django_tasks import TaskResultStatus, task
+from django_tasks import TaskContext, TaskResultStatus, task
 from django_tasks_db.models import DBTaskResult
 
 from . import processes
@@ -40,7 +41,7 @@ from .loadgen import (
     run_prefix_cache,
     run_real_sweep,
 )
-from .models import PrefixCacheRunOrder, Run, RunLevel
+from .models import PrefixCacheRunOrder, Run, RunLevel, RunQuerySet
 
 log = logging.getLogger(__name__)
 
@@ -175,6 +176,7 @@ def reap_dead_runs() -> int:
         else 0
     )
     _fail_dead_workers_tasks({run.worker for run in dead if run.worker}, now)
+    give_lost_runs_a_task()
     return failed
 
 
@@ -194,6 +196,41 @@ def _fail_dead_workers_tasks(dead_workers: set[str], now: datetime) -> None:
             exception_class_path="felab_sim.runs.WorkerDied",
             traceback=f"{WORKER_DIED}\n",
         )
+
+
+def give_lost_runs_a_task(runs: RunQuerySet | None = None) -> None:
+    """A waiting run (of ``runs``, all by default) whose task is gone gets a new one: its worker
+    died while the task looked for its turn, or the run was recorded before runs had a task
+    each. Without one it would stand first in line for ever, every run behind it deferring."""
+    waiting = dict((runs if runs is not None else Run.objects.all()).queued().values_list("pk", "task_id"))
+    alive = {
+        str(task_id)
+        for task_id in DBTaskResult.objects.filter(
+            id__in=[task_id for task_id in waiting.values() if _is_uuid(task_id)],
+            status__in=[TaskResultStatus.READY, TaskResultStatus.RUNNING],
+        ).values_list("id", flat=True)
+    }
+    for run_pk, task_id in waiting.items():
+        if task_id not in alive:
+            _enqueue(run_pk)
+
+
+def _is_uuid(text: str) -> bool:
+    try:
+        UUID(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _enqueue(run_pk: int, after: datetime | None = None) -> None:
+    """Enqueue the run's task and name it on the run, in one transaction: the run's task is the
+    one it names, so a task superseded by a newer one for the same run ends without measuring.
+    django-tasks-db writes the task row in this database, so both commit or neither does."""
+    task = measure_run if after is None else measure_run.using(run_after=after)
+    with transaction.atomic():
+        result = task.enqueue(run_pk)
+        Run.objects.filter(pk=run_pk).update(task_id=str(result.id))
 
 
 def start_run(
@@ -239,20 +276,21 @@ def _record(
         with transaction.atomic():
             run = Run.objects.create(kind=kind, server_url=url, params=params, started_by=starter)
             add_parts(run)
+            _enqueue(run.pk)
     except IntegrityError:
         # The user's earlier run may be one whose worker died and no worker has looked yet.
         if not reap_dead_runs():
             raise AlreadyWaiting(Run.objects.active().filter(started_by=starter).first()) from None
         return _record(kind, params, add_parts, user, server_url)
-    transaction.on_commit(lambda: measure_run.enqueue(run.pk))
+    run.refresh_from_db(fields=["task_id"])
     return run
 
 
-@task()
-def measure_run(run_pk: int) -> str:
-    """The task of one run, enqueued when the run is recorded: measure it when its turn comes.
+@task(takes_context=True)
+def measure_run(context: TaskContext, run_pk: int) -> str:
+    """The task of one run, enqueued with it: measure it when its turn comes.
 
-    A run that is not next in turn, or finds another run measuring, enqueues this task again
+    A run that is not next in turn, or finds another run measuring, enqueues its task again
     for TURN_CHECK_EVERY later and ends, so a worker is never held by a run that waits. Before
     looking, it fails the runs whose worker died (reap_dead_runs): a killed worker's run frees
     the practice server for the next as soon as the next one's task looks.
@@ -261,8 +299,10 @@ def measure_run(run_pk: int) -> str:
     run = Run.objects.filter(pk=run_pk).first()
     if run is None or not run.is_queued:
         return "not waiting"
+    if run.task_id != str(context.task_result.id):
+        return "superseded"
     if not run.take_turn(processes.process_name()):
-        measure_run.using(run_after=timezone.now() + TURN_CHECK_EVERY).enqueue(run_pk)
+        _enqueue(run_pk, after=timezone.now() + TURN_CHECK_EVERY)
         return "waiting for its turn"
     execute_run(run_pk)
     return Run.objects.get(pk=run_pk).state

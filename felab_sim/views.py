@@ -22,7 +22,14 @@ from .forms import RealSweepForm, SweepForm, plain_field_rows, repeated_paramete
 from .live import cached_figure, cached_sweep, sim_query
 from .models import Run
 from .permits import SimulatorBusy, simulation_permit
-from .runs import STALE_AFTER, AlreadyWaiting, reap_dead_runs, start_run, starter_shown_to
+from .runs import (
+    STALE_AFTER,
+    AlreadyWaiting,
+    give_lost_runs_a_task,
+    reap_dead_runs,
+    start_run,
+    starter_shown_to,
+)
 
 
 def _json_error(param: str, message: str, status: int = 400) -> JsonResponse:
@@ -146,6 +153,8 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         # writing, since watchers poll this page every second.
         reap_dead_runs()
         run.refresh_from_db()
+    elif run.is_queued:
+        give_lost_runs_a_task(Run.objects.filter(pk=run.pk))
     if run.is_prefix_cache:
         return _prefix_cache_run_progress(request, run)
     context: dict[str, object] = {

@@ -11,7 +11,7 @@ from django_tasks import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
 from felab_sim.models import Run, RunLevel
-from felab_sim.runs import STALE_AFTER
+from felab_sim.runs import STALE_AFTER, give_lost_runs_a_task
 from tests.sim.conftest import FAST
 from tests.taskqueue import work_off_the_queue
 
@@ -147,6 +147,48 @@ def test_a_waiting_run_defers_its_task_instead_of_holding_the_worker(
     waiting.refresh_from_db()
     assert waiting.state == Run.State.DONE, waiting.error
     assert DBTaskResult.objects.get(pk=again.pk).return_value == "done"
+
+
+def due_now() -> None:
+    """The deferred tasks, due at once (instead of TURN_CHECK_EVERY from when they deferred)."""
+    DBTaskResult.objects.filter(status=TaskResultStatus.READY).update(run_after=timezone.now())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_waiting_run_whose_task_is_gone_gets_another_and_keeps_its_place(
+    student, other_student, other_student_client, practice_server
+):
+    # First in line and without a task, as when its worker died while the task looked for its turn.
+    lost = Run.objects.create(
+        server_url=practice_server.api, params={"levels": [1], "max_tokens": 4}, started_by=student
+    )
+    RunLevel.objects.create(run=lost, conc=1, requests=12)
+    other_student_client.post(START_URL, {"levels": "1", "max_tokens": "4"})
+    later = Run.objects.get(started_by=other_student)
+    work_off_the_queue()
+    due_now()
+    work_off_the_queue()
+    lost.refresh_from_db()
+    later.refresh_from_db()
+    assert lost.state == later.state == Run.State.DONE, (lost.error, later.error)
+    assert lost.started_at < later.started_at
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_task_its_run_no_longer_names_ends_without_measuring(student_client, practice_server):
+    student_client.post(START_URL, {"levels": "1", "max_tokens": "4"})
+    run = Run.objects.get()
+    first = run.task_id
+    give_lost_runs_a_task()  # its task is there: nothing to do
+    assert DBTaskResult.objects.count() == 1
+    Run.objects.filter(pk=run.pk).update(task_id="")  # as if its task were lost
+    give_lost_runs_a_task()
+    run.refresh_from_db()
+    assert run.task_id not in ("", first) and DBTaskResult.objects.count() == 2
+    work_off_the_queue()
+    assert DBTaskResult.objects.get(pk=first).return_value == "superseded"
+    assert DBTaskResult.objects.get(pk=run.task_id).return_value == "done"
+    assert Run.objects.get(pk=run.pk).state == Run.State.DONE
 
 
 @pytest.mark.django_db(transaction=True)
