@@ -337,10 +337,10 @@ def _in_thread_with_progress(run: Run, measure: Callable[[], T], flush: Callable
         except BaseException as error:  # handed to the thread that owns the database
             outcome["error"] = error
 
-    worker = threading.Thread(target=target, name=f"run-{run.pk}-client", daemon=True)
-    worker.start()
-    while worker.is_alive():
-        worker.join(FLUSH_EVERY_S)
+    client = threading.Thread(target=target, name=f"run-{run.pk}-client", daemon=True)
+    client.start()
+    while client.is_alive():
+        client.join(FLUSH_EVERY_S)
         flush()
     flush()
     if "error" in outcome:
