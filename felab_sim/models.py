@@ -262,7 +262,9 @@ class Run(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="runs"
     )
     queued_at = models.DateTimeField(default=timezone.now)
-    started_at = models.DateTimeField(default=timezone.now, help_text="When a worker took it from the queue.")
+    started_at = models.DateTimeField(
+        default=timezone.now, help_text="When it took its turn on the practice server."
+    )
     heartbeat_at = models.DateTimeField(default=timezone.now)
     worker = models.CharField(
         max_length=64, blank=True, help_text="The task worker process measuring it (felab_sim.processes)."
