@@ -131,7 +131,7 @@ def _run_to_overlay(run_id: str | None) -> Run | None:
 @login_required
 @rate_limited("sweep")
 def run_start(request: HttpRequest) -> HttpResponse:
-    """Queue a real sweep against the practice server; the task workers run one at a time."""
+    """Record a real sweep against the practice server; its task measures it when its turn comes."""
     try:
         run = start_run(SweepParams.from_flat(RealSweepForm.given(request.POST)), request.user)
     except ParamError as error:
