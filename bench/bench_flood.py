@@ -1,5 +1,5 @@
 """The home page while a client floods /sim/ with uncached heavy sweeps, with and without the
-simulation slots (felab_sim/slots.py). Target: the home page's p50 at most 2x its quiet p50.
+simulation permits (felab_sim/permits.py). Target: the home page's p50 at most 2x its quiet p50.
 
 One gunicorn host, production settings, the sweep rate limit on (120 a minute per address);
 the flooder keeps 5 requests in flight, each a sweep no one asked for before (a new SLO each
@@ -56,10 +56,10 @@ def flood(url: str, stop: threading.Event, statuses: Counter, lock: threading.Lo
             time.sleep(0.5)
 
 
-def measure(slots: str, seconds: float) -> tuple[float, float, Counter]:
+def measure(permits: str, seconds: float) -> tuple[float, float, Counter]:
     statuses: Counter = Counter()
     # The other benchmarks turn the rate limits off; this one floods at the limit.
-    extra = {"FELAB_SWEEP_LIMIT": "120", "FELAB_SIM_SLOTS": slots}
+    extra = {"FELAB_SWEEP_LIMIT": "120", "FELAB_SIM_PERMITS": permits}
     with running_site(scratch_database("sqlite"), workers=5, extra_env=extra) as site:
         urllib.request.urlopen(f"{site.url}/", timeout=60).read()
         quiet = home_p50(site.url, seconds)
@@ -82,15 +82,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=20.0)
     args = parser.parse_args()
-    print("| simulation slots | home p50 quiet ms | home p50 flooded ms | ratio | flood answers |")
+    print("| simulation permits | home p50 quiet ms | home p50 flooded ms | ratio | flood answers |")
     print("| --- | ---: | ---: | ---: | --- |")
     ok = True
-    for label, slots in (("64 (no bound, as before)", "64"), ("1 (half of 2 cores)", "0")):
-        quiet, stressed, statuses = measure(slots, args.seconds)
+    for label, permits in (("64 (no bound, as before)", "64"), ("1 (half of 2 cores)", "0")):
+        quiet, stressed, statuses = measure(permits, args.seconds)
         ratio = stressed / quiet
         answers = ", ".join(f"{count} × {status}" for status, count in sorted(statuses.items()))
         print(f"| {label} | {quiet:.1f} | {stressed:.1f} | {ratio:.2f} | {answers} |")
-        if slots == "0":
+        if permits == "0":
             ok = ratio <= 2.0
     print("target met" if ok else "TARGET MISSED: the flooded home page is more than 2x slower")
     return 0 if ok else 1

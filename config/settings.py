@@ -172,8 +172,8 @@ if PRODUCTION:
     SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
     SECURE_HSTS_PRELOAD = HTTPS
 
-# This instance's scratch folder, for the simulation slots and the file cache: one per
-# database, so two felabs on one machine (checkouts, test runs) never share slots or a cache,
+# This instance's scratch folder, for the simulation permits and the file cache: one per
+# database, so two felabs on one machine (checkouts, test runs) never share permits or a cache,
 # while one site's workers and hosts on this machine do.
 _DATABASE_IDENTITY = "|".join(
     str(DATABASES["default"].get(key, "")) for key in ("ENGINE", "HOST", "PORT", "NAME")
@@ -205,14 +205,14 @@ DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "felab <noreply@localh
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
 # Heavy simulations (more than SIM_LIGHT_WORK units of work, felab_sim.core.model.WebLimits,
-# about 20 ms; the default sweep is 117,000) take one of SIM_SLOTS slots shared by the host's workers, waiting at most
-# SIM_SLOT_WAIT_S for one before a 503: half the cores, so the other pages keep the rest. The
-# wait is short because a sync worker waiting for a slot is a worker no other page can have:
+# about 20 ms; the default sweep is 117,000) take one of SIM_PERMITS permits shared by the host's workers, waiting at most
+# SIM_PERMIT_WAIT_S for one before a 503: half the cores, so the other pages keep the rest. The
+# wait is short because a sync worker waiting for a permit is a worker no other page can have:
 # with 2 s, five flooding requests held all five workers and the home page's p50 went from
 # 3.8 to 80.8 ms (bench/bench_flood.py); with 0.05 s it stayed at 3.8.
-SIM_SLOTS = int(os.environ.get("FELAB_SIM_SLOTS", "0")) or max(1, (os.cpu_count() or 2) // 2)
-SIM_SLOT_WAIT_S = float(os.environ.get("FELAB_SIM_SLOT_WAIT_S", "0.05"))
-SIM_SLOTS_DIR = Path(os.environ.get("FELAB_SIM_SLOTS_DIR", INSTANCE_TMP / "sim-slots"))
+SIM_PERMITS = int(os.environ.get("FELAB_SIM_PERMITS", "0")) or max(1, (os.cpu_count() or 2) // 2)
+SIM_PERMIT_WAIT_S = float(os.environ.get("FELAB_SIM_PERMIT_WAIT_S", "0.05"))
+SIM_PERMITS_DIR = Path(os.environ.get("FELAB_SIM_PERMITS_DIR", INSTANCE_TMP / "sim-permits"))
 SIM_LIGHT_WORK = 450_000
 
 # The practice server that `make run` starts beside the site; sweeps from /sim/ measure it.

@@ -5,7 +5,7 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import models
+from django.db import IntegrityError, models, transaction
 from django.urls import reverse
 from django.utils import timezone
 
@@ -192,44 +192,50 @@ def _query_text(value: ParamValue) -> str:
     return "" if value is None else str(_plain(value))
 
 
-class SweepRunQuerySet(models.QuerySet["SweepRun"]):
-    def running(self) -> SweepRunQuerySet:
-        return self.filter(state=SweepRun.State.RUNNING)
+class RunQuerySet(models.QuerySet["Run"]):
+    def running(self) -> RunQuerySet:
+        return self.filter(state=Run.State.RUNNING)
 
-    def queued(self) -> SweepRunQuerySet:
-        return self.filter(state=SweepRun.State.QUEUED)
+    def queued(self) -> RunQuerySet:
+        return self.filter(state=Run.State.QUEUED)
 
-    def active(self) -> SweepRunQuerySet:
-        return self.filter(state__in=[SweepRun.State.QUEUED, SweepRun.State.RUNNING])
+    def active(self) -> RunQuerySet:
+        return self.filter(state__in=[Run.State.QUEUED, Run.State.RUNNING])
 
-    def finished(self) -> SweepRunQuerySet:
-        return self.filter(state=SweepRun.State.DONE)
+    def finished(self) -> RunQuerySet:
+        return self.filter(state=Run.State.DONE)
 
-    def sweeps(self) -> SweepRunQuerySet:
-        return self.filter(kind=SweepRun.Kind.SWEEP)
+    def sweeps(self) -> RunQuerySet:
+        return self.filter(kind=Run.Kind.SWEEP)
 
-    def prefix_cache_runs(self) -> SweepRunQuerySet:
-        return self.filter(kind=SweepRun.Kind.PREFIX_CACHE)
+    def prefix_cache_runs(self) -> RunQuerySet:
+        return self.filter(kind=Run.Kind.PREFIX_CACHE)
 
-    def in_turn(self) -> list[SweepRun]:
+    def in_turn(self) -> list[Run]:
         """The queued runs in the order they will run: first come, first served, except that
         whoever had the last run goes after everyone already waiting (no one runs twice in a row
         while others wait)."""
-        last = self.model.objects.exclude(state=SweepRun.State.QUEUED).order_by("-started_at").first()
+        last = self.model.objects.exclude(state=Run.State.QUEUED).order_by("-started_at").first()
         last_user_id = last.started_by_id if last else None
         waiting = list(self.queued().select_related("started_by").order_by("queued_at", "pk"))
         return sorted(
             waiting, key=lambda run: run.started_by_id is not None and run.started_by_id == last_user_id
         )
 
+    def next_in_turn(self) -> Run | None:
+        turn = self.in_turn()
+        return turn[0] if turn else None
 
-class SweepRun(models.Model):
+
+class Run(models.Model):
     """A real run measured over HTTP against an OpenAI-compatible server, kept for plotting:
     lesson 03's concurrency sweep (its levels), or lesson 06's prefix-cache run (its orders).
 
-    It waits in the queue until a task worker (felab_sim.runs.run_queued_sweeps) takes it; one runs at a time
-    for the whole site, whatever its kind (two runs measuring one server at once would each
-    time the other's requests), and each user has at most one waiting or running.
+    It waits for its turn, and its task (felab_sim.runs.measure_run) measures it then; one
+    measures the practice server at a time for the whole site, whatever its kind (two runs
+    measuring one server at once would each time the other's requests), and each user has at
+    most one waiting or running. Both rules are constraints, so the database enforces them
+    between any number of workers.
     """
 
     class Kind(models.TextChoices):
@@ -253,30 +259,37 @@ class SweepRun(models.Model):
     capacity = models.PositiveIntegerField(null=True, blank=True)
     # A run is its starter's record, like their ratings: deleting the account deletes it.
     started_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="sweep_runs"
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="runs"
     )
     queued_at = models.DateTimeField(default=timezone.now)
-    started_at = models.DateTimeField(default=timezone.now, help_text="When a worker took it from the queue.")
+    started_at = models.DateTimeField(
+        default=timezone.now, help_text="When it took its turn on the practice server."
+    )
     heartbeat_at = models.DateTimeField(default=timezone.now)
     worker = models.CharField(
         max_length=64, blank=True, help_text="The task worker process measuring it (felab_sim.processes)."
     )
+    task_id = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="Its task in django-tasks, the one that measures it when its turn comes.",
+    )
     finished_at = models.DateTimeField(null=True, blank=True)
 
-    objects = SweepRunQuerySet.as_manager()
+    objects = RunQuerySet.as_manager()
 
     class Meta:
         ordering = ["-queued_at"]
         constraints = [
-            # One sweep at a time for the whole site, whichever worker process starts it.
+            # One run measures the practice server at a time, whichever worker process takes it.
             models.UniqueConstraint(
-                fields=["state"], condition=models.Q(state="running"), name="one_sweep_running_at_a_time"
+                fields=["state"], condition=models.Q(state="running"), name="one_run_measuring_at_a_time"
             ),
-            # A user waits with one run at a time, so no one can fill the queue.
+            # A user waits with one run at a time, so no one can fill the line.
             models.UniqueConstraint(
                 fields=["started_by"],
                 condition=models.Q(state__in=["queued", "running"]),
-                name="one_active_sweep_per_user",
+                name="one_active_run_per_user",
             ),
         ]
 
@@ -289,7 +302,7 @@ class SweepRun(models.Model):
         if self.is_prefix_cache:
             query = urlencode({**self.calculator_settings(), "run": self.pk})
             return f"{reverse('calc_page', args=['prefix-cache'])}?{query}#practice-run"
-        return reverse("sweep_run", args=[self.pk])
+        return reverse("run", args=[self.pk])
 
     @property
     def is_prefix_cache(self) -> bool:
@@ -318,17 +331,38 @@ class SweepRun(models.Model):
         """For a queued run: its place in the queue (1 = next) and the seconds until it starts."""
         if not self.is_queued:
             return None
-        ahead: list[SweepRun] = []
-        for run in SweepRun.objects.in_turn():
+        ahead: list[Run] = []
+        for run in Run.objects.in_turn():
             if run.pk == self.pk:
                 break
             ahead.append(run)
         seconds = sum(run.expected_seconds() for run in ahead)
-        running = SweepRun.objects.running().first()
+        running = Run.objects.running().first()
         if running is not None:
             elapsed = (timezone.now() - running.started_at).total_seconds()
             seconds += max(0.0, running.expected_seconds() - elapsed)
         return len(ahead) + 1, seconds
+
+    def take_turn(self, worker: str) -> bool:
+        """Start measuring, by ``worker``, if this run is next in turn and no run measures the
+        practice server; whether it did. The database decides between two workers trying at once
+        (one_run_measuring_at_a_time), so the check and the claim need no lock of their own."""
+        next_run = Run.objects.next_in_turn()
+        if next_run is None or next_run.pk != self.pk:
+            return False
+        now = timezone.now()
+        try:
+            with transaction.atomic():
+                taken = (
+                    Run.objects.queued()
+                    .filter(pk=self.pk)
+                    .update(state=self.State.RUNNING, started_at=now, heartbeat_at=now, worker=worker)
+                )
+        except IntegrityError:  # another run is measuring
+            return False
+        if taken:
+            self.refresh_from_db()
+        return bool(taken)
 
     def sweep_params(self) -> SweepParams:
         return SweepParams.from_flat(self.params)
@@ -360,10 +394,10 @@ class RunPart(models.Model):
         return round(100 * self.done / self.requests) if self.requests else 0
 
 
-class SweepRunLevel(RunPart):
+class RunLevel(RunPart):
     """One concurrency level of a run: its progress while running, its metrics when done."""
 
-    run = models.ForeignKey(SweepRun, on_delete=models.CASCADE, related_name="levels")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="levels")
     conc = models.PositiveIntegerField()
     agg_tok_s = models.FloatField(null=True, blank=True)
     user_tok_s = models.FloatField(null=True, blank=True)
@@ -398,7 +432,7 @@ class PrefixCacheRunOrder(RunPart):
 
     ORDER_LABELS = {"shared-first": "shared part first", "variable-first": "variable part first"}
 
-    run = models.ForeignKey(SweepRun, on_delete=models.CASCADE, related_name="orders")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="orders")
     order = models.CharField(max_length=20, choices=list(ORDER_LABELS.items()))
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
     cached_tokens = models.PositiveIntegerField(

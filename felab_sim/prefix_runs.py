@@ -1,7 +1,7 @@
 """Lesson 06's prefix-cache run measured on the practice server from its calculator's page,
 /sim/calc/prefix-cache/: the POST that queues it, and what the page shows of it.
 
-The run itself is a SweepRun of kind prefix-cache, queued and measured like a sweep
+The run itself is a Run of kind prefix-cache, queued and measured like a sweep
 (felab_sim/runs.py); the page names it with ``?run=N`` and draws it over the model through
 ``calc_views.MEASURED_RUNS``. See docs/architecture.md ("Calculator pages").
 """
@@ -25,7 +25,7 @@ from .core.calculator import Params
 from .core.calculators import CALCULATORS
 from .core.model import ParamError
 from .loadgen import MAX_PREFIX_REQUESTS, PREFIX_ORDERS, PrefixCacheSetup
-from .models import PrefixCacheRunOrder, SweepRun
+from .models import PrefixCacheRunOrder, Run
 from .runs import PREFIX_CACHE_LIMITS, AlreadyWaiting, start_prefix_cache_run, starter_shown_to
 
 NAME = "prefix-cache"
@@ -70,14 +70,14 @@ def prefix_cache_run_start(request: HttpRequest) -> HttpResponse:
     return redirect(run.get_absolute_url())
 
 
-def run_named(raw: str | None) -> SweepRun | None:
+def run_named(raw: str | None) -> Run | None:
     """The prefix-cache run ``?run=`` names, in any state; None for anything else."""
     # isdigit() alone also accepts "²" and other digits that int() refuses; the length bound
     # keeps the number within the primary key's range.
     if not raw or not (raw.isascii() and raw.isdigit()) or len(raw) > 18:
         return None
     return (
-        SweepRun.objects.prefix_cache_runs()
+        Run.objects.prefix_cache_runs()
         .select_related("started_by")
         .prefetch_related("orders")
         .filter(pk=int(raw))
@@ -85,7 +85,7 @@ def run_named(raw: str | None) -> SweepRun | None:
     )
 
 
-def run_series(run: SweepRun, orders: dict[str, PrefixCacheRunOrder]) -> list[Series]:
+def run_series(run: Run, orders: dict[str, PrefixCacheRunOrder]) -> list[Series]:
     """A finished run's points over the chart: x is its shared part's length, y a TTFT; each
     point drawn in the colour of the model curve it measures."""
     x = run.params["prefix_chars"]
@@ -132,7 +132,7 @@ def prefix_cache_run(request: HttpRequest, params: Params) -> MeasuredRun:
         "starter": starter_shown_to(run, request.user),
     }
     done = (
-        run.state == SweepRun.State.DONE
+        run.state == Run.State.DONE
         and set(orders) == set(PREFIX_ORDERS)
         and all(order.is_finished for order in orders.values())
     )

@@ -1,30 +1,34 @@
-"""Real runs started from the browser: queued as SweepRuns, measured one at a time by a task
-worker (`manage.py db_worker`, run_queued_sweeps below), never inside a web process. A run is lesson
-03's sweep or lesson 06's prefix-cache run; both kinds share one queue and one slot, since two
-runs timing the same practice server at once would each measure the other.
+"""Real runs started from the browser: recorded as Run rows and measured by a task worker
+(`manage.py db_worker`), never inside a web process. A run is lesson 03's sweep or lesson 06's
+prefix-cache run; both kinds wait their turn in one line, since two runs timing the same
+practice server at once would each measure the other.
 
-A web process only records the run and enqueues a task; any worker on any host takes the
-next run in turn (SweepRunQuerySet.in_turn), so a run survives the web worker that accepted
-it. The measuring itself is felab_sim.loadgen (asyncio, no Django). It runs in a thread of its
-own; the worker's thread copies its progress into the database twice a second, because
-Django's ORM refuses to be called from inside a running event loop.
+A web process records the run and enqueues its one task (measure_run, given the run's id); any
+worker on any host may take it, so a run survives the web worker that accepted it. The order of
+turns is the database's (RunQuerySet.in_turn), and so are the rules: one run measuring at a
+time and one waiting or running run per user are unique constraints on Run, which a
+task that is not next defers itself around (django-tasks' run_after) instead of waiting.
+
+The measuring itself is felab_sim.loadgen (asyncio, no Django). It runs in a thread of its own;
+the worker's thread copies its progress into the database twice a second, because Django's ORM
+refuses to be called from inside a running event loop.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TypeVar
+from uuid import UUID
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, close_old_connections, connection, transaction
 from django.utils import timezone
-from django_tasks import TaskResultStatus, task
+from django_tasks import TaskContext, TaskResultStatus, task
 from django_tasks_db.models import DBTaskResult
 
 from . import processes
@@ -37,17 +41,17 @@ from .loadgen import (
     run_prefix_cache,
     run_real_sweep,
 )
-from .models import PrefixCacheRunOrder, SweepRun, SweepRunLevel
+from .models import PrefixCacheRunOrder, Run, RunLevel, RunQuerySet
 
 log = logging.getLogger(__name__)
 
 FLUSH_EVERY_S = 0.5
 # A run whose worker has not written for this long died with its process, wherever it ran.
-# With WATCH_EVERY_S, a run whose worker another machine killed fails within a minute.
 STALE_AFTER = timedelta(seconds=30)
-# How often each task worker looks for runs whose worker died (db_worker's watch thread): on
-# its own machine it sees a killed process at once, elsewhere it waits for STALE_AFTER.
-WATCH_EVERY_S = 10.0
+# How soon a waiting run's task looks again for its turn. A worker busy measuring takes no
+# task meanwhile, so the tasks of waiting runs cost a row each this often only while another
+# worker is idle; the next run starts at most this long after the one before ends.
+TURN_CHECK_EVERY = timedelta(seconds=1)
 WORKER_DIED = "The run stopped reporting (its worker process ended); start it again."
 
 T = TypeVar("T")
@@ -119,7 +123,7 @@ def _setup_values(setup: PrefixCacheSetup) -> dict[str, int]:
 class AlreadyWaiting(Exception):
     """The user already has a run waiting or running: that is the one to watch."""
 
-    def __init__(self, run: SweepRun | None) -> None:
+    def __init__(self, run: Run | None) -> None:
         super().__init__("this user already has a run waiting or running")
         self.run = run
 
@@ -137,7 +141,7 @@ def show_starters_by(rule: StarterRule) -> None:
     _starter_rule[0] = rule
 
 
-def starter_shown_to(run: SweepRun, viewer: AbstractBaseUser | AnonymousUser) -> str:
+def starter_shown_to(run: Run, viewer: AbstractBaseUser | AnonymousUser) -> str:
     """Who started ``run``, as ``viewer`` may see it: "you" to its owner; to anyone else, what
     the installed rule allows (quiz's: an instructor sees the student's name only if they chose
     to share it, as on /instructor/); nothing to an anonymous visitor, since run pages are public
@@ -151,27 +155,28 @@ def starter_shown_to(run: SweepRun, viewer: AbstractBaseUser | AnonymousUser) ->
 
 
 def reap_dead_runs() -> int:
-    """Fail the running runs whose worker died, freeing the slot and their owners' turn, and
-    the task rows those workers held; returns how many runs failed.
+    """Fail the running runs whose worker died, freeing the practice server and their owners'
+    place in line, and the task rows those workers held; returns how many runs failed.
 
     A worker is dead when this machine sees its process gone (at once, even after SIGKILL), or
     when its run has not written for STALE_AFTER (a worker on another machine).
     """
     now = timezone.now()
-    running = SweepRun.objects.running().only("pk", "worker", "heartbeat_at")
+    running = Run.objects.running().only("pk", "worker", "heartbeat_at")
     dead = [
         run
         for run in running
         if run.heartbeat_at < now - STALE_AFTER or processes.is_alive(run.worker) is False
     ]
     failed = (
-        SweepRun.objects.running()
+        Run.objects.running()
         .filter(pk__in=[run.pk for run in dead])
-        .update(state=SweepRun.State.FAILED, error=WORKER_DIED, finished_at=now)
+        .update(state=Run.State.FAILED, error=WORKER_DIED, finished_at=now)
         if dead
         else 0
     )
     _fail_dead_workers_tasks({run.worker for run in dead if run.worker}, now)
+    give_lost_runs_a_task()
     return failed
 
 
@@ -193,125 +198,121 @@ def _fail_dead_workers_tasks(dead_workers: set[str], now: datetime) -> None:
         )
 
 
-def watch_runs(stop: threading.Event, every_s: float = WATCH_EVERY_S) -> None:
-    """What each task worker does beside its tasks until ``stop`` is set: fail the runs of
-    workers that died, so the queue moves on without anyone opening a page."""
-    while not stop.wait(every_s):
-        try:
-            reap_dead_runs()
-        except Exception:  # a locked or lost database: try again at the next look
-            log.exception("looking for runs whose worker died failed")
-        finally:
-            connection.close()
+def give_lost_runs_a_task(runs: RunQuerySet | None = None) -> None:
+    """A waiting run (of ``runs``, all by default) whose task is gone gets a new one: its worker
+    died while the task looked for its turn, or the run was recorded before runs had a task
+    each. Without one it would stand first in line for ever, every run behind it deferring."""
+    waiting = dict((runs if runs is not None else Run.objects.all()).queued().values_list("pk", "task_id"))
+    alive = {
+        str(task_id)
+        for task_id in DBTaskResult.objects.filter(
+            id__in=[task_id for task_id in waiting.values() if _is_uuid(task_id)],
+            status__in=[TaskResultStatus.READY, TaskResultStatus.RUNNING],
+        ).values_list("id", flat=True)
+    }
+    for run_pk, task_id in waiting.items():
+        if task_id not in alive:
+            _enqueue(run_pk)
+
+
+def _is_uuid(text: str) -> bool:
+    try:
+        UUID(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _enqueue(run_pk: int, after: datetime | None = None) -> None:
+    """Enqueue the run's task and name it on the run, in one transaction: the run's task is the
+    one it names, so a task superseded by a newer one for the same run ends without measuring.
+    django-tasks-db writes the task row in this database, so both commit or neither does."""
+    task = measure_run if after is None else measure_run.using(run_after=after)
+    with transaction.atomic():
+        result = task.enqueue(run_pk)
+        Run.objects.filter(pk=run_pk).update(task_id=str(result.id))
 
 
 def start_run(
     params: SweepParams, user: AbstractBaseUser | AnonymousUser, server_url: str | None = None
-) -> SweepRun:
-    """Queue a new sweep for the task workers; AlreadyWaiting if this user has a run queued or running."""
+) -> Run:
+    """Record a new sweep and enqueue its task; AlreadyWaiting if this user has a run queued or running."""
     BROWSER_LIMITS.check(params)
 
-    def levels(run: SweepRun) -> None:
-        SweepRunLevel.objects.bulk_create(
-            SweepRunLevel(run=run, conc=conc, requests=requests_at_level(conc)) for conc in params.levels
+    def levels(run: Run) -> None:
+        RunLevel.objects.bulk_create(
+            RunLevel(run=run, conc=conc, requests=requests_at_level(conc)) for conc in params.levels
         )
 
-    return _queue(SweepRun.Kind.SWEEP, params.as_flat(), levels, user, server_url)
+    return _record(Run.Kind.SWEEP, params.as_flat(), levels, user, server_url)
 
 
 def start_prefix_cache_run(
     setup: PrefixCacheSetup, user: AbstractBaseUser | AnonymousUser, server_url: str | None = None
-) -> SweepRun:
-    """Queue a prefix-cache run of ``setup``'s settings in both orders (``setup.order`` plays no
+) -> Run:
+    """Record a prefix-cache run of ``setup``'s settings in both orders (``setup.order`` plays no
     part); AlreadyWaiting if this user has a run queued or running."""
     PREFIX_CACHE_LIMITS.check(setup)
 
-    def orders(run: SweepRun) -> None:
+    def orders(run: Run) -> None:
         PrefixCacheRunOrder.objects.bulk_create(
             PrefixCacheRunOrder(run=run, order=half.order, requests=half.requests)
             for half in run.prefix_setups()
         )
 
-    return _queue(SweepRun.Kind.PREFIX_CACHE, _setup_values(setup), orders, user, server_url)
+    return _record(Run.Kind.PREFIX_CACHE, _setup_values(setup), orders, user, server_url)
 
 
-def _queue(
+def _record(
     kind: str,
     params: dict,
-    add_parts: Callable[[SweepRun], None],
+    add_parts: Callable[[Run], None],
     user: AbstractBaseUser | AnonymousUser,
     server_url: str | None,
-) -> SweepRun:
+) -> Run:
     url = server_url or settings.PRACTICE_SERVER_URL
     starter = user if user.is_authenticated else None
     try:
         with transaction.atomic():
-            run = SweepRun.objects.create(kind=kind, server_url=url, params=params, started_by=starter)
+            run = Run.objects.create(kind=kind, server_url=url, params=params, started_by=starter)
             add_parts(run)
+            _enqueue(run.pk)
     except IntegrityError:
         # The user's earlier run may be one whose worker died and no worker has looked yet.
         if not reap_dead_runs():
-            raise AlreadyWaiting(SweepRun.objects.active().filter(started_by=starter).first()) from None
-        return _queue(kind, params, add_parts, user, server_url)
-    transaction.on_commit(run_queued_sweeps.enqueue)
+            raise AlreadyWaiting(Run.objects.active().filter(started_by=starter).first()) from None
+        return _record(kind, params, add_parts, user, server_url)
+    run.refresh_from_db(fields=["task_id"])
     return run
 
 
-def claim_next_run() -> SweepRun | None:
-    """Take the next run in turn from the queue; None if there is none or another run holds the slot."""
-    reap_dead_runs()
-    waiting = SweepRun.objects.in_turn()
-    if not waiting:
-        return None
-    now = timezone.now()
-    try:
-        with transaction.atomic():
-            claimed = (
-                SweepRun.objects.queued()
-                .filter(pk=waiting[0].pk)
-                .update(
-                    state=SweepRun.State.RUNNING,
-                    started_at=now,
-                    heartbeat_at=now,
-                    worker=processes.process_name(),
-                )
-            )
-    except IntegrityError:  # one_sweep_running_at_a_time: another worker's run is measuring
-        return None
-    return SweepRun.objects.get(pk=waiting[0].pk) if claimed else None
+@task(takes_context=True)
+def measure_run(context: TaskContext, run_pk: int) -> str:
+    """The task of one run, enqueued with it: measure it when its turn comes.
 
-
-@task()
-def run_queued_sweeps() -> int:
-    """The task a task worker runs: measure the queued runs (sweeps and prefix-cache runs), one
-    at a time; enqueued once per run started. It lives beside the queue it drains, so that
-    enqueuing and draining need no import circle."""
-    return work_through_queue()
-
-
-def work_through_queue(poll_s: float = 1.0) -> int:
-    """Run queued runs one after another until none waits; returns how many this call ran.
-
-    While another worker's run holds the slot, wait for it rather than return: if that worker
-    died, its run is failed (reap_dead_runs) and this one carries on with the queue.
+    A run that is not next in turn, or finds another run measuring, enqueues its task again
+    for TURN_CHECK_EVERY later and ends, so a worker is never held by a run that waits. Before
+    looking, it fails the runs whose worker died (reap_dead_runs): a killed worker's run frees
+    the practice server for the next as soon as the next one's task looks.
     """
-    ran = 0
-    while True:
-        run = claim_next_run()
-        if run is not None:
-            execute_run(run.pk)
-            ran += 1
-        elif SweepRun.objects.queued().exists():
-            time.sleep(poll_s)
-        else:
-            return ran
+    reap_dead_runs()
+    run = Run.objects.filter(pk=run_pk).first()
+    if run is None or not run.is_queued:
+        return "not waiting"
+    if run.task_id != str(context.task_result.id):
+        return "superseded"
+    if not run.take_turn(processes.process_name()):
+        _enqueue(run_pk, after=timezone.now() + TURN_CHECK_EVERY)
+        return "waiting for its turn"
+    execute_run(run_pk)
+    return Run.objects.get(pk=run_pk).state
 
 
 def execute_run(run_pk: int) -> None:
     """Measure a recorded run to the end, keeping its progress and result in the database."""
     close_old_connections()
     try:
-        run = SweepRun.objects.get(pk=run_pk)
+        run = Run.objects.get(pk=run_pk)
         if run.is_prefix_cache:
             _store_prefix_cache(run, _measure_prefix_cache(run))
         else:
@@ -325,7 +326,7 @@ def execute_run(run_pk: int) -> None:
         connection.close()
 
 
-def _in_thread_with_progress(run: SweepRun, measure: Callable[[], T], flush: Callable[[], None]) -> T:
+def _in_thread_with_progress(run: Run, measure: Callable[[], T], flush: Callable[[], None]) -> T:
     """``measure()`` in a thread of its own, calling ``flush()`` here (where the database may be
     used) every FLUSH_EVERY_S while it runs and once when it ends; its result, or its error."""
     outcome: dict[str, object] = {}
@@ -336,10 +337,10 @@ def _in_thread_with_progress(run: SweepRun, measure: Callable[[], T], flush: Cal
         except BaseException as error:  # handed to the thread that owns the database
             outcome["error"] = error
 
-    worker = threading.Thread(target=target, name=f"run-{run.pk}-client", daemon=True)
-    worker.start()
-    while worker.is_alive():
-        worker.join(FLUSH_EVERY_S)
+    client = threading.Thread(target=target, name=f"run-{run.pk}-client", daemon=True)
+    client.start()
+    while client.is_alive():
+        client.join(FLUSH_EVERY_S)
         flush()
     flush()
     if "error" in outcome:
@@ -347,7 +348,7 @@ def _in_thread_with_progress(run: SweepRun, measure: Callable[[], T], flush: Cal
     return outcome["result"]  # type: ignore[return-value]
 
 
-def _measure(run: SweepRun) -> SweepResult:
+def _measure(run: Run) -> SweepResult:
     progress: dict[int, int] = {}
     written: dict[int, int] = {}
 
@@ -363,7 +364,7 @@ def _measure(run: SweepRun) -> SweepResult:
     )
 
 
-def _measure_prefix_cache(run: SweepRun) -> list[PrefixCacheRun]:
+def _measure_prefix_cache(run: Run) -> list[PrefixCacheRun]:
     """Both orders, one after the other, each with a shared part no earlier request sent."""
     progress: dict[str, int] = {}
     written: dict[str, int] = {}
@@ -384,32 +385,32 @@ def _measure_prefix_cache(run: SweepRun) -> list[PrefixCacheRun]:
         for order, done in now.items():
             if written.get(order) != done:
                 PrefixCacheRunOrder.objects.filter(run=run, order=order).update(done=done)
-        SweepRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now())
+        Run.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now())
         written = now
 
     return _in_thread_with_progress(run, measure, flush)
 
 
-def _flush(run: SweepRun, progress: dict[int, int], written: dict[int, int]) -> dict[int, int]:
+def _flush(run: Run, progress: dict[int, int], written: dict[int, int]) -> dict[int, int]:
     for conc, done in progress.items():
         if written.get(conc) != done:
-            SweepRunLevel.objects.filter(run=run, conc=conc).update(done=done)
-    SweepRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now())
+            RunLevel.objects.filter(run=run, conc=conc).update(done=done)
+    Run.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now())
     return progress
 
 
-def _store_result(run: SweepRun, result: SweepResult) -> None:
+def _store_result(run: Run, result: SweepResult) -> None:
     with transaction.atomic():
         for level in result.levels:
-            SweepRunLevel.objects.filter(run=run, conc=level.conc).update(
-                done=level.requests, **{name: getattr(level, name) for name in SweepRunLevel.METRICS}
+            RunLevel.objects.filter(run=run, conc=level.conc).update(
+                done=level.requests, **{name: getattr(level, name) for name in RunLevel.METRICS}
             )
-        SweepRun.objects.filter(pk=run.pk).update(
-            state=SweepRun.State.DONE, capacity=result.capacity, finished_at=timezone.now()
+        Run.objects.filter(pk=run.pk).update(
+            state=Run.State.DONE, capacity=result.capacity, finished_at=timezone.now()
         )
 
 
-def _store_prefix_cache(run: SweepRun, measured: list[PrefixCacheRun]) -> None:
+def _store_prefix_cache(run: Run, measured: list[PrefixCacheRun]) -> None:
     with transaction.atomic():
         for half in measured:
             data = half.as_dict()
@@ -421,10 +422,10 @@ def _store_prefix_cache(run: SweepRun, measured: list[PrefixCacheRun]) -> None:
                 ttft_warm_ms=half.ttft_warm_ms,
                 measured_requests=data["requests"],
             )
-        SweepRun.objects.filter(pk=run.pk).update(state=SweepRun.State.DONE, finished_at=timezone.now())
+        Run.objects.filter(pk=run.pk).update(state=Run.State.DONE, finished_at=timezone.now())
 
 
 def _fail(run_pk: int, message: str) -> None:
-    SweepRun.objects.filter(pk=run_pk).update(
-        state=SweepRun.State.FAILED, error=message[:2000], finished_at=timezone.now()
+    Run.objects.filter(pk=run_pk).update(
+        state=Run.State.FAILED, error=message[:2000], finished_at=timezone.now()
     )

@@ -9,5 +9,5 @@ urlpatterns = [
     path("calc/<slug:name>/", calc_views.calc_page, name="calc_page"),
     path("calc/prefix-cache/runs/", prefix_runs.prefix_cache_run_start, name="prefix_cache_run_start"),
     path("runs/", views.run_start, name="sweep_run_start"),
-    path("runs/<int:run_id>/", views.run_detail, name="sweep_run"),
+    path("runs/<int:run_id>/", views.run_detail, name="run"),
 ]

@@ -20,9 +20,16 @@ from .core.model import WEB_LIMITS, ParamError, SweepParams, SweepResult, check_
 from .core.numbers import format_figure
 from .forms import RealSweepForm, SweepForm, plain_field_rows, repeated_parameter
 from .live import cached_figure, cached_sweep, sim_query
-from .models import SweepRun
-from .runs import STALE_AFTER, AlreadyWaiting, reap_dead_runs, start_run, starter_shown_to
-from .slots import SimulatorBusy, simulation_slot
+from .models import Run
+from .permits import SimulatorBusy, simulation_permit
+from .runs import (
+    STALE_AFTER,
+    AlreadyWaiting,
+    give_lost_runs_a_task,
+    reap_dead_runs,
+    start_run,
+    starter_shown_to,
+)
 
 
 def _json_error(param: str, message: str, status: int = 400) -> JsonResponse:
@@ -41,7 +48,7 @@ def sweep_json(request: HttpRequest) -> JsonResponse:
     except ParamError as error:
         return _json_error(error.param, error.message)
     try:
-        with _simulator_slot(params):
+        with _simulation_permit(params):
             return JsonResponse(cached_sweep(params).as_dict())
     except SimulatorBusy:
         return _simulator_busy(request)
@@ -58,7 +65,7 @@ def sim_page(request: HttpRequest) -> HttpResponse:
     if form.is_valid():
         try:
             params = form.cleaned_data["params"]
-            with _simulator_slot(params):
+            with _simulation_permit(params):
                 result = cached_sweep(params)
                 figure = _sim_figure(result, measured)
         except SimulatorBusy:
@@ -74,9 +81,9 @@ def sim_page(request: HttpRequest) -> HttpResponse:
         "course_run_shown": any(course for _, course in rows),
         "course_run_settings": plots.COURSE_RUN_SETTINGS,
         "overlay": overlay,
-        "recent_runs": SweepRun.objects.sweeps().finished()[:5],
-        "running": SweepRun.objects.running().first(),
-        "waiting": SweepRun.objects.queued().count(),
+        "recent_runs": Run.objects.sweeps().finished()[:5],
+        "running": Run.objects.running().first(),
+        "waiting": Run.objects.queued().count(),
         "run_form": RealSweepForm(),
         "calculators": CALCULATORS.values(),
     }
@@ -86,16 +93,16 @@ def sim_page(request: HttpRequest) -> HttpResponse:
     return response
 
 
-def _simulator_slot(params: SweepParams) -> AbstractContextManager:
-    """One of the host's simulation slots for a heavy sweep (felab_sim/slots.py); none for a light one."""
+def _simulation_permit(params: SweepParams) -> AbstractContextManager:
+    """One of the host's simulation permits for a heavy sweep (felab_sim/permits.py); none for a light one."""
     if WEB_LIMITS.work(params) <= settings.SIM_LIGHT_WORK:
         return nullcontext()
-    return simulation_slot(settings.SIM_SLOTS_DIR, settings.SIM_SLOTS, settings.SIM_SLOT_WAIT_S)
+    return simulation_permit(settings.SIM_PERMITS_DIR, settings.SIM_PERMITS, settings.SIM_PERMIT_WAIT_S)
 
 
 def _simulator_busy(request: HttpRequest) -> HttpResponse:
     message = (
-        f"The simulator is busy with other large sweeps (at most {settings.SIM_SLOTS} at once); "
+        f"The simulator is busy with other large sweeps (at most {settings.SIM_PERMITS} at once); "
         "try again in a moment, or use fewer or lower levels."
     )
     if request.path.endswith(".json"):
@@ -112,19 +119,19 @@ def _sim_figure(result: SweepResult, measured: list) -> str:
     return cached_figure(result.params)
 
 
-def _run_to_overlay(run_id: str | None) -> SweepRun | None:
+def _run_to_overlay(run_id: str | None) -> Run | None:
     # isdigit() alone also accepts "²" and other digits that int() refuses; the length bound
     # keeps the number within the primary key's range.
     if not run_id or not (run_id.isascii() and run_id.isdigit()) or len(run_id) > 18:
         return None
-    return SweepRun.objects.sweeps().finished().prefetch_related("levels").filter(pk=int(run_id)).first()
+    return Run.objects.sweeps().finished().prefetch_related("levels").filter(pk=int(run_id)).first()
 
 
 @require_POST
 @login_required
 @rate_limited("sweep")
 def run_start(request: HttpRequest) -> HttpResponse:
-    """Queue a real sweep against the practice server; the task workers run one at a time."""
+    """Record a real sweep against the practice server; its task measures it when its turn comes."""
     try:
         run = start_run(SweepParams.from_flat(RealSweepForm.given(request.POST)), request.user)
     except ParamError as error:
@@ -139,13 +146,15 @@ def run_start(request: HttpRequest) -> HttpResponse:
 @require_GET
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(
-        SweepRun.objects.select_related("started_by").prefetch_related("levels", "orders"), pk=run_id
+        Run.objects.select_related("started_by").prefetch_related("levels", "orders"), pk=run_id
     )
     if run.is_running and run.heartbeat_at < timezone.now() - STALE_AFTER:
         # Its worker process ended: show it failed, not running forever. Checked before
         # writing, since watchers poll this page every second.
         reap_dead_runs()
         run.refresh_from_db()
+    elif run.is_queued:
+        give_lost_runs_a_task(Run.objects.filter(pk=run.pk))
     if run.is_prefix_cache:
         return _prefix_cache_run_progress(request, run)
     context: dict[str, object] = {
@@ -154,7 +163,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "levels": list(run.levels.all()),
         "wait": run.wait_estimate(),
     }
-    if run.state == SweepRun.State.DONE:
+    if run.state == Run.State.DONE:
         params = run.sweep_params()
         model = cached_sweep(params)
         context["figure"] = plots.sweep_figure(
@@ -167,7 +176,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     return response
 
 
-def _prefix_cache_run_progress(request: HttpRequest, run: SweepRun) -> HttpResponse:
+def _prefix_cache_run_progress(request: HttpRequest, run: Run) -> HttpResponse:
     """A prefix-cache run is watched on its calculator's page, which polls here for its progress
     and reloads itself once the run is done, to draw it over the model."""
     if not request.htmx:
@@ -179,7 +188,7 @@ def _prefix_cache_run_progress(request: HttpRequest, run: SweepRun) -> HttpRespo
         "wait": run.wait_estimate(),
     }
     response = render(request, "felab_sim/practice_run.html#progress", context)
-    if run.state == SweepRun.State.DONE:
+    if run.state == Run.State.DONE:
         response["HX-Refresh"] = "true"
     patch_vary_headers(response, ["HX-Request"])
     return response

@@ -19,8 +19,8 @@ SEED_CARD_URL = "/learn/llm-inference-performance/concurrency-sweep/step-1/"
 
 
 def _own_folders_per_xdist_worker() -> None:
-    # Under pytest-xdist each worker gets its own simulation slots and file cache: sharing
-    # them, one worker's sim page would wait for (and 503 on) a slot another worker holds.
+    # Under pytest-xdist each worker gets its own simulation permits and file cache: sharing
+    # them, one worker's sim page would wait for (and 503 on) a permit another worker holds.
     # Processes the tests start inherit these from the environment.
     from django.conf import settings
 
@@ -28,12 +28,12 @@ def _own_folders_per_xdist_worker() -> None:
     if not worker:
         return
     defaults = {
-        "FELAB_SIM_SLOTS_DIR": str(settings.SIM_SLOTS_DIR),
+        "FELAB_SIM_PERMITS_DIR": str(settings.SIM_PERMITS_DIR),
         "FELAB_CACHE_DIR": str(Path(tempfile.gettempdir()) / "felab-cache"),
     }
     for name, default in defaults.items():
         os.environ[name] = f"{os.environ.get(name, default)}-{worker}"
-    settings.SIM_SLOTS_DIR = Path(os.environ["FELAB_SIM_SLOTS_DIR"])
+    settings.SIM_PERMITS_DIR = Path(os.environ["FELAB_SIM_PERMITS_DIR"])
 
 
 _own_folders_per_xdist_worker()

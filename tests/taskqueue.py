@@ -5,7 +5,8 @@ from django_tasks_db.management.commands.db_worker import Worker
 
 
 def work_off_the_queue() -> None:
-    """What `manage.py db_worker` does, until the queue is empty, in the calling thread.
+    """What `manage.py db_worker` does, until no task is due, in the calling thread (a run
+    that waits for its turn has deferred its task, which is then not due yet).
 
     Tests run it in their own thread, or in one thread beside a browser, never as a polling
     worker: a worker polling beside the test shares its in-memory SQLite database, whose locks

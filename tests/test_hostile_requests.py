@@ -5,7 +5,7 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from felab_sim.models import SweepRun
+from felab_sim.models import Run
 
 CARD = "/learn/llm-inference-performance/concurrency-sweep/step-1/"
 URLS = [
@@ -85,8 +85,8 @@ def test_every_route_is_in_the_hostile_list():
 
 @pytest.fixture
 def urls(lessons):
-    run = SweepRun.objects.create(server_url="http://127.0.0.1:9/v1", params={"levels": [1]}, state="failed")
-    prefix_run = SweepRun.objects.create(
+    run = Run.objects.create(server_url="http://127.0.0.1:9/v1", params={"levels": [1]}, state="failed")
+    prefix_run = Run.objects.create(
         kind="prefix-cache", server_url=run.server_url, state="done",
         params={"prefix_chars": 1300, "suffix_chars": 80, "requests": 3, "max_tokens": 8},
     )  # fmt: skip

@@ -53,7 +53,7 @@ def test_a_queue_no_worker_takes_from_is_reported(client):
     long_ago = timezone.now() - timedelta(minutes=11)
     task = DBTaskResult.objects.create(
         args_kwargs={"args": [], "kwargs": {}},
-        task_path="felab_sim.runs.run_queued_sweeps",
+        task_path="felab_sim.runs.measure_run",
         backend_name="default",
         run_after=long_ago,
         exception_class_path="",

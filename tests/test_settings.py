@@ -73,39 +73,39 @@ def test_pages_carry_the_security_headers(client):
     assert response["X-Frame-Options"] == "DENY"
 
 
-def test_a_heavy_simulation_waits_only_briefly_for_a_slot():
-    # A sync worker waiting for a simulation slot is one no other page can have: with a 2 s
+def test_a_heavy_simulation_waits_only_briefly_for_a_permit():
+    # A sync worker waiting for a simulation permit is one no other page can have: with a 2 s
     # wait, five flooding requests held every worker and the home page's p50 went from 3.8 ms
     # to 80.8 ms (bench/bench_flood.py). The flood gets 503s instead.
     result = manage(
-        "shell", "--no-imports", "-c", "from django.conf import settings; print(settings.SIM_SLOT_WAIT_S)"
+        "shell", "--no-imports", "-c", "from django.conf import settings; print(settings.SIM_PERMIT_WAIT_S)"
     )
     assert result.returncode == 0, result.stderr
     assert float(result.stdout.split()[-1]) <= 0.1
 
 
 def _folders(**env: str) -> list[str]:
-    """The simulation slots' folder and the production file cache's, as a process would set them."""
-    unset = {"FELAB_SIM_SLOTS_DIR", "FELAB_CACHE_DIR", "DATABASE_URL", "REDIS_URL"}
+    """The simulation permits' folder and the production file cache's, as a process would set them."""
+    unset = {"FELAB_SIM_PERMITS_DIR", "FELAB_CACHE_DIR", "DATABASE_URL", "REDIS_URL"}
     kept = {k: v for k, v in os.environ.items() if k not in unset}
     production = {"DJANGO_ENV": "production", "SECRET_KEY": "s" * 50, "ALLOWED_HOSTS": "felab.example.org"}
     process = subprocess.run(
         [sys.executable, "manage.py", "shell", "-c",
-         "from django.conf import settings; print('FOLDERS', settings.SIM_SLOTS_DIR, settings.CACHES['default']['LOCATION'])"],
+         "from django.conf import settings; print('FOLDERS', settings.SIM_PERMITS_DIR, settings.CACHES['default']['LOCATION'])"],
         cwd=ROOT, env={**kept, **production, **env}, capture_output=True, text=True,
     )  # fmt: skip
     assert process.returncode == 0, process.stderr
     return next(line.split()[1:] for line in process.stdout.splitlines() if line.startswith("FOLDERS "))
 
 
-def test_each_database_gets_its_own_slot_and_cache_folders_unless_told(tmp_path):
-    # Two felabs on one machine must not share their slots or their cache by default.
+def test_each_database_gets_its_own_permit_and_cache_folders_unless_told(tmp_path):
+    # Two felabs on one machine must not share their permits or their cache by default.
     one = _folders(DATABASE_URL=f"sqlite:///{tmp_path / 'one.sqlite3'}")
     two = _folders(DATABASE_URL=f"sqlite:///{tmp_path / 'two.sqlite3'}")
     assert len(set(one + two)) == 4
     assert "/tmp/felab-cache" not in one + two
     assert one == _folders(DATABASE_URL=f"sqlite:///{tmp_path / 'one.sqlite3'}")  # stable across restarts
-    told = _folders(FELAB_SIM_SLOTS_DIR=str(tmp_path / "s"), FELAB_CACHE_DIR=str(tmp_path / "c"))
+    told = _folders(FELAB_SIM_PERMITS_DIR=str(tmp_path / "s"), FELAB_CACHE_DIR=str(tmp_path / "c"))
     assert told == [str(tmp_path / "s"), str(tmp_path / "c")]
 
 

@@ -8,7 +8,7 @@ from django.contrib.auth.models import User
 from django.core import mail
 from django.test import Client
 
-from felab_sim.models import SweepRun
+from felab_sim.models import Run
 from quiz.learners import Learner
 from quiz.models import CardState, Layer, LayerOpening, LearnerProfile, Rating, Review, Showing
 from tests.conftest import PASSWORD
@@ -169,7 +169,7 @@ def _records_of(user: User) -> dict[str, int]:
         "schedules": CardState.objects.filter(user=user).count(),
         "opened layers": LayerOpening.objects.filter(showing__user=user).count(),
         "profile": LearnerProfile.objects.filter(user=user).count(),
-        "runs": SweepRun.objects.filter(started_by=user).count(),
+        "runs": Run.objects.filter(started_by=user).count(),
     }
 
 
@@ -178,8 +178,8 @@ def _study(user: User, card) -> None:
     Review.rate(showing, Rating.GOT_IT)
     LayerOpening.record(showing, Layer.DEEPER)
     LearnerProfile.objects.create(user=user, share_name=True)
-    SweepRun.objects.create(
-        server_url="http://127.0.0.1:8001/v1", params={}, state=SweepRun.State.DONE, started_by=user
+    Run.objects.create(
+        server_url="http://127.0.0.1:8001/v1", params={}, state=Run.State.DONE, started_by=user
     )
 
 
@@ -202,10 +202,10 @@ def test_deleting_an_account_deletes_every_record_of_it_and_nobody_elses(
     assert not Review.objects.filter(user_id=student_pk).exists()
     assert not CardState.objects.filter(user_id=student_pk).exists()
     assert not LearnerProfile.objects.filter(user_id=student_pk).exists()
-    assert not SweepRun.objects.filter(started_by_id=student_pk).exists()
+    assert not Run.objects.filter(started_by_id=student_pk).exists()
     # Nothing was left behind as ownerless rows either.
     assert (Showing.objects.count(), Review.objects.count(), LayerOpening.objects.count()) == (1, 1, 1)
-    assert (CardState.objects.count(), SweepRun.objects.count()) == (1, 1)
+    assert (CardState.objects.count(), Run.objects.count()) == (1, 1)
     assert _records_of(other_student) == everything
     assert "_auth_user_id" not in student_client.session
     home = student_client.get("/").content.decode()

@@ -1,6 +1,7 @@
 """A task worker killed mid-run, even by SIGKILL (no clean-up runs), neither keeps its run
-"running" forever nor holds the one slot and its owner's turn: the other workers see it is
-gone and fail its run and its task row, without anyone opening a page."""
+"running" forever nor holds the practice server and its owner's place in line: the next run's
+task, in another worker, sees the process is gone and fails its run and its task row, without
+anyone opening a page."""
 
 import os
 import signal
@@ -19,7 +20,7 @@ from django_tasks import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
 from felab_sim.core.model import ServerParams
-from felab_sim.models import SweepRun
+from felab_sim.models import Run
 from felab_sim.processes import is_alive, process_name
 from felab_sim.runs import STALE_AFTER, WORKER_DIED, reap_dead_runs
 from tests.practice.conftest import serving
@@ -66,40 +67,45 @@ def until(condition: Callable[[], bool], what: str, within_s: float = 60.0) -> N
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_worker_killed_by_sigkill_has_its_run_failed_by_another_and_its_owner_starts_again(
-    student, student_client, settings
+def test_a_worker_killed_by_sigkill_has_its_run_failed_by_the_next_and_its_owner_starts_again(
+    student, student_client, other_student, other_student_client, settings
 ):
     # A slow server keeps the first run measuring while its worker is killed.
     with serving(ServerParams(step_ms=500.0)) as slow, serving(FAST) as fast:
         settings.PRACTICE_SERVER_URL = slow.api
         student_client.post(START_URL, {"levels": "1", "max_tokens": "64"})
-        run = SweepRun.objects.get()
+        run = Run.objects.get()
         with db_worker() as killed:
-            until(lambda: SweepRun.objects.get(pk=run.pk).is_running, "the first worker takes the run")
+            until(lambda: Run.objects.get(pk=run.pk).is_running, "the first worker takes the run")
             killed.send_signal(signal.SIGKILL)
             killed.wait(timeout=30)
         run.refresh_from_db()
         task = DBTaskResult.objects.get()
         assert run.is_running and task.status == TaskResultStatus.RUNNING  # nothing cleaned up
 
-        # Another worker, beside which nobody opens a page, looks five times a second here.
-        with db_worker("--watch-every", "0.2"):
-            until(lambda: SweepRun.objects.get(pk=run.pk).state == SweepRun.State.FAILED, "the run fails")
+        # Another student's run waits behind it; a live worker, beside which nobody opens a
+        # page, fails the dead worker's run and task row and measures the waiting one.
+        settings.PRACTICE_SERVER_URL = fast.api
+        other_student_client.post(START_URL, {"levels": "1", "max_tokens": "4"})
+        waiting = Run.objects.get(started_by=other_student)
+        with db_worker():
+            until(lambda: Run.objects.get(pk=run.pk).state == Run.State.FAILED, "the run fails")
             run.refresh_from_db()
             assert run.error == WORKER_DIED
             until(
                 lambda: DBTaskResult.objects.get(pk=task.pk).status == TaskResultStatus.FAILED,
                 "its task row fails",
             )
+            until(
+                lambda: Run.objects.get(pk=waiting.pk).state == Run.State.DONE,
+                "the waiting run is done",
+            )
 
             # Its owner starts again, and is sent to the new run, which the live worker measures.
-            settings.PRACTICE_SERVER_URL = fast.api
             response = student_client.post(START_URL, {"levels": "1", "max_tokens": "4"})
-            again = SweepRun.objects.exclude(pk=run.pk).get()
+            again = Run.objects.filter(started_by=student).exclude(pk=run.pk).get()
             assert response["Location"] == f"/sim/runs/{again.pk}/"
-            until(
-                lambda: SweepRun.objects.get(pk=again.pk).state == SweepRun.State.DONE, "the new run is done"
-            )
+            until(lambda: Run.objects.get(pk=again.pk).state == Run.State.DONE, "the new run is done")
 
 
 @contextmanager
@@ -118,9 +124,9 @@ def reaped(worker: str, heartbeat_age=STALE_AFTER * 0) -> bool:
     run = running_run(worker=worker, heartbeat_at=timezone.now() - heartbeat_age)
     count = reap_dead_runs()
     run.refresh_from_db()
-    assert count == (run.state == SweepRun.State.FAILED)
-    SweepRun.objects.filter(pk=run.pk).update(state=SweepRun.State.DONE)
-    return run.state == SweepRun.State.FAILED and run.error == WORKER_DIED
+    assert count == (run.state == Run.State.FAILED)
+    Run.objects.filter(pk=run.pk).update(state=Run.State.DONE)
+    return run.state == Run.State.FAILED and run.error == WORKER_DIED
 
 
 @pytest.mark.django_db
@@ -148,9 +154,9 @@ def test_the_owner_of_a_run_whose_worker_died_starts_a_new_one_before_any_worker
         name = process_name(killed.pid)
     dead = running_run(student, worker=name)
     response = student_client.post(START_URL, {"levels": "1", "max_tokens": "4"})
-    again = SweepRun.objects.exclude(pk=dead.pk).get()
+    again = Run.objects.exclude(pk=dead.pk).get()
     assert response["Location"] == f"/sim/runs/{again.pk}/" and again.is_queued
-    assert SweepRun.objects.get(pk=dead.pk).state == SweepRun.State.FAILED
+    assert Run.objects.get(pk=dead.pk).state == Run.State.FAILED
 
 
 def test_a_name_from_another_machine_or_boot_is_not_judged_here():

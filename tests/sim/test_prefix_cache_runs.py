@@ -10,8 +10,7 @@ from django.test import Client
 from django.utils import timezone
 
 from felab_sim.core.calculators import CALCULATORS
-from felab_sim.models import PrefixCacheRunOrder, SweepRun
-from felab_sim.runs import claim_next_run
+from felab_sim.models import PrefixCacheRunOrder, Run
 from tests.taskqueue import work_off_the_queue
 
 START_URL = "/sim/calc/prefix-cache/runs/"
@@ -26,9 +25,9 @@ def chart_of(page: str) -> dict:
     return json.loads(island[1])
 
 
-def prefix_run(user=None, state=SweepRun.State.RUNNING, **fields) -> SweepRun:
-    run = SweepRun.objects.create(
-        kind=SweepRun.Kind.PREFIX_CACHE, server_url="http://127.0.0.1:8001/v1", started_by=user, state=state,
+def prefix_run(user=None, state=Run.State.RUNNING, **fields) -> Run:
+    run = Run.objects.create(
+        kind=Run.Kind.PREFIX_CACHE, server_url="http://127.0.0.1:8001/v1", started_by=user, state=state,
         params={"prefix_chars": 12120, "suffix_chars": 80, "requests": 12, "max_tokens": 48}, **fields,
     )  # fmt: skip
     for order in ("shared-first", "variable-first"):
@@ -42,7 +41,7 @@ def test_anonymous_visitors_see_a_log_in_line_not_the_form(client):
     assert "Log in to measure" in page and f'action="{START_URL}"' not in page
     response = client.post(START_URL, SMALL)
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
-    assert not SweepRun.objects.exists()
+    assert not Run.objects.exists()
 
 
 @pytest.mark.django_db
@@ -57,8 +56,8 @@ def test_a_student_measures_both_orders_and_sees_them_over_the_model(
     student_client, student, practice_server
 ):
     response = student_client.post(START_URL, SMALL)
-    run = SweepRun.objects.get()
-    assert run.kind == SweepRun.Kind.PREFIX_CACHE and run.started_by == student
+    run = Run.objects.get()
+    assert run.kind == Run.Kind.PREFIX_CACHE and run.started_by == student
     assert run.server_url == practice_server.api
     assert response.status_code == 302
     assert response["Location"] == f"{PAGE}?prefix_chars=1300&suffix_chars=80&run={run.pk}#practice-run"
@@ -73,7 +72,7 @@ def test_a_student_measures_both_orders_and_sees_them_over_the_model(
 
     work_off_the_queue()
     run.refresh_from_db()
-    assert run.state == SweepRun.State.DONE, run.error
+    assert run.state == Run.State.DONE, run.error
     orders = {order.order: order for order in run.orders.all()}
     calculator = CALCULATORS["prefix-cache"]
     for name, order in orders.items():
@@ -121,22 +120,22 @@ def test_an_unreachable_server_fails_the_run_with_a_message(student_client, sett
     settings.PRACTICE_SERVER_URL = "http://127.0.0.1:9/v1"
     response = student_client.post(START_URL, SMALL)
     work_off_the_queue()
-    run = SweepRun.objects.get()
-    assert run.state == SweepRun.State.FAILED and "is the server running?" in run.error
+    run = Run.objects.get()
+    assert run.state == Run.State.FAILED and "is the server running?" in run.error
     page = Client().get(response["Location"]).content.decode()
     assert "Failed: " in page and "is the server running?" in page
 
 
 @pytest.mark.django_db
-def test_a_prefix_cache_run_and_a_sweep_share_one_queue_and_one_slot(
+def test_a_prefix_cache_run_and_a_sweep_take_turns_on_the_practice_server(
     student, other_student, other_student_client
 ):
     running = prefix_run(student, started_at=timezone.now() - timedelta(seconds=2))
     response = other_student_client.post("/sim/runs/", {"levels": "1"})
-    sweep = SweepRun.objects.get(started_by=other_student)
-    assert response.status_code == 302 and sweep.state == SweepRun.State.QUEUED
+    sweep = Run.objects.get(started_by=other_student)
+    assert response.status_code == 302 and sweep.state == Run.State.QUEUED
     # Nothing else measures the practice server while the prefix-cache run does.
-    assert claim_next_run() is None
+    assert not sweep.take_turn("a worker")
     place, seconds = sweep.wait_estimate()
     # The model's time for the default prefix-cache run (about 37 s), less the 2 s it has run.
     assert place == 1 and 25 < seconds < 60
@@ -144,8 +143,8 @@ def test_a_prefix_cache_run_and_a_sweep_share_one_queue_and_one_slot(
         "A prefix-cache run is measuring the practice server"
         in other_student_client.get("/sim/").content.decode()
     )
-    SweepRun.objects.filter(pk=running.pk).update(state=SweepRun.State.DONE)
-    assert claim_next_run() == sweep
+    Run.objects.filter(pk=running.pk).update(state=Run.State.DONE)
+    assert sweep.take_turn("a worker")
 
 
 @pytest.mark.django_db
@@ -155,7 +154,7 @@ def test_one_run_waiting_or_running_per_user_whatever_its_kind(student, student_
     assert "You already have a run waiting or running" in response.content.decode()
     response = student_client.post(START_URL, SMALL)
     assert response["Location"] == mine.get_absolute_url()
-    assert SweepRun.objects.count() == 1
+    assert Run.objects.count() == 1
 
 
 @pytest.mark.django_db
@@ -172,7 +171,7 @@ def test_one_run_waiting_or_running_per_user_whatever_its_kind(student, student_
 def test_runs_too_big_for_the_browser_are_refused(student_client, fields, message):
     response = student_client.post(START_URL, {**SMALL, **fields}, follow=True)
     assert "The run did not start" in response.content.decode() and message in response.content.decode()
-    assert not SweepRun.objects.exists()
+    assert not Run.objects.exists()
 
 
 @pytest.mark.django_db
@@ -187,16 +186,16 @@ def test_progress_polls_the_run_and_reloads_the_page_when_it_is_done(client):
     assert "HX-Refresh" not in partial
     # Without htmx the run's address is its calculator page.
     assert client.get(f"/sim/runs/{run.pk}/")["Location"] == run.get_absolute_url()
-    SweepRun.objects.filter(pk=run.pk).update(state=SweepRun.State.DONE)
+    Run.objects.filter(pk=run.pk).update(state=Run.State.DONE)
     done = client.get(f"/sim/runs/{run.pk}/", headers={"HX-Request": "true"})
     assert done["HX-Refresh"] == "true"  # the page reloads to draw the run over the model
 
 
 @pytest.mark.django_db
 def test_a_sweeps_number_on_the_calculator_page_draws_nothing(client):
-    sweep = SweepRun.objects.create(server_url="http://127.0.0.1:9/v1", params={"levels": [1]}, state="done")
+    sweep = Run.objects.create(server_url="http://127.0.0.1:9/v1", params={"levels": [1]}, state="done")
     page = client.get(PAGE, {"run": sweep.pk}).content.decode()
     assert "measured: run" not in page and 'id="run-progress"' not in page
     # And a prefix-cache run is not a sweep to draw on /sim/.
-    run = prefix_run(state=SweepRun.State.DONE)
+    run = prefix_run(state=Run.State.DONE)
     assert f"run {run.pk}" not in client.get("/sim/", {"run": run.pk}).content.decode()

@@ -7,7 +7,7 @@ import re
 import pytest
 from django.test import Client
 
-from felab_sim.models import SweepRun, SweepRunLevel
+from felab_sim.models import Run, RunLevel
 from quiz.models import LearnerProfile
 from tests.sim.test_prefix_cache_runs import prefix_run
 
@@ -16,16 +16,16 @@ pytestmark = pytest.mark.django_db
 INTERNAL_URL = "http://10.1.2.3:8001/v1"
 
 
-def sweep_run(user) -> SweepRun:
-    run = SweepRun.objects.create(
-        server_url=INTERNAL_URL, params={"levels": [1, 8]}, started_by=user, state=SweepRun.State.RUNNING
+def sweep_run(user) -> Run:
+    run = Run.objects.create(
+        server_url=INTERNAL_URL, params={"levels": [1, 8]}, started_by=user, state=Run.State.RUNNING
     )
     for conc in (1, 8):
-        SweepRunLevel.objects.create(run=run, conc=conc, requests=12 if conc == 1 else 24)
+        RunLevel.objects.create(run=run, conc=conc, requests=12 if conc == 1 else 24)
     return run
 
 
-def pages(run: SweepRun, client: Client) -> list[str]:
+def pages(run: Run, client: Client) -> list[str]:
     """Every page that shows the run: a sweep's own page and its polled partial, or a
     prefix-cache run's calculator page and its polled partial."""
     full = client.get(run.get_absolute_url())
@@ -65,7 +65,7 @@ def test_a_runs_owner_is_named_only_to_them_and_to_instructors_with_consent(
     kind, who, shown, student, other_student, instructor
 ):
     run = sweep_run(student) if kind == "sweep" else prefix_run(student)
-    SweepRun.objects.filter(pk=run.pk).update(server_url=INTERNAL_URL)
+    Run.objects.filter(pk=run.pk).update(server_url=INTERNAL_URL)
     full, partial = pages(run, viewer(who, student, other_student, instructor))
     assert "the practice server" in full
     if shown:

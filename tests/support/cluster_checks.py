@@ -180,9 +180,9 @@ def _run_state(cluster: Cluster, run_id: int) -> tuple[str, str]:
     import psycopg
 
     with psycopg.connect(cluster.database_url) as conn:
-        state = conn.execute("SELECT state FROM felab_sim_sweeprun WHERE id = %s", (run_id,)).fetchone()[0]
+        state = conn.execute("SELECT state FROM felab_sim_run WHERE id = %s", (run_id,)).fetchone()[0]
         levels = conn.execute(
-            "SELECT done, requests FROM felab_sim_sweeprunlevel WHERE run_id = %s ORDER BY conc", (run_id,)
+            "SELECT done, requests FROM felab_sim_runlevel WHERE run_id = %s ORDER BY conc", (run_id,)
         ).fetchall()
     return state, ", ".join(f"{done}/{requests}" for done, requests in levels)
 

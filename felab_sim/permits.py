@@ -1,9 +1,9 @@
 """At most N heavy simulations at once on a host, whichever gunicorn worker asks for one.
 
 A heavy sweep keeps a core busy for up to ~250 ms; sync workers that each ran one at the same
-time would take every core from the other pages. A slot is an flock on a file in a folder that
+time would take every core from the other pages. A permit is an flock on a file in a folder that
 the host's workers share: the kernel releases it when its holder ends, even by SIGKILL, so a
-killed worker never leaks a slot. No Django here: the views pass in the settings.
+killed worker never leaks a permit. No Django here: the views pass in the settings.
 """
 
 from __future__ import annotations
@@ -16,17 +16,17 @@ from pathlib import Path
 
 
 class SimulatorBusy(Exception):
-    """Every slot stayed taken for the whole wait."""
+    """Every permit stayed taken for the whole wait."""
 
 
 @contextmanager
-def simulation_slot(directory: Path, slots: int, wait_s: float, poll_s: float = 0.01) -> Iterator[int]:
-    """Hold one of `slots` slots while the block runs; SimulatorBusy after `wait_s` without one."""
+def simulation_permit(directory: Path, permits: int, wait_s: float, poll_s: float = 0.01) -> Iterator[int]:
+    """Hold one of `permits` permits while the block runs; SimulatorBusy after `wait_s` without one."""
     directory.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + wait_s
     while True:
-        for index in range(slots):
-            handle = (directory / f"slot-{index}.lock").open("a")
+        for index in range(permits):
+            handle = (directory / f"permit-{index}.lock").open("a")
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
