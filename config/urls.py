@@ -1,8 +1,8 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from config.ratelimit import limit_password_attempts
-from config.views import healthz, readyz
+from serving.ratelimit import limit_password_attempts
+from serving.views import healthz, readyz
 
 admin.site.site_header = "felab administration"
 admin.site.site_title = "felab admin"

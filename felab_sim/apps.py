@@ -6,7 +6,7 @@ class FelabSimConfig(AppConfig):
     verbose_name = "Simulator"
 
     def ready(self) -> None:
-        from config.content_cache import watch
+        from serving.content_cache import watch
 
         from .models import ParameterSet, Scenario
 

@@ -11,7 +11,6 @@ from django.utils.html import escape, strip_tags
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator, slugify
 
-from config.content_cache import ContentQuerySet, kept_without_request
 from felab_sim import live
 from felab_sim.core import citations, figures
 from felab_sim.core.calculator import Result
@@ -19,6 +18,7 @@ from felab_sim.core.calculators import CALCULATORS
 from felab_sim.core.model import ParamError, SweepParams, SweepResult
 from felab_sim.core.numbers import format_like
 from felab_sim.models import ParameterSet, Scenario, calculator_page_url
+from serving.content_cache import ContentQuerySet, kept_without_request
 
 from . import number_checks
 from .markdown import as_written_and_shown, live_figure_markup_problems, normalise_line_ends, render_markdown
@@ -192,7 +192,7 @@ class Lesson(models.Model):
         """The course's next published lesson in reading order (order, then number), or None after the last.
 
         Drafts are skipped: this is where a student goes next. Kept on the instance, which the
-        card page keeps per content version (config/content_cache.py).
+        card page keeps per content version (serving/content_cache.py).
         """
         later = models.Q(order__gt=self.order) | models.Q(order=self.order, number__gt=self.number)
         return (

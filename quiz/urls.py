@@ -1,8 +1,8 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from config.ratelimit import limit_password_attempts
 from lessons.urls import CARD_PATH
+from serving.ratelimit import limit_password_attempts
 
 from . import views
 

@@ -25,10 +25,10 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 from django_htmx.http import push_url
 
-from config.ratelimit import limit_password_attempts, rate_limited
 from lessons.instructors import is_instructor
 from lessons.models import Card, Course
 from lessons.views import card_for_page, render_card
+from serving.ratelimit import limit_password_attempts, rate_limited
 
 from . import charts, clock, scheduling
 from .forms import DeleteAccountForm, EmailForm, SharingForm, SignupForm

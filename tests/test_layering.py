@@ -1,5 +1,6 @@
-"""The apps depend downwards only: quiz (learner work) → lessons (content) → felab_sim
-(simulator) → config (shared machinery). docs: /work/shared/DESIGN.md, "apps import downwards".
+"""The apps depend downwards only: config (settings and URLs, which name every app) → quiz
+(learner work) → lessons (content) → felab_sim (simulator) → accounts (who may do what) →
+serving (how pages are served). docs/architecture.md, "Where things live".
 
 Checked three ways, since each can tie the apps back up: Python imports (any module of an app,
 at any indentation), the tag libraries templates/<app>/ loads, and migrations (frozen history:
@@ -13,20 +14,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 # Top to bottom: an app may import itself and the apps after it.
-LAYERS = ["quiz", "lessons", "felab_sim", "config"]
-APPS = LAYERS[:-1]  # the Django apps, with templates, tag libraries and migrations
+# config sits on top: its urls.py includes every app's and its settings list them all, while
+# no app imports config (they read django.conf.settings).
+LAYERS = ["config", "quiz", "lessons", "felab_sim", "accounts", "serving"]
+APPS = LAYERS[1:]  # the Django apps, with templates, tag libraries and migrations
 
 # Still importing felab_sim's models from lessons: the Card reads its scenario and the parameter
 # sets it cites, and import_lessons/export_lessons read and write both. Left for the step that
 # gives felab_sim its own content-file section; nothing may join this list.
 LESSONS_ON_SIM_MODELS_LEFT = {"lessons/content_files.py", "lessons/models.py"}
-# felab_sim's calculator and simulator pages keep their parts with {% content_fragment %}, a tag
-# library that stands in lessons but uses only config's machinery: it goes down when the layout
-# step moves it. Nothing may join this list.
-TEMPLATE_LOADS_LEFT = {
-    ("templates/felab_sim/calc_body.html", "content_fragments"),
-    ("templates/felab_sim/sim.html", "content_fragments"),
-}
 
 
 def _module_name(path: Path) -> str:
@@ -156,7 +152,7 @@ def test_templates_load_only_their_own_or_a_lower_apps_tags():
                     owner = owners.get(name)
                     if owner is not None and LAYERS.index(owner) < LAYERS.index(app):
                         loads.add((str(path.relative_to(ROOT)), name))
-    assert loads == TEMPLATE_LOADS_LEFT
+    assert loads == set()
 
 
 def test_the_template_check_sees_a_load_from_above():

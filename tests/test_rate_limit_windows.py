@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def limiter_clock(monkeypatch) -> SteppedClock:
     clock = SteppedClock()
-    monkeypatch.setattr("config.ratelimit.clock", clock)
+    monkeypatch.setattr("serving.ratelimit.clock", clock)
     return clock
 
 

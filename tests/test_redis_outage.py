@@ -14,9 +14,9 @@ import pytest
 import redis
 from django.test import Client
 
-from config.content_cache import content_version
 from lessons.models import Card
 from quiz.models import Review, Showing
+from serving.content_cache import content_version
 from tests.conftest import PASSWORD, SEED_CARD_URL
 from tests.limits import (
     NetworkToRedis,
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def outage_clock(monkeypatch) -> SteppedClock:
     clock = SteppedClock()
-    monkeypatch.setattr("config.cache_outage.clock", clock)
+    monkeypatch.setattr("serving.cache_outage.clock", clock)
     return clock
 
 

@@ -148,7 +148,7 @@ def test_with_redis_the_cache_survives_its_outage_and_each_host_can_count_alone(
     assert process.returncode == 0, process.stderr
     caches, session_engine = json.loads(process.stdout.strip().splitlines()[-1])
     default = caches["default"]
-    assert default["BACKEND"] == "config.cache_outage.ResilientRedisCache"
+    assert default["BACKEND"] == "serving.cache_outage.ResilientRedisCache"
     # A stuck Redis costs a request a quarter of a second, not redis-py's default 5 s.
     assert default["OPTIONS"] == {"socket_connect_timeout": 0.25, "socket_timeout": 0.25}
     assert caches["host"] == {

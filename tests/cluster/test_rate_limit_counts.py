@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.test import RequestFactory
 
-from config.ratelimit import client_address
+from serving.ratelimit import client_address
 from tests.limits import SteppedClock
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -19,7 +19,7 @@ REDIS_URL = os.environ.get("FELAB_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 COUNT_IN_A_PROCESS = """
 import django, sys
 django.setup()
-from config.ratelimit import count_request
+from serving.ratelimit import count_request
 key, n = sys.argv[1], int(sys.argv[2])
 last = 0
 for _ in range(n):
@@ -120,7 +120,7 @@ def test_a_burst_across_a_minute_boundary_gets_the_limit_once(client, settings, 
     # minutes would let 10 attempts at 11:59:59.5 and 10 more at 12:00:00.5 all pass.
     settings.RATE_LIMITS = {**settings.RATE_LIMITS, "login": (10, 60)}
     clock = SteppedClock(119.5)
-    monkeypatch.setattr("config.ratelimit.clock", clock)
+    monkeypatch.setattr("serving.ratelimit.clock", clock)
     statuses = []
     for attempt in range(20):
         if attempt == 10:
