@@ -5,10 +5,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.cache import patch_vary_headers
 
+from accounts.instructors import is_instructor
 from serving.content_cache import kept
 from serving.kept_pages import render_kept
 
-from .instructors import is_instructor
 from .models import Card, Course, GlossaryTerm, Lesson, LessonPage
 
 
