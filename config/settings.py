@@ -233,12 +233,12 @@ TRUSTED_PROXIES = env_list("FELAB_TRUSTED_PROXIES")
 if TRUSTED_PROXIES:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
-# REDIS_URL: one cache for every host, so rate limits count once across them and sessions
-# are read from memory (cached_db keeps them in the database too, so a Redis restart logs
-# no one out). Redis is only ever a cache: while it is down pages, answers and log-ins carry on
-# from the database and each host counts rate limits in its own file cache ("host"),
-# serving/cache_outage.py. Without it, one host's workers share a file cache (production) or
-# each process has its own memory (development).
+# REDIS_URL: one cache for every host, where rate limits count and sessions are read from
+# memory (cached_db keeps them in the database too, so a Redis restart logs no one out). Redis
+# is only ever a cache: while it is down pages, answers and log-ins carry on from the database,
+# where rate limits count too (serving/cache_outage.py, serving/ratelimit.py). Without it, rate
+# limits count in the database, and one host's workers share a file cache (production) or each
+# process has its own memory (development).
 REDIS_URL = os.environ.get("REDIS_URL", "")
 CACHE_PREFIX = os.environ.get("FELAB_CACHE_PREFIX", "felab")
 RATE_LIMIT_KEY_PREFIX = f"{CACHE_PREFIX}:ratelimit"
@@ -252,7 +252,6 @@ if REDIS_URL:
             # A Redis that stops answering costs a request a quarter of a second, not a hang.
             "OPTIONS": {"socket_connect_timeout": 0.25, "socket_timeout": 0.25},
         },
-        "host": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": CACHE_DIR},
     }
     SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 else:

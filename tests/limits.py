@@ -105,7 +105,7 @@ def forget_redis_outages(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(redis_outage, name, value)
 
 
-def point_the_site_at(settings, redis_url: str, host_cache_folder) -> None:
+def point_the_site_at(settings, redis_url: str) -> None:
     """The settings REDIS_URL gives production (config/settings.py), on the test's own Redis."""
     settings.REDIS_URL = redis_url
     settings.RATE_LIMIT_KEY_PREFIX = "felab-test:ratelimit"
@@ -115,10 +115,6 @@ def point_the_site_at(settings, redis_url: str, host_cache_folder) -> None:
             "LOCATION": redis_url,
             "KEY_PREFIX": "felab-test",
             "OPTIONS": {"socket_connect_timeout": 0.25, "socket_timeout": 0.25},
-        },
-        "host": {
-            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-            "LOCATION": str(host_cache_folder),
         },
     }
     settings.SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"

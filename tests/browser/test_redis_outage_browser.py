@@ -16,7 +16,7 @@ def site_redis(settings, tmp_path, monkeypatch) -> OwnRedis:
     forget_redis_outages(monkeypatch)
     monkeypatch.setattr("serving.cache_outage.clock", SteppedClock())
     with own_redis() as server:
-        point_the_site_at(settings, server.url, tmp_path / "host-cache")
+        point_the_site_at(settings, server.url)
         yield server
 
 
