@@ -2,7 +2,7 @@
 
 Everything kept in Redis can be lost without losing anything that matters: sessions are
 ``cached_db`` (also in the database), the content version is redrawn (serving/content_cache.py),
-and rate limits count on the host instead (serving/ratelimit.py). :class:`ResilientRedisCache`
+and rate limits count in the database instead (serving/ratelimit.py). :class:`ResilientRedisCache`
 is Django's ``RedisCache`` whose failures read as misses and whose writes are dropped, so no
 page fails for the cache's sake. :data:`redis_outage` remembers the outage: it logs once a
 minute per process rather than once per request, for a few seconds after a failure no request

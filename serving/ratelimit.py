@@ -143,7 +143,7 @@ def count_request(key: str, window: int) -> tuple[int, float]:
         try:
             count_opened = _count_in_redis(settings.REDIS_URL, key, window, now)
         except RedisError as error:
-            redis_outage.failed(error, "counting a rate limit (counting on this host meanwhile)")
+            redis_outage.failed(error, "counting a rate limit (counting in the database meanwhile)")
         else:
             redis_outage.answered()
     if count_opened is None:
