@@ -15,7 +15,7 @@ graceful_timeout = 20
 # connection at import, so no connection is shared across the fork.
 preload_app = True
 # Replaced now and then, in case anything grows; each replacement starts with empty page caches
-# (config/content_cache.py), so not too often.
+# (serving/content_cache.py), so not too often.
 max_requests = 20000
 max_requests_jitter = 2000
 accesslog = os.environ.get("FELAB_ACCESS_LOG", "-")

@@ -59,6 +59,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "template_partials",
+    "serving",
+    "accounts",
     "lessons",
     "quiz",
     "felab_sim",
@@ -71,12 +73,12 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "config.middleware.security_headers",
+    "serving.middleware.security_headers",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "config.admin_filters.AdminFilterGuard",
+    "serving.admin_filters.AdminFilterGuard",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -144,7 +146,7 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "config.static_storage.StaticFilesStorage"},
+    "staticfiles": {"BACKEND": "serving.static_storage.StaticFilesStorage"},
 }
 # Hashed file names never change content, so browsers may keep them for a year.
 WHITENOISE_MAX_AGE = 0 if DEBUG else 60 * 60 * 24 * 365
@@ -231,12 +233,12 @@ TRUSTED_PROXIES = env_list("FELAB_TRUSTED_PROXIES")
 if TRUSTED_PROXIES:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
-# REDIS_URL: one cache for every host, so rate limits count once across them and sessions
-# are read from memory (cached_db keeps them in the database too, so a Redis restart logs
-# no one out). Redis is only ever a cache: while it is down pages, answers and log-ins carry on
-# from the database and each host counts rate limits in its own file cache ("host"),
-# config/cache_outage.py. Without it, one host's workers share a file cache (production) or
-# each process has its own memory (development).
+# REDIS_URL: one cache for every host, where rate limits count and sessions are read from
+# memory (cached_db keeps them in the database too, so a Redis restart logs no one out). Redis
+# is only ever a cache: while it is down pages, answers and log-ins carry on from the database,
+# where rate limits count too (serving/cache_outage.py, serving/ratelimit.py). Without it, rate
+# limits count in the database, and one host's workers share a file cache (production) or each
+# process has its own memory (development).
 REDIS_URL = os.environ.get("REDIS_URL", "")
 CACHE_PREFIX = os.environ.get("FELAB_CACHE_PREFIX", "felab")
 RATE_LIMIT_KEY_PREFIX = f"{CACHE_PREFIX}:ratelimit"
@@ -244,13 +246,12 @@ CACHE_DIR = os.environ.get("FELAB_CACHE_DIR", str(INSTANCE_TMP / "cache"))
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "config.cache_outage.ResilientRedisCache",
+            "BACKEND": "serving.cache_outage.ResilientRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": CACHE_PREFIX,
             # A Redis that stops answering costs a request a quarter of a second, not a hang.
             "OPTIONS": {"socket_connect_timeout": 0.25, "socket_timeout": 0.25},
         },
-        "host": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": CACHE_DIR},
     }
     SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 else:

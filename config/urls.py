@@ -1,8 +1,8 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from config.ratelimit import limit_password_attempts
-from config.views import healthz, readyz
+from serving.ratelimit import limit_password_attempts
+from serving.views import healthz, readyz
 
 admin.site.site_header = "felab administration"
 admin.site.site_title = "felab admin"
@@ -10,8 +10,10 @@ admin.site.site_title = "felab admin"
 urlpatterns = [
     # Home, lesson and card pages: lessons/urls.py.
     path("", include("lessons.urls")),
-    # Show answer, rate, progress, review, instructor, sign up / log in: quiz/urls.py.
+    # Show answer, rate, progress, review, instructor: quiz/urls.py.
     path("", include("quiz.urls")),
+    # Sign up, log in and out, password change and reset, email, delete: accounts/urls.py.
+    path("", include("accounts.urls")),
     path("sim/", include("felab_sim.urls")),
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),

@@ -4,11 +4,21 @@ from django.apps import AppConfig
 class FelabSimConfig(AppConfig):
     name = "felab_sim"
     verbose_name = "Simulator"
+    # Handed to lessons, which finds them here and imports nothing of felab_sim's models:
+    # the content files' sections (lessons/content_sections.py) and what cards compute from
+    # this app's rows (lessons/simulator.py). Set in ready(), once the models are loaded.
+    lesson_content_sections: tuple = ()
+    card_simulator = None
 
     def ready(self) -> None:
-        from config.content_cache import watch
+        from serving.content_cache import watch
 
+        from .content_files import ParameterSetsFile, ScenariosFile
+        from .for_cards import CardSimulator
         from .models import ParameterSet, Scenario
 
         # Cards and calculator pages show them: an edit to either is a new content version.
         watch(Scenario, ParameterSet)
+        # In the order import_lessons has always read them.
+        self.lesson_content_sections = (ScenariosFile(), ParameterSetsFile())
+        self.card_simulator = CardSimulator()

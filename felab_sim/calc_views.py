@@ -14,7 +14,7 @@ from django.template.loader import render_to_string
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
-from config.content_cache import kept_for_input
+from serving.content_cache import kept_for_input
 
 from .core.calc_charts import CHART_DESCRIPTIONS, Series, chart_json, measured_beside
 from .core.calculator import Calculator, Params, Result

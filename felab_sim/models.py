@@ -9,7 +9,7 @@ from django.db import IntegrityError, models, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from config.content_cache import ContentQuerySet
+from serving.content_cache import ContentQuerySet
 
 from .core.calculator import Calculator, Result
 from .core.calculators import CALCULATORS

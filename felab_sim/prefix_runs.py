@@ -17,7 +17,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from config.ratelimit import rate_limited
+from serving.ratelimit import rate_limited
 
 from .calc_views import MEASURED_RUNS, MeasuredRun
 from .core.calc_charts import Series

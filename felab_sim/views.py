@@ -12,7 +12,7 @@ from django.utils import timezone
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 
-from config.ratelimit import rate_limited
+from serving.ratelimit import rate_limited
 
 from .core import plots
 from .core.calculators import CALCULATORS

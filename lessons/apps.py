@@ -8,7 +8,7 @@ class LessonsConfig(AppConfig):
     def ready(self) -> None:
         from django.utils.autoreload import file_changed
 
-        from config.content_cache import drop_kept_when_a_template_changes, watch
+        from serving.content_cache import drop_kept_when_a_template_changes, watch
 
         from .models import Card, CardFigure, CardTerm, Course, GlossaryTerm, Lesson
 

@@ -5,6 +5,7 @@ Layout under a content directory:
     glossary.yaml                     every word to know: term, definition, example
     scenarios.yaml                    simulator scenarios that cards cite by slug
     parameter_sets.yaml               calculators' named parameter sets ({{calc.SLUG.OUTPUT}})
+                                      (these two are felab_sim's: lessons/content_sections.py)
     <course-slug>/course.yaml         the course: slug, title, description, order
     <course-slug>/lesson-NN-<slug>.yaml  one lesson and its cards, in step order
 
@@ -24,24 +25,21 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from felab_sim.core import citations, figures
-from felab_sim.core.model import ParamError, SweepParams
-from felab_sim.models import ParameterSet, Scenario
 
 from . import number_checks
+from .content_sections import SectionFile, installed_sections
 from .markdown import as_written_and_shown, live_figure_markup_problems, normalise_line_ends
 from .models import Card, CardFigure, CardTerm, Course, GlossaryTerm, ImportBaseline, Lesson
+from .simulator import simulator
 
 CONTENT_DIR = Path(__file__).resolve().parent / "content"
 
 COURSE_FIELDS = ("title", "description", "order")
 LESSON_FIELDS = ("number", "title", "order", "intro", "minutes", "published")
 TERM_FIELDS = ("definition", "example")
-SCENARIO_FIELDS = ("name", "description", *SweepParams.FLAT_KEYS)
-PARAMETER_SET_FIELDS = ("calculator", "name", "description", "params")
 FIGURE_FIELDS = ("label", "figure", "stated")
 CARD_FIELDS = ("title", *Card.TEXT_FIELDS)
 
@@ -316,10 +314,11 @@ def import_content(directory: Path = CONTENT_DIR, *, force: bool = False) -> Imp
     merger = _Merger(force)
     with _reading(directory / "glossary.yaml"):
         terms = _import_glossary(directory / "glossary.yaml", merger)
-    with _reading(directory / "scenarios.yaml"):
-        scenarios = _import_scenarios(directory / "scenarios.yaml", merger)
-    with _reading(directory / "parameter_sets.yaml"):
-        _import_parameter_sets(directory / "parameter_sets.yaml", merger)
+    linked: dict[str, dict[str, Any]] = {}
+    for section in installed_sections():
+        with _reading(directory / section.file_name):
+            linked[section.file_name] = _import_section(section, directory / section.file_name, merger)
+    scenarios = linked.get("scenarios.yaml", {})
     for course_path in sorted(directory.glob("*/course.yaml")):
         with _reading(course_path):
             course = _import_course(course_path, merger)
@@ -358,26 +357,22 @@ def _import_glossary(path: Path, merger: _Merger) -> dict[str, GlossaryTerm]:
     return terms
 
 
-def _import_scenarios(path: Path, merger: _Merger) -> dict[str, Scenario]:
-    scenarios: dict[str, Scenario] = {}
+def _import_section(section: Any, path: Path, merger: _Merger) -> dict[str, Any]:
     if not path.exists():
-        return scenarios
-    for entry in _load(path) or []:
-        slug = str(_require(entry, "slug", path))
-        values = {name: entry[name] for name in SCENARIO_FIELDS if name in entry}
-        if isinstance(values.get("levels"), list):
-            values["levels"] = ",".join(str(level) for level in values["levels"])
-        try:
-            SweepParams.from_flat({k: v for k, v in values.items() if k in SweepParams.FLAT_KEYS})
-        except ParamError as error:
-            raise ContentError(f"{path}: scenario {slug}: {error}") from error
-        scenario = Scenario.objects.filter(slug=slug).first()
-        created = scenario is None
-        scenario = scenario or Scenario(slug=slug, name=slug)
-        to_write = merger.merge(f"scenario {slug}", created, values, _field_values(scenario, values))
-        _write_fields(scenario, to_write, created)
-        scenarios[slug] = scenario
-    return scenarios
+        return {}
+
+    def merge(label: str, row: Any, created: bool, values: dict[str, Any]) -> None:
+        _write_fields(row, merger.merge(label, created, values, _field_values(row, values)), created)
+
+    file = SectionFile(
+        path=path,
+        entries=_load(path) or [],
+        require=lambda data, key: _require(data, key, path),
+        text=_text,
+        merge=merge,
+        content_error=ContentError,
+    )
+    return section.import_file(file)
 
 
 def _import_course(path: Path, merger: _Merger) -> Course:
@@ -393,35 +388,11 @@ def _import_course(path: Path, merger: _Merger) -> Course:
     return course
 
 
-def _import_parameter_sets(path: Path, merger: _Merger) -> None:
-    if not path.exists():
-        return
-    for entry in _load(path) or []:
-        slug = str(_require(entry, "slug", path))
-        values = {name: entry.get(name) for name in PARAMETER_SET_FIELDS}
-        values["calculator"] = str(values["calculator"] or "")
-        values["name"] = str(values["name"] or slug)
-        values["description"] = _text(entry, "description")
-        values["params"] = values["params"] or {}
-        candidate = ParameterSet(slug=slug, **values)
-        try:
-            candidate.clean()  # validates the params by the calculator's declaration
-        except ValidationError as error:
-            raise ContentError(f"{path}: parameter set {slug}: {'; '.join(error.messages)}") from error
-        values["params"] = candidate.params
-        parameter_set = ParameterSet.objects.filter(slug=slug).first()
-        created = parameter_set is None
-        parameter_set = parameter_set or ParameterSet(slug=slug)
-        current = _field_values(parameter_set, PARAMETER_SET_FIELDS)
-        to_write = merger.merge(f"parameter set {slug}", created, values, current)
-        _write_fields(parameter_set, to_write, created)
-
-
 def _import_lesson(
     course: Course,
     path: Path,
     terms: dict[str, GlossaryTerm],
-    scenarios: dict[str, Scenario],
+    scenarios: dict[str, Any],
     merger: _Merger,
 ) -> None:
     data = _load(path)
@@ -450,7 +421,7 @@ def _import_card(
     card_data: dict[str, Any],
     path: Path,
     terms: dict[str, GlossaryTerm],
-    scenarios: dict[str, Scenario],
+    scenarios: dict[str, Any],
     merger: _Merger,
 ) -> None:
     step = int(_require(card_data, "step", path))
@@ -564,7 +535,7 @@ def _published(data: dict[str, Any], path: Path) -> bool:
     return value
 
 
-def _scenario_slug(slug: Any, scenarios: dict[str, Scenario], path: Path, step: int) -> str | None:
+def _scenario_slug(slug: Any, scenarios: dict[str, Any], path: Path, step: int) -> str | None:
     if not slug:
         return None
     if slug not in scenarios:
@@ -572,7 +543,7 @@ def _scenario_slug(slug: Any, scenarios: dict[str, Scenario], path: Path, step: 
     return str(slug)
 
 
-def _check_figures(values: dict[str, Any], scenarios: dict[str, Scenario], path: Path, step: int) -> None:
+def _check_figures(values: dict[str, Any], scenarios: dict[str, Any], path: Path, step: int) -> None:
     """Refuse a card whose text or panel cites a live figure its scenario cannot give."""
     slug = values["scenario"]
     params = scenarios[slug].sweep_params() if slug else None
@@ -586,7 +557,7 @@ def _check_figures(values: dict[str, Any], scenarios: dict[str, Scenario], path:
             problems.append(f"{name}: write a calculator's figure as calc.SET_SLUG.OUTPUT_KEY")
         else:
             cited.append(found)
-    problems += citations.problems(cited, ParameterSet.objects.calculators_by_slug(citations.slugs(cited)))
+    problems += citations.problems(cited, simulator().calculators_by_slug(citations.slugs(cited)))
     problems += [
         problem for name in Card.TEXT_FIELDS for problem in live_figure_markup_problems(values[name])
     ]
@@ -603,26 +574,10 @@ def export_content(directory: Path = CONTENT_DIR) -> list[Path]:
     ]
     _dump(glossary, directory / "glossary.yaml")
     written.append(directory / "glossary.yaml")
-    scenarios = [
-        {"slug": scenario.slug, **{name: getattr(scenario, name) for name in SCENARIO_FIELDS}}
-        for scenario in Scenario.objects.order_by("slug")
-    ]
-    if scenarios:
-        _dump(scenarios, directory / "scenarios.yaml")
-        written.append(directory / "scenarios.yaml")
-    parameter_sets = [
-        {
-            "slug": parameter_set.slug,
-            "calculator": parameter_set.calculator,
-            "name": parameter_set.name,
-            "description": parameter_set.description,
-            "params": parameter_set.params_for_file(),
-        }
-        for parameter_set in ParameterSet.objects.order_by("slug")
-    ]
-    if parameter_sets:
-        _dump(parameter_sets, directory / "parameter_sets.yaml")
-        written.append(directory / "parameter_sets.yaml")
+    for section in installed_sections():
+        if entries := section.export_entries():
+            _dump(entries, directory / section.file_name)
+            written.append(directory / section.file_name)
     courses = Course.objects.prefetch_related("lessons__cards__card_terms__term", "lessons__cards__figures")
     for course in courses.prefetch_related("lessons__cards__scenario"):
         course_dir = directory / course.slug

@@ -11,17 +11,16 @@ from django.utils.html import escape, strip_tags
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator, slugify
 
-from config.content_cache import ContentQuerySet, kept_without_request
-from felab_sim import live
 from felab_sim.core import citations, figures
 from felab_sim.core.calculator import Result
 from felab_sim.core.calculators import CALCULATORS
 from felab_sim.core.model import ParamError, SweepParams, SweepResult
 from felab_sim.core.numbers import format_like
-from felab_sim.models import ParameterSet, Scenario, calculator_page_url
+from serving.content_cache import ContentQuerySet, kept_without_request
 
 from . import number_checks
 from .markdown import as_written_and_shown, live_figure_markup_problems, normalise_line_ends, render_markdown
+from .simulator import CitedSet, simulator
 
 # Django's admin shows help text as HTML, unescaped: say everything here without markup
 # (a literal tag here once swallowed the rest of the admin's form). A test checks it.
@@ -180,19 +179,19 @@ class Lesson(models.Model):
             .order_by("step")
         )
         cited = [found for card in cards for found in card.calc_citations()]
-        sets = list(ParameterSet.objects.filter(slug__in=citations.slugs(cited))) if cited else []
-        results = {parameter_set.slug: parameter_set.result() for parameter_set in sets}
+        sets = simulator().cited_sets(citations.slugs(cited)) if cited else {}
+        results = {slug: found.result for slug, found in sets.items()}
         for card in cards:
             card.lesson = self  # already loaded: spares a query per card
             card.calc_results = results  # a superset of each card's own: one query, not one per card
-        return LessonPage(cards=cards, try_it=_try_it(cards, {found.slug: found for found in sets}))
+        return LessonPage(cards=cards, try_it=_try_it(cards, sets))
 
     @cached_property
     def following(self) -> Lesson | None:
         """The course's next published lesson in reading order (order, then number), or None after the last.
 
         Drafts are skipped: this is where a student goes next. Kept on the instance, which the
-        card page keeps per content version (config/content_cache.py).
+        card page keeps per content version (serving/content_cache.py).
         """
         later = models.Q(order__gt=self.order) | models.Q(order=self.order, number__gt=self.number)
         return (
@@ -218,12 +217,12 @@ class LessonPage:
     try_it: list[TryIt]
 
 
-def _try_it(cards: list[Card], sets: dict[str, ParameterSet]) -> list[TryIt]:
+def _try_it(cards: list[Card], sets: dict[str, CitedSet]) -> list[TryIt]:
     """Where to turn the knobs of what these cards compute: the sweep, then each calculator once."""
     links: list[TryIt] = []
     if sweep_card := next((card for card in cards if card.scenario_id), None):
         links.append(TryIt("The concurrency sweep, simulated", sweep_card.sim_url()))
-    first_set_of: dict[str, ParameterSet] = {}
+    first_set_of: dict[str, CitedSet] = {}
     for card in cards:
         for cited in card.calc_citations():
             if cited.slug in sets:
@@ -232,7 +231,7 @@ def _try_it(cards: list[Card], sets: dict[str, ParameterSet]) -> list[TryIt]:
         if (calculator := CALCULATORS.get(name)) is None:
             continue
         # The calculator's page, opened at the first set the lesson cites.
-        links.append(TryIt(calculator.title, parameter_set.page_url()))
+        links.append(TryIt(calculator.title, parameter_set.page_url))
     return links
 
 
@@ -378,7 +377,7 @@ class Card(models.Model):
     more_detail = models.TextField("More detail", blank=True, help_text=CARD_TEXT_HELP)
     terms = models.ManyToManyField(GlossaryTerm, through="CardTerm", related_name="cards", blank=True)
     scenario = models.ForeignKey(
-        Scenario,
+        "felab_sim.Scenario",
         null=True,
         blank=True,
         on_delete=models.PROTECT,
@@ -445,7 +444,7 @@ class Card(models.Model):
             name: list(dict.fromkeys(found for text in both for found in citations.in_text(text)))
             for name, both in texts.items()
         }
-        known_sets = ParameterSet.objects.calculators_by_slug(
+        known_sets = simulator().calculators_by_slug(
             citations.slugs(c for found in cited.values() for c in found)
         )
         for name in self.TEXT_FIELDS:
@@ -537,7 +536,7 @@ class Card(models.Model):
     def live_result(self) -> SweepResult | None:
         """The scenario's simulated sweep (cached by parameters), or None without one."""
         params = self.scenario_params
-        return None if params is None else live.cached_sweep(params)
+        return None if params is None else simulator().sweep(params)
 
     def calc_citations(self) -> list[citations.Citation]:
         """Every calculator output the card cites, in its text and its Computed live panel."""
@@ -549,7 +548,9 @@ class Card(models.Model):
     def calc_results(self) -> dict[str, Result | None]:
         """The cited parameter sets' results: one query for the whole card, not one per citation."""
         cited = self.calc_citations()
-        return ParameterSet.objects.results_by_slug(citations.slugs(cited)) if cited else {}
+        if not cited:
+            return {}
+        return {slug: found.result for slug, found in simulator().cited_sets(citations.slugs(cited)).items()}
 
     @cached_property
     def html(self) -> dict[str, SafeString]:
@@ -570,11 +571,11 @@ class Card(models.Model):
     def live_chart(self) -> str | None:
         """The card's chart as plotly JSON, or None without a scenario."""
         params = self.scenario_params
-        return None if params is None else live.cached_figure(params, compact=True)
+        return None if params is None else simulator().sweep_chart(params, compact=True)
 
     def sim_url(self) -> str:
         params = self.scenario_params
-        return reverse("sim") + ("?" + live.sim_query(params) if params else "")
+        return reverse("sim") + ("?" + simulator().sim_query(params) if params else "")
 
     def live_rows(self) -> list[dict[str, str]]:
         """The "Computed live" panel: each figure the card states, beside the model's value, and
@@ -604,7 +605,7 @@ class Card(models.Model):
             result = self.calc_results.get(cited.slug) if cited else None
             if result is None or cited.key not in result.outputs:
                 return ""
-            return f"{calculator_page_url(result)}#output-{cited.key}"
+            return f"{simulator().calculator_page_url(result)}#output-{cited.key}"
         return f"{self.sim_url()}#sim-results" if self.scenario_params is not None else ""
 
     # The figures and terms as the page shows them. An admin preview sets both from its unsaved
@@ -676,7 +677,7 @@ class CardFigure(models.Model):
             cited = citations.parse_figure(self.figure)
             if cited is None:
                 raise ValidationError({"figure": "write a calculator's figure as calc.SET_SLUG.OUTPUT_KEY"})
-            known_sets = ParameterSet.objects.calculators_by_slug([cited.slug])
+            known_sets = simulator().calculators_by_slug([cited.slug])
             if problem := citations.problem(cited, known_sets):
                 raise ValidationError({"figure": problem})
             return

@@ -5,10 +5,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.cache import patch_vary_headers
 
-from config.content_cache import kept
-from config.kept_pages import render_kept
+from accounts.instructors import is_instructor
+from serving.content_cache import kept
+from serving.kept_pages import render_kept
 
-from .instructors import is_instructor
 from .models import Card, Course, GlossaryTerm, Lesson, LessonPage
 
 
@@ -80,7 +80,7 @@ def card_detail(request: HttpRequest, course_slug: str, lesson_slug: str, step: 
 def card_for_page(request: HttpRequest, course_slug: str, lesson_slug: str, step: int) -> Card:
     """The card with what its page shows; a draft is not found unless an instructor asks.
 
-    Fetched once per content version in each process (config/content_cache.py), with its
+    Fetched once per content version in each process (serving/content_cache.py), with its
     rendered sections: the same for every learner.
     """
     drafts = is_instructor(request.user)
@@ -101,7 +101,7 @@ def render_card(
 ) -> HttpResponse:
     """The card page, or for htmx its answer region; quiz's Show answer renders it too.
 
-    Kept whole per content version but for its per-visitor parts (config/kept_pages.py).
+    Kept whole per content version but for its per-visitor parts (serving/kept_pages.py).
     """
     key = (card.pk, is_instructor(request.user), answer_shown, review_mode)
     response = render_kept(
@@ -157,6 +157,6 @@ def _neighbours(request: HttpRequest, card: Card) -> dict[str, Card | None]:
 def render_preview(request: HttpRequest, card: Card) -> HttpResponse:
     """A card as the admin's form holds it, unsaved, the way students will see it with its answer
     shown: the card page's template and context, rendered for this request only. Never kept
-    (config/kept_pages.py), since it is not what the database holds."""
+    (serving/kept_pages.py), since it is not what the database holds."""
     context = card_context(request, card, answer_shown=True, review_mode=False)
     return render(request, "lessons/card.html", {**context, "preview": True})

@@ -19,6 +19,9 @@ from django.http import HttpRequest
 
 from .models import CardState, LayerOpening, Review, Showing, shared_name
 
+# What the Instructors group may view here (migration 0005 grants it, accounts.instructors
+# gives it back after a flush): the student's profile, their consent flag, stays out.
+INSTRUCTORS_VIEW = ["review", "showing", "cardstate", "layeropening"]
 # The columns that say whose a row is, under every name a lookup may use.
 LEARNER_FIELDS = frozenset({"user", "user_id", "anonymous_id"})
 

@@ -1,7 +1,8 @@
 """Who is studying: an account, or an anonymous visitor known by a random id in their session.
 
 The one place that reads a learner from a request, starts an anonymous learner, and
-hands an anonymous learner's work to their account when they log in. Every row in
+hands an anonymous learner's work to their account when they log in (Django's user_logged_in
+signal; a new account's profile comes from accounts' account_created). Every row in
 quiz.models belongs to exactly one learner, and every read goes through
 `for_learner`, so nobody sees another's answers or ratings.
 """
@@ -16,6 +17,8 @@ from django.contrib.auth.signals import user_logged_in
 from django.db import models, transaction
 from django.dispatch import receiver
 from django.http import HttpRequest
+
+from accounts.signals import account_created
 
 from . import clock
 from .models import CardState, LearnerProfile, Review, Showing
@@ -129,3 +132,9 @@ def join_session_progress(sender: Any, request: HttpRequest | None, user: Any, *
     anonymous_id = session.pop(LEARNER_SESSION_FIELD, "")
     if anonymous_id:
         Learner(anonymous_id=anonymous_id).merge_into(user)
+
+
+@receiver(account_created, dispatch_uid="quiz_profile_of_a_new_account")
+def keep_sign_up_consent(sender: Any, user: Any, choices: dict[str, Any], **kwargs: Any) -> None:
+    """The new account's profile, with the consent asked at sign-up to show their name."""
+    LearnerProfile.objects.create(user=user, share_name=bool(choices.get("share_name")))

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from django.conf import settings
 from django.db import models, transaction
 
-from lessons.instructors import is_instructor
+from accounts.instructors import is_instructor
 from lessons.models import Card
 
 from . import clock, scheduling

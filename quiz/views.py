@@ -6,7 +6,6 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.contrib.auth import login, logout
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
@@ -18,20 +17,17 @@ from django.http import (
     JsonResponse,
 )
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
 from django.utils.cache import patch_vary_headers
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 from django_htmx.http import push_url
 
-from config.ratelimit import limit_password_attempts, rate_limited
-from lessons.instructors import is_instructor
+from accounts.instructors import is_instructor
 from lessons.models import Card, Course
 from lessons.views import card_for_page, render_card
 
 from . import charts, clock, scheduling
-from .forms import DeleteAccountForm, EmailForm, SharingForm, SignupForm
+from .forms import SharingForm
 from .learners import Learner
 from .models import CardState, Layer, LayerOpening, LearnerProfile, Outcome, Rating, Review, Showing
 from .pages import FORECAST_DAYS, CardOverview, LessonProgress, ProgressSummary
@@ -227,52 +223,3 @@ def instructor(request: HttpRequest) -> HttpResponse:
         "ratings": Rating.choices,
     }
     return render(request, "quiz/instructor.html", context)
-
-
-@rate_limited("login", methods=("POST",))  # creating accounts in bulk is the same abuse
-def signup(request: HttpRequest) -> HttpResponse:
-    next_url = request.POST.get("next") or request.GET.get("next") or ""
-    if not url_has_allowed_host_and_scheme(next_url, {request.get_host()}, request.is_secure()):
-        next_url = ""
-    if request.user.is_authenticated:
-        return redirect(next_url or "progress")
-    form = SignupForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        user = form.save()
-        LearnerProfile.objects.create(user=user, share_name=form.cleaned_data["share_name"])
-        # Logging in joins what this visitor studied so far to the new account.
-        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-        messages.success(
-            request, f"Welcome, {user.get_username()}. Your progress is now kept in your account."
-        )
-        return redirect(next_url or reverse("progress"))
-    return render(request, "registration/signup.html", {"form": form, "next": next_url})
-
-
-@limit_password_attempts  # the form checks a password
-@login_required
-def delete_account(request: HttpRequest) -> HttpResponse:
-    """The account and everything that is its, once its password confirms it: showings, reviews,
-    opened layers, schedules, profile and the real runs it started (each cascades from the user)."""
-    form = DeleteAccountForm(request.user, request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        username = request.user.get_username()
-        request.user.delete()
-        logout(request)
-        messages.success(request, f"The account {username} and everything recorded about it are deleted.")
-        return redirect("home")
-    return render(request, "registration/delete_account.html", {"form": form})
-
-
-@limit_password_attempts  # the form checks a password
-@login_required
-def email(request: HttpRequest) -> HttpResponse:
-    form = EmailForm(request.POST or None, instance=request.user)
-    if request.method == "POST" and form.is_valid():
-        form.save()
-        address = form.cleaned_data["email"]
-        messages.success(
-            request, f"Saved: reset links go to {address}." if address else "Saved: no email address."
-        )
-        return redirect(f"{reverse('progress')}#your-account")
-    return render(request, "registration/email.html", {"form": form})

@@ -9,7 +9,7 @@ from django.contrib.auth.models import Group, Permission, User
 from django.db.models import Q
 from django.test import Client
 
-from lessons.instructors import INSTRUCTORS_GROUP
+from accounts.instructors import INSTRUCTORS_GROUP
 from lessons.models import Card
 from tests.support.bundled_lessons import load_bundled_lessons
 from tests.support.lanes import mark_lanes

@@ -16,7 +16,7 @@ import redis
 
 
 class SteppedClock:
-    """Stands in for time.time in config.ratelimit (or time.monotonic in config.cache_outage)."""
+    """Stands in for time.time in serving.ratelimit (or time.monotonic in serving.cache_outage)."""
 
     def __init__(self, now: float = 1_000_000.0) -> None:
         self.now = now
@@ -94,7 +94,7 @@ def own_redis() -> Iterator[OwnRedis]:
 
 def forget_redis_outages(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test starts with Redis answering, whatever an earlier test did to its own Redis."""
-    from config.cache_outage import redis_outage
+    from serving.cache_outage import redis_outage
 
     for name, value in {
         "down_since": None,
@@ -105,20 +105,16 @@ def forget_redis_outages(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(redis_outage, name, value)
 
 
-def point_the_site_at(settings, redis_url: str, host_cache_folder) -> None:
+def point_the_site_at(settings, redis_url: str) -> None:
     """The settings REDIS_URL gives production (config/settings.py), on the test's own Redis."""
     settings.REDIS_URL = redis_url
     settings.RATE_LIMIT_KEY_PREFIX = "felab-test:ratelimit"
     settings.CACHES = {
         "default": {
-            "BACKEND": "config.cache_outage.ResilientRedisCache",
+            "BACKEND": "serving.cache_outage.ResilientRedisCache",
             "LOCATION": redis_url,
             "KEY_PREFIX": "felab-test",
             "OPTIONS": {"socket_connect_timeout": 0.25, "socket_timeout": 0.25},
-        },
-        "host": {
-            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-            "LOCATION": str(host_cache_folder),
         },
     }
     settings.SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"

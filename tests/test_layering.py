@@ -1,10 +1,13 @@
-"""The apps depend downwards only: quiz (learner work) → lessons (content) → felab_sim
-(simulator) → config (shared machinery). docs: /work/shared/DESIGN.md, "apps import downwards".
+"""The apps depend downwards only: config (settings and URLs, which name every app) → quiz
+(learner work) → lessons (content) → felab_sim (simulator) → accounts (who may do what) →
+serving (how pages are served). docs/architecture.md, "Where things live".
 
 Checked three ways, since each can tie the apps back up: Python imports (any module of an app,
 at any indentation), the tag libraries templates/<app>/ loads, and migrations (frozen history:
 they import nothing of another app). An app higher up hands its rule to a lower one through a
-hook instead (felab_sim.runs.show_starters_by, lessons/templatetags/learner_work.py).
+hook instead (felab_sim.runs.show_starters_by, lessons/templatetags/learner_work.py). lessons
+reaches felab_sim's rows only through what felab_sim's AppConfig hands in (lessons/simulator.py,
+lessons/content_sections.py), so each app keeps the code that reads and writes its own models.
 """
 
 import ast
@@ -13,20 +16,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 # Top to bottom: an app may import itself and the apps after it.
-LAYERS = ["quiz", "lessons", "felab_sim", "config"]
-APPS = LAYERS[:-1]  # the Django apps, with templates, tag libraries and migrations
+# config sits on top: its urls.py includes every app's and its settings list them all, while
+# no app imports config (they read django.conf.settings).
+LAYERS = ["config", "quiz", "lessons", "felab_sim", "accounts", "serving"]
+APPS = LAYERS[1:]  # the Django apps, with templates, tag libraries and migrations
 
-# Still importing felab_sim's models from lessons: the Card reads its scenario and the parameter
-# sets it cites, and import_lessons/export_lessons read and write both. Left for the step that
-# gives felab_sim its own content-file section; nothing may join this list.
-LESSONS_ON_SIM_MODELS_LEFT = {"lessons/content_files.py", "lessons/models.py"}
-# felab_sim's calculator and simulator pages keep their parts with {% content_fragment %}, a tag
-# library that stands in lessons but uses only config's machinery: it goes down when the layout
-# step moves it. Nothing may join this list.
-TEMPLATE_LOADS_LEFT = {
-    ("templates/felab_sim/calc_body.html", "content_fragments"),
-    ("templates/felab_sim/sim.html", "content_fragments"),
-}
+# felab_sim's pure code: no Django, so any app may use it (the layers above are about Django apps).
+FELAB_SIM_PURE = ("felab_sim.core", "felab_sim.practice", "felab_sim.loadgen")
 
 
 def _module_name(path: Path) -> str:
@@ -85,11 +81,26 @@ def test_apps_import_downwards_only():
     assert _offenders([path for app in LAYERS for path in _sources(app)], allowed) == {}
 
 
-def test_lessons_imports_no_model_of_felab_sim():
+def test_lessons_imports_of_felab_sim_only_its_pure_code():
+    # Cards and the content files reach felab_sim's rows through what felab_sim hands in
+    # (lessons/simulator.py, lessons/content_sections.py), never through its models.
     def allowed(path: Path, module: str) -> bool:
-        return not (module == "felab_sim.models" or module.startswith("felab_sim.models."))
+        return module.split(".")[0] != "felab_sim" or module.startswith(FELAB_SIM_PURE)
 
-    assert set(_offenders(_sources("lessons"), allowed)) == LESSONS_ON_SIM_MODELS_LEFT
+    assert _offenders(_sources("lessons"), allowed) == {}
+
+
+def test_felab_sim_hands_lessons_its_sections_and_card_simulator():
+    from django.apps import apps
+
+    from lessons.content_sections import installed_sections
+    from lessons.simulator import simulator
+
+    assert [section.file_name for section in installed_sections()] == [
+        "scenarios.yaml",
+        "parameter_sets.yaml",
+    ]
+    assert simulator() is apps.get_app_config("felab_sim").card_simulator
 
 
 def test_no_import_circle_inside_the_project():
@@ -137,7 +148,7 @@ def test_felab_sim_pure_code_imports_neither_django_nor_the_rest_of_felab_sim():
             return False
         if _layer(module) is None:
             return True
-        return module.startswith(("felab_sim.core", "felab_sim.practice", "felab_sim.loadgen"))
+        return module.startswith(FELAB_SIM_PURE)
 
     assert _offenders(pure, allowed) == {}
 
@@ -156,7 +167,7 @@ def test_templates_load_only_their_own_or_a_lower_apps_tags():
                     owner = owners.get(name)
                     if owner is not None and LAYERS.index(owner) < LAYERS.index(app):
                         loads.add((str(path.relative_to(ROOT)), name))
-    assert loads == TEMPLATE_LOADS_LEFT
+    assert loads == set()
 
 
 def test_the_template_check_sees_a_load_from_above():

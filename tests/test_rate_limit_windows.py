@@ -1,16 +1,19 @@
-"""A rate-limit window lasts exactly its length, then the count starts again, on every backend.
+"""A rate-limit window lasts exactly its length, then the count starts again, in Redis and in
+the database alike.
 
-On the file cache each count renewed the entry's expiry (its incr is a get and a set with the
-default timeout), so while a classroom behind one address kept trying the window never ended:
-a 429 with Retry-After 57, then 429 again 62 s and 130 s later.
+A count whose every increment renewed its expiry never let the window end while a classroom
+behind one address kept trying: a 429 with Retry-After 57, then 429 again 62 s and 130 s later.
 """
 
+import math
 import os
 import uuid
 
 import pytest
 import redis
 
+from serving.models import RateLimitCount
+from serving.ratelimit import PRUNE_EVERY_S, count_request
 from tests.limits import SteppedClock, forget_redis_outages
 
 SHARED_REDIS_URL = os.environ.get("FELAB_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
@@ -22,22 +25,15 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def limiter_clock(monkeypatch) -> SteppedClock:
     clock = SteppedClock()
-    monkeypatch.setattr("config.ratelimit.clock", clock)
+    monkeypatch.setattr("serving.ratelimit.clock", clock)
     return clock
 
 
-def use_a_file_cache(settings, folder) -> None:
-    settings.CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": str(folder)}
-    }
-
-
-@pytest.fixture(params=["locmem", "file", "redis"])
-def backend(request, settings, tmp_path, monkeypatch) -> str:
+@pytest.fixture(params=["database", "redis"])
+def backend(request, settings, monkeypatch) -> str:
     forget_redis_outages(monkeypatch)
-    if request.param == "file":
-        use_a_file_cache(settings, tmp_path / "cache")
-    elif request.param == "redis":
+    settings.REDIS_URL = ""
+    if request.param == "redis":
         settings.REDIS_URL = SHARED_REDIS_URL
         # Keys of this test's own: other engineers' tests share this Redis.
         settings.RATE_LIMIT_KEY_PREFIX = f"felab-test-{uuid.uuid4().hex}"
@@ -69,10 +65,32 @@ def test_a_window_ends_exactly_after_its_length_and_the_count_starts_again(
     if backend == "redis":  # counted in Redis itself, not in a fallback
         keys = redis.Redis.from_url(SHARED_REDIS_URL).keys(f"{settings.RATE_LIMIT_KEY_PREFIX}:*")
         assert len(keys) == 2  # the address and the account tried
+        assert not RateLimitCount.objects.exists()
+    else:  # one row per key, its window the latest
+        assert RateLimitCount.objects.count() == 2
+        assert {row.count for row in RateLimitCount.objects.all()} == {1}
 
 
-def test_the_simulators_window_ends_too_on_the_file_cache(limiter_clock, client, settings, tmp_path):
-    use_a_file_cache(settings, tmp_path / "cache")
+def test_rows_of_ended_windows_are_deleted(limiter_clock, client, settings, monkeypatch):
+    settings.REDIS_URL = ""
+    monkeypatch.setattr("serving.ratelimit._last_prune", -math.inf)  # this test's clock, not another's
+    login_statuses(client, 1)
+    assert RateLimitCount.objects.count() == 2
+    limiter_clock.advance(PRUNE_EVERY_S + 60)
+    client.get("/sim/sweep.json?levels=1&max_tokens=8")  # another key: the ended ones go
+    assert list(RateLimitCount.objects.values_list("key", flat=True)) == ["ratelimit:sweep:127.0.0.1"]
+
+
+def test_a_count_is_one_statement_that_adds_to_the_row(limiter_clock, settings, django_assert_num_queries):
+    settings.REDIS_URL = ""
+    count_request("k", 60)
+    limiter_clock.advance(1)
+    with django_assert_num_queries(1):
+        assert count_request("k", 60) == (2, 59.0)
+
+
+def test_the_simulators_window_ends_too_in_the_database(limiter_clock, client, settings):
+    settings.REDIS_URL = ""
     settings.RATE_LIMITS = {**settings.RATE_LIMITS, "sweep": (3, 60)}
     url = "/sim/sweep.json?levels=1&max_tokens=8"
     assert [client.get(url).status_code for _ in range(3)] == [200] * 3

@@ -30,7 +30,7 @@ def test_without_redis_the_host_stays_in_service_and_says_what_is_down(
 ):
     forget_redis_outages(monkeypatch)
     with own_redis() as server:
-        point_the_site_at(settings, server.url, tmp_path / "host-cache")
+        point_the_site_at(settings, server.url)
         assert client.get("/readyz").json()["checks"]["cache"] == {
             "ok": True,
             "backend": "redis",

@@ -14,9 +14,10 @@ import pytest
 import redis
 from django.test import Client
 
-from config.content_cache import content_version
 from lessons.models import Card
 from quiz.models import Review, Showing
+from serving.content_cache import content_version
+from serving.models import RateLimitCount
 from tests.conftest import PASSWORD, SEED_CARD_URL
 from tests.limits import (
     NetworkToRedis,
@@ -33,7 +34,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def outage_clock(monkeypatch) -> SteppedClock:
     clock = SteppedClock()
-    monkeypatch.setattr("config.cache_outage.clock", clock)
+    monkeypatch.setattr("serving.cache_outage.clock", clock)
     return clock
 
 
@@ -41,7 +42,7 @@ def outage_clock(monkeypatch) -> SteppedClock:
 def site_redis(settings, tmp_path, monkeypatch, outage_clock) -> OwnRedis:
     forget_redis_outages(monkeypatch)
     with own_redis() as server:
-        point_the_site_at(settings, server.url, tmp_path / "host-cache")
+        point_the_site_at(settings, server.url)
         yield server
 
 
@@ -94,14 +95,15 @@ def test_an_outage_is_reported_once_a_minute(site_redis, outage_clock, lessons, 
     assert len(reports) == 2 and "failure(s) since the last report" in reports[1].getMessage()
 
 
-def test_log_in_attempts_count_on_the_host_while_redis_is_down(site_redis, settings, student):
+def test_log_in_attempts_count_in_the_database_while_redis_is_down(site_redis, settings, student):
     settings.RATE_LIMITS = {**settings.RATE_LIMITS, "login": (3, 60)}
     client = Client()
     wrong = {"username": "sam", "password": "guess"}
     assert client.post("/accounts/login/", wrong).status_code == 200  # counted in Redis
     site_redis.kill()
     statuses = [client.post("/accounts/login/", wrong).status_code for _ in range(4)]
-    assert statuses == [200, 200, 200, 429]  # the host's own count starts at the outage
+    assert statuses == [200, 200, 200, 429]  # the database's count starts at the outage
+    assert RateLimitCount.objects.filter(key__startswith="ratelimit:login:").get().count == 4
 
 
 def test_a_content_edit_made_while_redis_is_unreachable_is_not_hidden_when_it_answers_again(
@@ -110,7 +112,7 @@ def test_a_content_edit_made_while_redis_is_unreachable_is_not_hidden_when_it_an
     forget_redis_outages(monkeypatch)
     with own_redis() as server:
         network = NetworkToRedis(server.port)
-        point_the_site_at(settings, network.url, tmp_path / "host-cache")
+        point_the_site_at(settings, network.url)
         before = content_version()
         assert client.get(SEED_CARD_URL).status_code == 200  # this process keeps the page under `before`
         network.cut()
@@ -160,7 +162,7 @@ def test_a_log_out_while_redis_is_unreachable_stays_a_log_out_when_it_answers_ag
     forget_redis_outages(monkeypatch)
     with own_redis() as server:
         network = NetworkToRedis(server.port)
-        point_the_site_at(settings, network.url, tmp_path / "host-cache")
+        point_the_site_at(settings, network.url)
         client = Client()
         assert client.post("/accounts/login/", {"username": "sam", "password": PASSWORD}).status_code == 302
         old_cookie = client.cookies["sessionid"].value

@@ -1,7 +1,7 @@
 from django.db import migrations
 
 # Frozen here, as they were when this migration was written: a migration must not depend on
-# another app's code as it is today (lessons.instructors).
+# another app's code as it is today (accounts.instructors).
 INSTRUCTORS_GROUP = "Instructors"
 ACTIONS = ("add", "change", "delete", "view")
 MODELS = ["scenario"]

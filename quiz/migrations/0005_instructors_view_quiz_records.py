@@ -1,7 +1,7 @@
 from django.db import migrations
 
 # Frozen here, as they were when this migration was written: a migration must not depend on
-# today's code (quiz.instructors, which takes the group's name from lessons).
+# today's code (accounts.instructors).
 INSTRUCTORS_GROUP = "Instructors"
 # The student's profile (their consent flag, tied to their account) stays out.
 VIEWABLE_MODELS = ["review", "showing", "cardstate", "layeropening"]

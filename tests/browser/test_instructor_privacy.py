@@ -9,8 +9,9 @@ from django.apps import apps
 from django.contrib.auth.models import User
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
+from accounts.instructors import VIEW_ONLY, grant_permissions
 from lessons.models import Card
-from quiz.instructors import grant_view_permissions
+from quiz.admin import INSTRUCTORS_VIEW
 from quiz.learners import Learner
 from quiz.models import LearnerProfile, Rating, Review, Showing
 from tests.browser.conftest import _new_context
@@ -21,7 +22,9 @@ NOT_SHARED = "a student (name not shared)"
 
 @pytest.fixture
 def instructor_page(browser: Browser, live_lessons, instructor) -> Iterator[Page]:
-    grant_view_permissions(apps)  # the flush of a transactional test removed what 0005 granted
+    grant_permissions(
+        apps, "quiz", INSTRUCTORS_VIEW, VIEW_ONLY
+    )  # the flush of a transactional test removed what 0005 granted
     context: BrowserContext = _new_context(browser)
     page = context.new_page()
     page.goto(live_lessons + "/admin/login/?next=/admin/")

@@ -14,9 +14,9 @@ from tests.limits import OwnRedis, SteppedClock, forget_redis_outages, own_redis
 def site_redis(settings, tmp_path, monkeypatch) -> OwnRedis:
     # Before the live server: it runs in this process and reads these settings.
     forget_redis_outages(monkeypatch)
-    monkeypatch.setattr("config.cache_outage.clock", SteppedClock())
+    monkeypatch.setattr("serving.cache_outage.clock", SteppedClock())
     with own_redis() as server:
-        point_the_site_at(settings, server.url, tmp_path / "host-cache")
+        point_the_site_at(settings, server.url)
         yield server
 
 

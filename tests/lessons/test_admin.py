@@ -5,7 +5,7 @@ from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import Group, Permission
 from django.test import Client
 
-from lessons.instructors import INSTRUCTORS_GROUP
+from accounts.instructors import INSTRUCTORS_GROUP
 from lessons.models import Card
 from tests.conftest import SEED_CARD_URL
 

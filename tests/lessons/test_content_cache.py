@@ -13,9 +13,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils.autoreload import file_changed
 
-from config.content_cache import VERSION_KEY, content_version
 from felab_sim.models import ParameterSet, Scenario
 from lessons.models import Card, CardTerm, Lesson
+from serving.content_cache import VERSION_KEY, content_version
 from tests.conftest import SEED_CARD_URL
 
 pytestmark = pytest.mark.django_db

@@ -6,8 +6,8 @@ from django.contrib.auth.models import Group, Permission, User
 from django.db import connection
 from django.test import Client
 
-from lessons.instructors import INSTRUCTORS_GROUP
-from quiz.instructors import grant_view_permissions
+from accounts.instructors import INSTRUCTORS_GROUP, VIEW_ONLY, grant_permissions
+from quiz.admin import INSTRUCTORS_VIEW
 from quiz.models import LearnerProfile, Rating, Review
 from tests.conftest import PASSWORD
 from tests.quiz.conftest import rate, show
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def _quiz_view_permissions(instructors_group):
     # What migration 0005 grants, in case a transactional test's flush removed it.
-    grant_view_permissions(apps)
+    grant_permissions(apps, "quiz", INSTRUCTORS_VIEW, VIEW_ONLY)
 
 
 @pytest.fixture

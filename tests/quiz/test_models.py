@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import IntegrityError, transaction
 
-from lessons.instructors import is_instructor
+from accounts.instructors import is_instructor
 from quiz.learners import Learner
 from quiz.models import (
     ANSWER_MAX_LENGTH,

@@ -15,8 +15,8 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.test import Client
 
-from quiz.admin import names_a_learner
-from quiz.instructors import grant_view_permissions
+from accounts.instructors import VIEW_ONLY, grant_permissions
+from quiz.admin import INSTRUCTORS_VIEW, names_a_learner
 from quiz.models import CardState, LayerOpening, LearnerProfile, Rating, Review, Showing
 from tests.conftest import PASSWORD
 from tests.quiz.conftest import OPENED_URL, anonymous_learner, rate, show
@@ -29,7 +29,9 @@ LISTS = {"review": "", "showing": "", "cardstate": "", "layeropening": "showing_
 
 @pytest.fixture(autouse=True)
 def _quiz_view_permissions(instructors_group):
-    grant_view_permissions(apps)  # what migration 0005 grants, should a flush have removed it
+    grant_permissions(
+        apps, "quiz", INSTRUCTORS_VIEW, VIEW_ONLY
+    )  # what migration 0005 grants, should a flush have removed it
 
 
 @pytest.fixture

@@ -3,8 +3,8 @@ never show one visitor what belongs to another, or a list of settings from befor
 
 import pytest
 
-from config.content_cache import _Kept
 from felab_sim.models import ParameterSet
+from serving.content_cache import _Kept
 
 pytestmark = pytest.mark.django_db
 PAGE = "/sim/calc/decode-ceiling/"

@@ -4,6 +4,8 @@ from felab_sim.core.model import SweepParams, run_sweep
 
 URL = "/sim/sweep.json"
 LEVEL_KEYS = {"conc", "requests", "agg_tok_s", "user_tok_s", "ttft_p50_ms", "ttft_p95_ms", "goodput_rps"}
+# The endpoint is rate-limited, and without Redis its limit counts in the database.
+pytestmark = pytest.mark.django_db
 
 
 def test_defaults_give_design_md_shape_and_the_models_numbers(client):

@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.core.management.color import no_style
 from django.db import connection, models, transaction
 
-from config.content_cache import content_changed
+from serving.content_cache import content_changed
 
 Rows = list[tuple[type[models.Model], list[dict[str, object]]]]
 

@@ -2,7 +2,7 @@ from typing import Any
 
 from django import template
 
-from lessons.instructors import is_instructor as _is_instructor
+from accounts.instructors import is_instructor as _is_instructor
 
 register = template.Library()
 

@@ -1,4 +1,4 @@
-"""The two halves of keeping pages per content version (config/content_cache.py).
+"""The two halves of keeping pages per content version (serving/content_cache.py).
 
 ``{% content_fragment "name" key … %}…{% endcontent_fragment %}``: a template part that is the
 same for every learner, rendered once per content version in each process. The name and keys
@@ -6,7 +6,7 @@ must identify everything the part depends on besides course content; the part mu
 a CSRF token, a learner's work or anything about the signed-in user.
 
 ``{% per_visitor %}…{% endper_visitor %}``: the opposite, a part that differs from one visitor
-to the next. A page rendered by config.kept_pages.render_kept is kept whole but for these parts,
+to the next. A page rendered by serving.kept_pages.render_kept is kept whole but for these parts,
 which are rendered on each request; anywhere else they render in place. Never put one inside a
 content_fragment.
 """
@@ -17,8 +17,8 @@ from django import template
 from django.template.base import FilterExpression, NodeList, Parser, Token
 from django.utils.safestring import SafeString, mark_safe
 
-from config.content_cache import kept
-from config.kept_pages import PerVisitorNode, building_kept_page
+from serving.content_cache import kept
+from serving.kept_pages import PerVisitorNode, building_kept_page
 
 register = template.Library()
 

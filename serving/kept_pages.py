@@ -1,10 +1,10 @@
 """Whole pages kept per content version, with each visitor's own parts filled in per request.
 
 A template marks what differs from one visitor to the next with
-``{% per_visitor %}…{% endper_visitor %}`` (lessons/templatetags/content_fragments.py): the
+``{% per_visitor %}…{% endper_visitor %}`` (serving/templatetags/content_fragments.py): the
 signed-in user's links, CSRF tokens, the learner's typed answer and rating buttons.
 :func:`render_kept` renders everything else once per content version and key in each process
-(config/content_cache.py), then on each request renders only those parts and joins them in.
+(serving/content_cache.py), then on each request renders only those parts and joins them in.
 
 The once-per-version pass has no request: ``request``, ``user``, ``perms``, ``csrf_token`` and
 ``messages`` raise :class:`VisitorDataOutsidePart` there, so a template that uses them outside

@@ -11,7 +11,7 @@ a re-render, never a stale page.
 
 What is kept is learner-independent by construction: the card as fetched for its page (with its
 rendered Markdown and live figures), its neighbours, and template fragments marked with
-``{% content_fragment %}`` (lessons/templatetags/content_fragments.py). Never keep anything that
+``{% content_fragment %}`` (serving/templatetags/content_fragments.py). Never keep anything that
 holds a CSRF token, a learner's work or a signed-in user's name.
 """
 

@@ -1,37 +1,32 @@
 """Fixed-window rate limits per client address, and one limit on every password check.
 
-With REDIS_URL set the count lives in Redis (one atomic script through redis-py's public API):
-one count for every host behind the proxy. While Redis is unreachable, and without REDIS_URL,
-each host counts in its own cache: production's file cache, shared by the host's workers under
-a file lock, or memory in development and tests. See docs/deploy.md.
+With REDIS_URL set the count lives in Redis (one atomic script through redis-py's public API).
+Without REDIS_URL, and while Redis is unreachable, it lives in the database (RateLimitCount, one
+atomic statement). Either way every host behind the proxy shares one count. See docs/deploy.md,
+"Rate limits".
 """
 
 from __future__ import annotations
 
-import fcntl
 import functools
 import hashlib
 import ipaddress
 import math
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from pathlib import Path
+from collections.abc import Callable
 
 from django.conf import settings
-from django.core.cache import caches
+from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from redis.exceptions import RedisError
 
 from .cache_outage import redis_client, redis_outage
+from .models import RateLimitCount
 
 View = Callable[..., HttpResponse]
 # The windows' clock; the tests move it across a minute boundary.
 clock: Callable[[], float] = time.time
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
-# The cache alias settings.py gives each host beside Redis: where limits count while it is down.
-HOST_CACHE = "host"
 
 
 @functools.lru_cache(maxsize=8)
@@ -96,44 +91,41 @@ def _count_in_redis(url: str, key: str, window: float, now: float) -> tuple[int,
     return int(count), float(opened)
 
 
-_in_process = threading.Lock()
+# One statement, so it is atomic on SQLite (>= 3.35) and PostgreSQL alike: the first count of a
+# key inserts its row; a later one adds 1 inside the window, or opens a new window once it has
+# ended. SET reads the row as it was before the update, on both databases.
+_COUNT_SQL = """
+INSERT INTO {table} ({key}, {opened}, {ends}, {count}) VALUES (%s, %s, %s, 1)
+ON CONFLICT ({key}) DO UPDATE SET
+    {count} = CASE WHEN {table}.{ends} <= excluded.{opened} THEN 1 ELSE {table}.{count} + 1 END,
+    {opened} = CASE WHEN {table}.{ends} <= excluded.{opened} THEN excluded.{opened} ELSE {table}.{opened} END,
+    {ends} = CASE WHEN {table}.{ends} <= excluded.{opened} THEN excluded.{ends} ELSE {table}.{ends} END
+RETURNING {count}, {opened}
+"""
+# Rows of windows that ended are deleted at most this often per process.
+PRUNE_EVERY_S = 60.0
+_last_prune = -math.inf
 
 
-@contextmanager
-def _one_at_a_time(cache_alias: str) -> Iterator[None]:
-    """Serialise read-then-write on the cache: threads by a lock, and the processes sharing a
-    file cache by a lock file in its folder (its operations are not atomic across processes)."""
-    with _in_process:
-        config = settings.CACHES[cache_alias]
-        if config["BACKEND"] != "django.core.cache.backends.filebased.FileBasedCache":
-            yield
-            return
-        lock_path = Path(config["LOCATION"]) / "ratelimit.lock"
-        lock_path.parent.mkdir(parents=True, exist_ok=True)
-        with lock_path.open("a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+def _count_sql() -> str:
+    quote = connection.ops.quote_name
+    columns = {
+        name: quote(RateLimitCount._meta.get_field(name).column)
+        for name in ("key", "opened", "ends", "count")
+    }
+    return _COUNT_SQL.format(table=quote(RateLimitCount._meta.db_table), **columns)
 
 
-def _count_in_cache(cache_alias: str, key: str, window: float, now: float) -> tuple[int, float]:
-    cache = caches[cache_alias]
-    with _one_at_a_time(cache_alias):
-        entry = cache.get(key)
-        opened, count = entry if isinstance(entry, tuple) else (now, 0)
-        if now >= opened + window:
-            opened, count = now, 0
-        count += 1
-        # The entry expires when its window ends (never later: the window does not slide).
-        cache.set(key, (opened, count), timeout=max(1, math.ceil(opened + window - now)))
-    return count, opened
-
-
-def _local_cache_alias() -> str:
-    """The cache a host counts in: its own file cache beside Redis, or the default cache."""
-    return HOST_CACHE if HOST_CACHE in settings.CACHES else "default"
+def _count_in_database(key: str, window: float, now: float) -> tuple[int, float]:
+    """One count for every host and worker that shares the database."""
+    global _last_prune
+    if now - _last_prune >= PRUNE_EVERY_S or now < _last_prune:
+        _last_prune = now
+        RateLimitCount.objects.filter(ends__lte=now).delete()
+    with connection.cursor() as cursor:
+        cursor.execute(_count_sql(), [key, now, now + window])
+        count, opened = cursor.fetchone()
+    return int(count), float(opened)
 
 
 def count_request(key: str, window: int) -> tuple[int, float]:
@@ -142,8 +134,8 @@ def count_request(key: str, window: int) -> tuple[int, float]:
     A window opens at a key's first request and lasts exactly `window` seconds, then the count
     starts again: windows that followed the clock's minutes let a burst across a boundary have
     the limit twice (16 of 120 wrong passwords passed a limit of 10), and a window renewed by
-    each request never ended while requests kept coming. With REDIS_URL the count is one for
-    every host; while Redis is unreachable each host counts its own.
+    each request never ended while requests kept coming. With REDIS_URL the count is Redis's;
+    without it, and while Redis is unreachable, the database's: one count for every host either way.
     """
     now = clock()
     count_opened: tuple[int, float] | None = None
@@ -151,11 +143,11 @@ def count_request(key: str, window: int) -> tuple[int, float]:
         try:
             count_opened = _count_in_redis(settings.REDIS_URL, key, window, now)
         except RedisError as error:
-            redis_outage.failed(error, "counting a rate limit (counting on this host meanwhile)")
+            redis_outage.failed(error, "counting a rate limit (counting in the database meanwhile)")
         else:
             redis_outage.answered()
     if count_opened is None:
-        count_opened = _count_in_cache(_local_cache_alias(), key, window, now)
+        count_opened = _count_in_database(key, window, now)
     count, opened = count_opened
     # Clamped: another host whose clock runs ahead may have opened the window "in the future".
     return count, min(float(window), max(0.0, opened + window - now))

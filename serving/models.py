@@ -1,0 +1,19 @@
+from django.db import models
+
+
+class RateLimitCount(models.Model):
+    """One key's count in its current window, where rate limits count without Redis.
+
+    serving.ratelimit writes it with one INSERT ... ON CONFLICT DO UPDATE ... RETURNING, so
+    every worker of every host adds to the same count atomically; a window that ended starts
+    over in that same statement, and rows whose window ended are deleted now and then.
+    """
+
+    key = models.CharField(max_length=200, unique=True)
+    # Seconds since the epoch by the limiter's clock: when this window opened, when it ends.
+    opened = models.FloatField()
+    ends = models.FloatField(db_index=True)
+    count = models.PositiveIntegerField()
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.count} since {self.opened}"
