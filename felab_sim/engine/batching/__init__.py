@@ -2,6 +2,7 @@
 
 ``kv_pool`` sizes the cache from memory, ``step_time`` prices one step on the hardware,
 ``scheduler`` decides each step's batch, and ``simulate`` runs a trace through them and sums it
-up (docs/architecture.md, "The continuous-batching engine"). Standard library only, besides
-felab_sim.engine's model shapes and hardware presets.
+up (docs/benchmarks.md, "The continuous-batching engine", has the model, its fit and what it
+leaves out). Standard library only, besides felab_sim.engine's model shapes and hardware
+presets.
 """

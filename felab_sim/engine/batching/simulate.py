@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..hardware import Hardware
-from ..model_shapes import ModelShape
+from ..model_shapes import AttentionKind, ModelShape
 from .kv_pool import DEFAULT_OVERHEAD_BYTES, BlockPool, PoolSize, block_cost, size_pool
 from .scheduler import Replica, Request, Scheduled
 from .step_time import Calibration, Parallelism, StepLoad, StepPricer, calibration_for, model_cost
@@ -196,9 +196,12 @@ def simulate(
             f"the weights ({cost.weight_bytes_per_gpu / 1e9:.1f} GB a GPU) leave no room for a KV block"
         )
     pricer = StepPricer(cost, hardware, calibration, parallel)
+    # A sliding layer drops blocks past its window, which the block cache below does not track:
+    # prefix caching is modelled for models without sliding layers only.
+    prefix_caching = settings.prefix_caching and not model.layers_of_kind(AttentionKind.SLIDING)
     replicas = [
         Replica(
-            BlockPool(pool.num_blocks, blocks, settings.prefix_caching),
+            BlockPool(pool.num_blocks, blocks, prefix_caching),
             settings.max_num_seqs,
             settings.max_num_batched_tokens,
         )
