@@ -9,8 +9,9 @@ figure for that precision and the part does not run it natively.
 Memory is said twice, because vendors print "GB" and mean different things: ``memory_gb`` is the
 figure as printed, ``memory_unit`` says whether the printed figure means 10⁹ or 2³⁰ bytes, and
 ``memory_bytes`` is what an engine sees as the device's total (CUDA's ``total`` memory, which is
-what vLLM multiplies by ``gpu_memory_utilization``). Where a run recorded that total it is used
-(``memory_bytes_measured``); otherwise it is the printed figure in the unit it means.
+what vLLM multiplies by ``gpu_memory_utilization``). Where a measured total was found it is
+used (``memory_bytes_measured``, the comment says whose); otherwise it is the printed figure in
+the unit it means.
 
 Standard library only: no Django, nothing else of felab_sim.
 """
@@ -46,7 +47,7 @@ class Hardware:
     interconnect: Interconnect
     source: str  # the vendor's spec sheet
     checked_in: str  # where the figures were read, since the vendor's page could not be opened
-    memory_bytes_measured: bool = False
+    memory_bytes_measured: bool = False  # memory_bytes read off a real card, not the spec
     note: str = ""
 
     def peak_flops(self, bytes_per_value: float) -> float:
@@ -85,7 +86,8 @@ HARDWARE: tuple[Hardware, ...] = (
         source="https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-gpu-architecture.pdf "
         "(NVIDIA Ada GPU architecture whitepaper, appendix table for the RTX 4090)",
         checked_in="waredb.com/processor/nvidia-geforce-rtx-4090 (1008 GB/s; BF16 tensor 165.15 dense "
-        "/ 330.3 sparse; FP8 330.3 dense); the whitepaper itself was not readable here",
+        "/ 330.3 sparse; FP8 330.3 dense); the whitepaper's address as many public repositories "
+        "cite it; the whitepaper itself was not readable here",
         memory_bytes_measured=True,
         note="BF16 and FP8 with FP32 accumulate, as vLLM runs them; GeForce parts run FP16 with FP16 "
         "accumulate at twice that, which BF16 models do not use. No NVLink.",
@@ -95,21 +97,26 @@ HARDWARE: tuple[Hardware, ...] = (
         "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
         memory_gb=96,
         memory_unit="GiB",
-        memory_bytes=96 * GIB,
+        # nvidia-smi's total on one such card, 97,887 MiB (MarcoPizeta/flash-next-rtxpro6000-bench,
+        # HARDWARE.md). CUDA's total is a little lower (on the RTX 4090 by about 480 MiB); no run
+        # recorded it, and the anchor runs on this card are not bound by KV blocks.
+        memory_bytes=97_887 * 2**20,
         memory_bandwidth=1792 * GB,
         bf16_flops=503.8 * TERA,
         fp8_flops=1007.6 * TERA,
         interconnect=PCIE5_X16,
         source="https://www.nvidia.com/content/dam/en-zz/Solutions/design-visualization/"
-        "rtx-pro-6000-blackwell-workstation-edition/workstation-datasheet-blackwell-rtx-pro6000-"
-        "x-nvidia-us-3519208-web.pdf (RTX PRO 6000 Blackwell Workstation Edition datasheet)",
+        "quadro-product-literature/workstation-datasheet-blackwell-rtx-pro6000-x-nvidia-us-3519208-"
+        "web.pdf (RTX PRO 6000 Blackwell Workstation Edition datasheet)",
+        memory_bytes_measured=True,
         checked_in="gpu.name (VideoCardz's copy of the announcement: 96 GB GDDR7, 1,792 GB/s, PCIe "
         "Gen 5) and hmc-tech.com's spec table (BF16 tensor 503.8 TFLOPS dense, 1.01 PFLOPS sparse; "
         "FP8 1.01 PFLOPS dense; FP4 4.03 PFLOPS sparse)",
         note="NVIDIA's datasheet prints only the FP4 sparse peak (4,000 AI TOPS) and 125 TFLOPS FP32; "
         "the dense BF16 and FP8 figures are that FP4 figure halved for sparsity and once per "
         "precision step (4,030 / 2 / 2 = 1,008 FP8; / 2 = 504 BF16), as the table above gives them. "
-        "The 96 GB is 32 GDDR7 chips of 3 GiB, so GiB. No NVLink.",
+        "The 96 GB is 32 GDDR7 chips of 3 GiB, so GiB (nvidia-smi shows 97,887 MiB of its "
+        "98,304). No NVLink.",
     ),
     Hardware(
         "h100-sxm",
@@ -125,8 +132,7 @@ HARDWARE: tuple[Hardware, ...] = (
             450 * GB,
             "H100 datasheet: NVLink 900 GB/s, counted both ways",
         ),
-        source="https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet "
-        "(NVIDIA H100 Tensor Core GPU datasheet)",
+        source="https://www.nvidia.com/en-us/data-center/h100/ (NVIDIA H100 product page and its datasheet)",
         checked_in="archive-lib.hpctech.co.jp/gpuproduct/nvidia-h100.html (the datasheet's table: "
         "BF16 1,979 TFLOPS and FP8 3,958 with sparsity, 'specifications 1/2 lower without sparsity'; "
         "3,350 GB/s; NVLink 900 GB/s) and glennklockwood.com/garden/processors/h100 (989.4 dense)",
@@ -182,8 +188,8 @@ HARDWARE: tuple[Hardware, ...] = (
             25 * GB,
             "DGX Spark product page: ConnectX-7 Smart NIC, 200 Gb/s",
         ),
-        source="https://www.nvidia.com/en-us/products/workstations/dgx-spark/ (DGX Spark product page "
-        "and hardware guide)",
+        source="https://docs.nvidia.com/dgx/dgx-spark/hardware.html (DGX Spark hardware overview) and "
+        "https://www.nvidia.com/en-us/products/workstations/dgx-spark/",
         checked_in="dgx-spark.warehack.ing/hardware and ai-infrastructure.net/dgx-spark (128 GB "
         "LPDDR5x unified, 273 GB/s, 1 PFLOP FP4 with sparsity, dual ConnectX-7 200 GbE)",
         note="NVIDIA publishes only '1 petaFLOP FP4 with sparsity' and about 31 TFLOPS FP32 for the "

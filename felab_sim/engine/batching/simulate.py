@@ -181,6 +181,7 @@ def simulate(
         raise ValueError("data_parallel must be at least 1")
     if parallel.expert and not model.is_moe:
         raise ValueError("expert_parallel needs a mixture-of-experts model")
+    hardware.peak_flops(settings.bytes_per_param)  # a part with no published peak says so now
     calibration = calibration or calibration_for(hardware.name)
     cost = model_cost(model, settings.bytes_per_param, settings.kv_bytes_per_value, parallel)
     blocks = block_cost(model, settings.block_size, settings.kv_bytes_per_value, settings.tensor_parallel)
