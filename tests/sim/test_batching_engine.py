@@ -416,3 +416,26 @@ def test_the_engine_imports_without_django():
     assert "felab_sim.engine.batching.scheduler" in modules and "felab_sim.engine.hardware" in modules
     done = import_without_django(*modules)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_closed_loop_keeps_its_concurrency_and_sends_every_request():
+    from felab_sim.engine.batching.simulate import ClosedLoop
+
+    shape, hardware = preset("Llama-3.1-8B").shape, hardware_preset("rtx-4090")
+    sizes = [TraceRequest(0.0, 200, 20), TraceRequest(0.0, 50, 40)]
+    result = simulate(sizes, shape, hardware, closed_loop=ClosedLoop(concurrency=3, requests=10))
+    assert len(result.requests) == 10 and result.max_running == 3
+    assert [r.input_toks for r in result.requests[:4]] == [200, 50, 200, 50]
+    # Each request after the first three is sent when an earlier one finishes.
+    last_tokens = sorted(r.last_token_ts for r in result.requests)
+    assert sorted(r.arrival_time for r in result.requests)[3:] == last_tokens[:7]
+
+
+def test_the_concurrency_sweep_rises_with_batching_while_each_user_slows():
+    from felab_sim.engine.batching.simulate import concurrency_sweep
+
+    shape, hardware = preset("Llama-3.1-8B").shape, hardware_preset("rtx-4090")
+    one, eight = concurrency_sweep([1, 8], [TraceRequest(0.0, 300, 64)], shape, hardware)
+    assert one["requests"] == 12 and eight["requests"] == 24
+    assert eight["agg_tok_s"] > 4 * one["agg_tok_s"]
+    assert eight["user_tok_s"] < one["user_tok_s"]

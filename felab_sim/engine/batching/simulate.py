@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -169,13 +169,26 @@ def _choose_replica(replicas: list[Replica]) -> Replica:
     return min(replicas, key=lambda r: 4 * len(r.waiting) + len(r.running))
 
 
+@dataclass(frozen=True)
+class ClosedLoop:
+    """Lesson 03's load: ``concurrency`` requests at once from time 0, and each one that
+    finishes replaced at once by the next, until ``requests`` have been sent. Their sizes are
+    the trace's, in turn."""
+
+    concurrency: int
+    requests: int
+
+
 def simulate(
     trace: Iterable[TraceRequest],
     model: ModelShape,
     hardware: Hardware,
     settings: EngineSettings = EngineSettings(),
     calibration: Calibration | None = None,
+    closed_loop: ClosedLoop | None = None,
 ) -> Result:
+    """Run ``trace`` (open loop: each request at its arrival) or, with ``closed_loop``, the
+    trace's sizes at a fixed concurrency."""
     parallel = settings.parallel
     if settings.data_parallel < 1:
         raise ValueError("data_parallel must be at least 1")
@@ -209,16 +222,30 @@ def simulate(
         for _ in range(settings.data_parallel)
     ]
     capacity_tokens = pool.num_blocks * settings.block_size
-    pending = [
-        Request(i, t.arrival, t.prompt_tokens, t.output_tokens, t.prefix_key, t.prefix_tokens)
-        for i, t in enumerate(sorted(trace, key=lambda t: t.arrival))
-    ]
-    for request in pending:
-        if request.prompt_tokens < 1 or request.output_tokens < 1:
-            raise ValueError(f"request {request.request_id}: prompt and output need at least 1 token")
-        if request.prompt_tokens + request.output_tokens > capacity_tokens:
+    shapes = sorted(trace, key=lambda t: t.arrival)
+    if closed_loop is not None:
+        if closed_loop.concurrency < 1 or closed_loop.requests < 1 or not shapes:
+            raise ValueError("a closed loop needs a concurrency, requests and a trace of sizes")
+        sizes = shapes
+
+        def next_request(number: int, at: float) -> Request:
+            size = sizes[number % len(sizes)]
+            return Request(
+                number, at, size.prompt_tokens, size.output_tokens, size.prefix_key, size.prefix_tokens
+            )
+
+        pending = [next_request(i, 0.0) for i in range(min(closed_loop.concurrency, closed_loop.requests))]
+    else:
+        pending = [
+            Request(i, t.arrival, t.prompt_tokens, t.output_tokens, t.prefix_key, t.prefix_tokens)
+            for i, t in enumerate(shapes)
+        ]
+    for number, size in enumerate(shapes):
+        if size.prompt_tokens < 1 or size.output_tokens < 1:
+            raise ValueError(f"request {number}: prompt and output need at least 1 token")
+        if size.prompt_tokens + size.output_tokens > capacity_tokens:
             raise ValueError(
-                f"request {request.request_id}: {request.prompt_tokens + request.output_tokens} tokens "
+                f"request {number}: {size.prompt_tokens + size.output_tokens} tokens "
                 f"do not fit the {capacity_tokens}-token KV pool"
             )
     window = model.sliding_window
@@ -251,7 +278,12 @@ def simulate(
         now += step
         steps += 1
         for replica, batch in zip(replicas, batches, strict=True):
-            finished.extend(replica.complete(batch, now))
+            done = replica.complete(batch, now)
+            finished.extend(done)
+            if closed_loop is not None:
+                for _ in done:
+                    if len(pending) < closed_loop.requests:
+                        pending.append(next_request(len(pending), now))
         running = sum(len(r.running) for r in replicas)
         max_running = max(max_running, running)
         while next_sample <= now:
@@ -330,3 +362,43 @@ def measured_summary(rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:
         for i, row in enumerate(rows)
     ]
     return summarise(results, 0, 0)
+
+
+def _nearest_rank(values: list[float], percent: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(percent * len(ordered) / 100) - 1)]
+
+
+def concurrency_sweep(
+    levels: Iterable[int],
+    sizes: list[TraceRequest],
+    model: ModelShape,
+    hardware: Hardware,
+    settings: EngineSettings = EngineSettings(),
+    requests_per_level: Callable[[int], int] = lambda c: max(12, 3 * c),
+) -> list[dict[str, float]]:
+    """Lesson 03's sweep on this engine: at each concurrency C a closed loop of
+    ``requests_per_level(C)`` requests (the practice server's sweep sends max(12, 3 × C)), with
+    lesson 03's metrics under its names: agg_tok_s (all output tokens ÷ the run's time),
+    user_tok_s (the median over requests of 1 ÷ their TPOT), ttft_p50_ms and ttft_p95_ms
+    (nearest rank)."""
+    found = []
+    for level in levels:
+        result = simulate(
+            sizes, model, hardware, settings, closed_loop=ClosedLoop(level, requests_per_level(level))
+        )
+        requests = result.requests
+        ttfts = [1000 * r.ttft for r in requests]
+        speeds = sorted(1 / r.tpot for r in requests if r.tpot)
+        wall = max(r.last_token_ts for r in requests)
+        found.append(
+            {
+                "conc": level,
+                "requests": len(requests),
+                "agg_tok_s": sum(r.output_toks for r in requests) / wall,
+                "user_tok_s": speeds[(len(speeds) - 1) // 2] if speeds else 0.0,
+                "ttft_p50_ms": _nearest_rank(ttfts, 50),
+                "ttft_p95_ms": _nearest_rank(ttfts, 95),
+            }
+        )
+    return found
