@@ -12,7 +12,11 @@ A step runs the batch's tokens through the model once. Per GPU:
   reduce-scatter, vLLM's ``allgather_reducescatter`` backend);
 - a fixed overhead a step (scheduling, sampling, launch gaps), fitted per hardware.
 
-The efficiencies and the overhead are the only fitted numbers (``Calibration``).
+The fitted numbers are those of ``Calibration``: memory and compute efficiency and the overhead
+per hardware, and where a multi-GPU run exists the link's efficiency; a collective's fixed cost
+is stated, not fitted. Attention FLOPs are counted as 4 × heads × head size per query and
+context token (QKᵀ and PV); for MLA layers with the value head size, without modelling the
+absorbed-latent kernels.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..hardware import Hardware
-from ..model_shapes import AttentionKind, ModelShape, kv_heads_per_gpu
+from ..model_shapes import AttentionKind, ModelShape, kv_bytes_per_token
 
 
 @dataclass(frozen=True)
@@ -130,13 +134,10 @@ def model_cost(
     body = (shape.total_params - all_experts - head) / tp
     heads_per_gpu = max(1, shape.attention_heads // tp)
     attention_width = heads_per_gpu * (shape.head_dim if shape.mla is None else shape.mla.v_head_dim)
-    full_layers = shape.layers - shape.layers_of_kind(AttentionKind.SLIDING)
-    kv_heads = kv_heads_per_gpu(shape, tp) if shape.mla is None else 1
-    if shape.mla is not None:
-        per_layer = (shape.mla.kv_lora_rank + shape.mla.qk_rope_head_dim) * kv_bytes_per_value
-    else:
-        per_layer = 2 * kv_heads * shape.head_dim * kv_bytes_per_value
     sliding_layers = shape.layers_of_kind(AttentionKind.SLIDING)
+    full_layers = shape.layers - sliding_layers
+    kv_by_kind = kv_bytes_per_token(shape, kv_bytes_per_value, tp)  # this GPU, by layer kind
+    kv_sliding = kv_by_kind.get(AttentionKind.SLIDING, 0.0)
     return ModelCost(
         body_params=body,
         head_params=head / tp if head else table / tp,
@@ -151,8 +152,8 @@ def model_cost(
         layers=shape.layers,
         attention_flops_per_token_context=4 * attention_width * full_layers,
         sliding_flops_per_token_context=4 * attention_width * sliding_layers,
-        kv_full_bytes_per_token=per_layer * full_layers,
-        kv_sliding_bytes_per_token=per_layer * sliding_layers,
+        kv_full_bytes_per_token=sum(kv_by_kind.values()) - kv_sliding,
+        kv_sliding_bytes_per_token=kv_sliding,
         sliding_window=shape.sliding_window,
         input_table_params=table / tp,
         resident_params=body + head / tp + (all_experts / shards if moe_layers else 0.0),
