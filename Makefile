@@ -131,6 +131,7 @@ bench: $(VENV)/.dev chromium nginx bench/lighthouse/node_modules/.bin/lighthouse
 	-$(PY) bench/bench_load.py
 	-$(PY) bench/bench_practice.py --capacity-levels 64,128,256
 	-$(PY) bench/bench_prefix_cache.py
+	-$(PY) bench/bench_engine.py
 	-$(PY) bench/bench_flood.py
 	-$(PY) bench/bench_cluster.py
 	-$(PY) bench/bench_lighthouse.py

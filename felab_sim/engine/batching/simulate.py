@@ -1,0 +1,404 @@
+"""Run a trace through the continuous-batching engine and sum it up.
+
+One clock for every replica: a step starts when the last one ended, schedules each replica's
+batch, lasts as long as the slowest replica's (data-parallel ranks of a mixture of experts step
+together in vLLM, their expert layers being one collective; dense ranks are held to the same
+clock here, a simplification), and its tokens land at its end. An idle engine waits for the next
+arrival. Requests reach the replicas through vLLM's balancer: the rank with the lowest
+4 × waiting + running (vllm-project/vllm, vllm/v1/engine/core_client.py,
+DPLBAsyncMPClient.get_core_engine_for_request; there the counts arrive from a coordinator a
+little late, here they are exact).
+
+Per request the output follows LLMServingSim's requests.jsonl: arrival, queued (the same instant
+here: no front end), first and last token. TTFT = first token − queued; TPOT = (last − first
+token) ÷ (output tokens − 1); latency = last token − queued.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..hardware import Hardware
+from ..model_shapes import AttentionKind, ModelShape
+from .kv_pool import DEFAULT_OVERHEAD_BYTES, BlockPool, PoolSize, block_cost, size_pool
+from .scheduler import Replica, Request, Scheduled
+from .step_time import Calibration, Parallelism, StepLoad, StepPricer, calibration_for, model_cost
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """vLLM's engine arguments of the same names."""
+
+    max_num_seqs: int = 256
+    max_num_batched_tokens: int = 2048
+    block_size: int = 16
+    gpu_memory_utilization: float = 0.9
+    prefix_caching: bool = True
+    tensor_parallel: int = 1
+    data_parallel: int = 1
+    expert_parallel: bool = False
+    bytes_per_param: float = 2.0  # BF16 weights
+    kv_bytes_per_value: float = 2.0  # kv_cache_dtype "auto" on a BF16 model
+    overhead_bytes: int = DEFAULT_OVERHEAD_BYTES
+
+    @property
+    def parallel(self) -> Parallelism:
+        return Parallelism(self.tensor_parallel, self.data_parallel, self.expert_parallel)
+
+
+@dataclass(frozen=True)
+class TraceRequest:
+    arrival: float  # seconds
+    prompt_tokens: int
+    output_tokens: int
+    prefix_key: str | None = None
+    prefix_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class RequestResult:
+    request_id: int
+    input_toks: int
+    output_toks: int
+    arrival_time: float
+    queued_ts: float
+    first_token_ts: float
+    last_token_ts: float
+    preemptions: int
+    cached_tokens: int
+
+    @property
+    def ttft(self) -> float:
+        return self.first_token_ts - self.queued_ts
+
+    @property
+    def latency(self) -> float:
+        return self.last_token_ts - self.queued_ts
+
+    @property
+    def tpot(self) -> float | None:
+        if self.output_toks < 2:
+            return None
+        return (self.last_token_ts - self.first_token_ts) / (self.output_toks - 1)
+
+
+@dataclass(frozen=True)
+class Sample:
+    t: float
+    running: int
+    waiting: int
+    kv_pct: float
+
+
+@dataclass
+class Result:
+    pool: PoolSize
+    requests: list[RequestResult]
+    timeseries: list[Sample]
+    steps: int
+    max_running: int
+    preemptions: int
+    calibration: Calibration
+    summary: dict[str, float] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "summary": self.summary,
+            "requests": [
+                {
+                    "request_id": r.request_id,
+                    "input_toks": r.input_toks,
+                    "output_toks": r.output_toks,
+                    "arrival_time": r.arrival_time,
+                    "queued_ts": r.queued_ts,
+                    "first_token_ts": r.first_token_ts,
+                    "last_token_ts": r.last_token_ts,
+                }
+                for r in self.requests
+            ],
+            "timeseries": [
+                {"t": s.t, "running": s.running, "waiting": s.waiting, "kv_pct": s.kv_pct}
+                for s in self.timeseries
+            ],
+        }
+
+
+def read_trace(lines: Iterable[str]) -> list[TraceRequest]:
+    """LLMServingSim's requests file: one JSON object a line with ``input_toks``,
+    ``output_toks`` and ``arrival_time`` (seconds, any origin: shifted so the first is 0)."""
+    found = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        try:
+            found.append((float(row["arrival_time"]), int(row["input_toks"]), int(row["output_toks"])))
+        except KeyError as missing:
+            raise ValueError(f"line {number}: {missing.args[0]} missing") from None
+    if not found:
+        return []
+    start = min(arrival for arrival, _, _ in found)
+    return [TraceRequest(arrival - start, prompt, output) for arrival, prompt, output in found]
+
+
+def _load(batch: list[Scheduled], window: int | None) -> StepLoad:
+    tokens = sampled = kv = kv_sliding = 0
+    pairs = sliding_pairs = 0.0
+    for item in batch:
+        request, n = item.request, item.tokens
+        tokens += n
+        end = item.context_before + n
+        if end >= request.num_tokens:
+            sampled += 1
+        kv += end
+        pairs += n * (item.context_before + (n + 1) / 2)
+        if window is not None:
+            kv_sliding += min(end, window)
+            sliding_pairs += n * min(item.context_before + (n + 1) / 2, window)
+    return StepLoad(tokens, sampled, kv, kv_sliding, pairs, sliding_pairs)
+
+
+EMPTY = StepLoad(0, 0, 0, 0, 0.0, 0.0)
+
+
+def _choose_replica(replicas: list[Replica]) -> Replica:
+    return min(replicas, key=lambda r: 4 * len(r.waiting) + len(r.running))
+
+
+@dataclass(frozen=True)
+class ClosedLoop:
+    """Lesson 03's load: ``concurrency`` requests at once from time 0, and each one that
+    finishes replaced at once by the next, until ``requests`` have been sent. Their sizes are
+    the trace's, in turn."""
+
+    concurrency: int
+    requests: int
+
+
+def simulate(
+    trace: Iterable[TraceRequest],
+    model: ModelShape,
+    hardware: Hardware,
+    settings: EngineSettings = EngineSettings(),
+    calibration: Calibration | None = None,
+    closed_loop: ClosedLoop | None = None,
+) -> Result:
+    """Run ``trace`` (open loop: each request at its arrival) or, with ``closed_loop``, the
+    trace's sizes at a fixed concurrency."""
+    parallel = settings.parallel
+    if settings.data_parallel < 1:
+        raise ValueError("data_parallel must be at least 1")
+    if parallel.expert and not model.is_moe:
+        raise ValueError("expert_parallel needs a mixture-of-experts model")
+    hardware.peak_flops(settings.bytes_per_param)  # a part with no published peak says so now
+    calibration = calibration or calibration_for(hardware.name)
+    cost = model_cost(model, settings.bytes_per_param, settings.kv_bytes_per_value, parallel)
+    blocks = block_cost(model, settings.block_size, settings.kv_bytes_per_value, settings.tensor_parallel)
+    pool = size_pool(
+        hardware.memory_bytes,
+        settings.gpu_memory_utilization,
+        cost.weight_bytes_per_gpu,
+        blocks,
+        settings.overhead_bytes,
+    )
+    if pool.num_blocks == 0:
+        raise ValueError(
+            f"the weights ({cost.weight_bytes_per_gpu / 1e9:.1f} GB a GPU) leave no room for a KV block"
+        )
+    pricer = StepPricer(cost, hardware, calibration, parallel)
+    # A sliding layer drops blocks past its window, which the block cache below does not track:
+    # prefix caching is modelled for models without sliding layers only.
+    prefix_caching = settings.prefix_caching and not model.layers_of_kind(AttentionKind.SLIDING)
+    replicas = [
+        Replica(
+            BlockPool(pool.num_blocks, blocks, prefix_caching),
+            settings.max_num_seqs,
+            settings.max_num_batched_tokens,
+        )
+        for _ in range(settings.data_parallel)
+    ]
+    capacity_tokens = pool.num_blocks * settings.block_size
+    shapes = sorted(trace, key=lambda t: t.arrival)
+    if closed_loop is not None:
+        if closed_loop.concurrency < 1 or closed_loop.requests < 1 or not shapes:
+            raise ValueError("a closed loop needs a concurrency, requests and a trace of sizes")
+        sizes = shapes
+
+        def next_request(number: int, at: float) -> Request:
+            size = sizes[number % len(sizes)]
+            return Request(
+                number, at, size.prompt_tokens, size.output_tokens, size.prefix_key, size.prefix_tokens
+            )
+
+        pending = [next_request(i, 0.0) for i in range(min(closed_loop.concurrency, closed_loop.requests))]
+    else:
+        pending = [
+            Request(i, t.arrival, t.prompt_tokens, t.output_tokens, t.prefix_key, t.prefix_tokens)
+            for i, t in enumerate(shapes)
+        ]
+    for number, size in enumerate(shapes):
+        if size.prompt_tokens < 1 or size.output_tokens < 1:
+            raise ValueError(f"request {number}: prompt and output need at least 1 token")
+        if size.prompt_tokens + size.output_tokens > capacity_tokens:
+            raise ValueError(
+                f"request {number}: {size.prompt_tokens + size.output_tokens} tokens "
+                f"do not fit the {capacity_tokens}-token KV pool"
+            )
+    window = model.sliding_window
+    lockstep_idle = model.is_moe and parallel.expert and settings.data_parallel > 1
+    now = 0.0
+    arrived = 0
+    finished: list[Request] = []
+    samples: list[Sample] = []
+    next_sample = 1.0
+    steps = max_running = 0
+    while True:
+        while arrived < len(pending) and pending[arrived].arrival <= now:
+            _choose_replica(replicas).waiting.append(pending[arrived])
+            arrived += 1
+        batches = [replica.schedule() for replica in replicas]
+        if not any(batches):
+            if arrived == len(pending) and all(not r.running and not r.waiting for r in replicas):
+                break
+            if arrived == len(pending):
+                raise RuntimeError("the engine can schedule nothing and nothing is left to arrive")
+            now = max(now, pending[arrived].arrival)
+            continue
+        loads = [_load(batch, window) for batch in batches]
+        group_tokens = sum(load.tokens for load in loads)
+        step = max(
+            pricer.step_seconds(load, group_tokens)
+            for load, batch in zip(loads, batches, strict=True)
+            if batch or lockstep_idle
+        )
+        now += step
+        steps += 1
+        for replica, batch in zip(replicas, batches, strict=True):
+            done = replica.complete(batch, now)
+            finished.extend(done)
+            if closed_loop is not None:
+                for _ in done:
+                    if len(pending) < closed_loop.requests:
+                        pending.append(next_request(len(pending), now))
+        running = sum(len(r.running) for r in replicas)
+        max_running = max(max_running, running)
+        while next_sample <= now:
+            samples.append(_sample(next_sample, replicas))
+            next_sample += 1.0
+    results = [
+        RequestResult(
+            r.request_id,
+            r.prompt_tokens,
+            r.output_tokens,
+            r.arrival,
+            r.arrival,
+            r.first_token if r.first_token is not None else math.nan,
+            r.last_token if r.last_token is not None else math.nan,
+            r.preemptions,
+            r.cached_tokens,
+        )
+        for r in sorted(finished, key=lambda r: r.request_id)
+    ]
+    result = Result(
+        pool=pool,
+        requests=results,
+        timeseries=samples,
+        steps=steps,
+        max_running=max_running,
+        preemptions=sum(r.preemptions for r in replicas),
+        calibration=calibration,
+    )
+    result.summary = summarise(results, pool.kv_tokens * settings.data_parallel, max_running)
+    return result
+
+
+def _sample(t: float, replicas: list[Replica]) -> Sample:
+    usage = sum(r.pool.usage for r in replicas) / len(replicas)
+    return Sample(
+        t,
+        sum(len(r.running) for r in replicas),
+        sum(len(r.waiting) for r in replicas),
+        round(100 * usage, 2),
+    )
+
+
+def summarise(requests: list[RequestResult], kv_tokens: int, max_running: int) -> dict[str, float]:
+    """The summary LLMServingSim's validation prints, from per-request times."""
+    if not requests:
+        return {}
+    start = min(r.queued_ts for r in requests)
+    end = max(r.last_token_ts for r in requests)
+    tpots = [t for t in (r.tpot for r in requests) if t is not None]
+    total = end - start
+    return {
+        "ttft_mean_ms": 1000 * sum(r.ttft for r in requests) / len(requests),
+        "tpot_mean_ms": 1000 * sum(tpots) / len(tpots) if tpots else 0.0,
+        "latency_mean_ms": 1000 * sum(r.latency for r in requests) / len(requests),
+        "total_s": total,
+        "output_tok_s": sum(r.output_toks for r in requests) / total if total > 0 else 0.0,
+        "kv_tokens": kv_tokens,
+        "max_running": max_running,
+    }
+
+
+def measured_summary(rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """The same summary from a measured requests.jsonl (LLMServingSim's field names)."""
+    results = [
+        RequestResult(
+            i,
+            int(row["input_toks"]),
+            int(row["output_toks"]),
+            float(row["arrival_time"]),
+            float(row["queued_ts"]),
+            float(row["first_token_ts"]),
+            float(row["last_token_ts"]),
+            0,
+            0,
+        )
+        for i, row in enumerate(rows)
+    ]
+    return summarise(results, 0, 0)
+
+
+def _nearest_rank(values: list[float], percent: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(percent * len(ordered) / 100) - 1)]
+
+
+def concurrency_sweep(
+    levels: Iterable[int],
+    sizes: list[TraceRequest],
+    model: ModelShape,
+    hardware: Hardware,
+    settings: EngineSettings = EngineSettings(),
+    requests_per_level: Callable[[int], int] = lambda c: max(12, 3 * c),
+) -> list[dict[str, float]]:
+    """Lesson 03's sweep on this engine: at each concurrency C a closed loop of
+    ``requests_per_level(C)`` requests (the practice server's sweep sends max(12, 3 × C)), with
+    lesson 03's metrics under its names: agg_tok_s (all output tokens ÷ the run's time),
+    user_tok_s (the median over requests of 1 ÷ their TPOT), ttft_p50_ms and ttft_p95_ms
+    (nearest rank)."""
+    found = []
+    for level in levels:
+        result = simulate(
+            sizes, model, hardware, settings, closed_loop=ClosedLoop(level, requests_per_level(level))
+        )
+        requests = result.requests
+        ttfts = [1000 * r.ttft for r in requests]
+        speeds = sorted(1 / r.tpot for r in requests if r.tpot)
+        wall = max(r.last_token_ts for r in requests)
+        found.append(
+            {
+                "conc": level,
+                "requests": len(requests),
+                "agg_tok_s": sum(r.output_toks for r in requests) / wall,
+                "user_tok_s": speeds[(len(speeds) - 1) // 2] if speeds else 0.0,
+                "ttft_p50_ms": _nearest_rank(ttfts, 50),
+                "ttft_p95_ms": _nearest_rank(ttfts, 95),
+            }
+        )
+    return found

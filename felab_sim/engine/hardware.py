@@ -1,0 +1,209 @@
+"""Hardware presets for the engines: memory, bandwidth, dense compute and interconnect of one GPU.
+
+Every figure is the vendor's, as printed on the spec sheet named in ``source`` (vendors' pages
+could not be opened from felab's checks: ``checked_in`` says where the same figures were read,
+and ``note`` says what is not published). Compute is dense (no 2:4 sparsity), in FLOP/s; a
+vendor's sparse figure is halved and said so. ``None`` means the vendor publishes no such
+figure for that precision and the part does not run it natively.
+
+Memory is said twice, because vendors print "GB" and mean different things: ``memory_gb`` is the
+figure as printed, ``memory_unit`` says whether the printed figure means 10⁹ or 2³⁰ bytes, and
+``memory_bytes`` is what an engine sees as the device's total (CUDA's ``total`` memory, which is
+what vLLM multiplies by ``gpu_memory_utilization``). Where a measured total was found it is
+used (``memory_bytes_measured``, the comment says whose); otherwise it is the printed figure in
+the unit it means.
+
+Standard library only: no Django, nothing else of felab_sim.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+GB = 10**9
+GIB = 2**30
+TERA = 10**12
+
+
+@dataclass(frozen=True)
+class Interconnect:
+    """How this GPU talks to its peers in one box, per direction."""
+
+    name: str
+    bytes_per_s: float  # one direction, per GPU
+    source: str
+
+
+@dataclass(frozen=True)
+class Hardware:
+    name: str
+    vendor_name: str
+    memory_gb: float  # as printed by the vendor
+    memory_unit: str  # "GB" (10⁹ bytes) or "GiB" (2³⁰ bytes): what the printed figure means
+    memory_bytes: int  # the device total an engine sees
+    memory_bandwidth: float  # bytes/s
+    bf16_flops: float | None  # dense tensor-core peak, FLOP/s
+    fp8_flops: float | None
+    interconnect: Interconnect
+    source: str  # the vendor's spec sheet
+    checked_in: str  # where the figures were read, since the vendor's page could not be opened
+    memory_bytes_measured: bool = False  # memory_bytes read off a real card, not the spec
+    note: str = ""
+
+    def peak_flops(self, bytes_per_value: float) -> float:
+        """Dense peak at a weight precision: FP8 for 1 byte when the part has it, else BF16."""
+        if bytes_per_value <= 1 and self.fp8_flops is not None:
+            return self.fp8_flops
+        if self.bf16_flops is None:
+            raise ValueError(f"{self.name}: no published dense BF16 figure; type one in")
+        return self.bf16_flops
+
+
+PCIE4_X16 = Interconnect(
+    "PCIe 4.0 x16",
+    32 * GB,
+    "PCI-SIG, PCIe 4.0 base specification: 16 GT/s per lane, x16 about 32 GB/s each way",
+)
+PCIE5_X16 = Interconnect(
+    "PCIe 5.0 x16",
+    64 * GB,
+    "PCI-SIG, PCIe 5.0 base specification: 32 GT/s per lane, x16 about 64 GB/s each way",
+)
+
+HARDWARE: tuple[Hardware, ...] = (
+    Hardware(
+        "rtx-4090",
+        "NVIDIA GeForce RTX 4090",
+        memory_gb=24,
+        memory_unit="GiB",
+        # CUDA's total on the card of LLMServingSim's RTX 4090 run (its vllm/meta.json,
+        # hardware.device_total_memory_bytes): 23.52 GiB of the 24 GiB of GDDR6X.
+        memory_bytes=25_250_627_584,
+        memory_bandwidth=1008 * GB,
+        bf16_flops=165.2 * TERA,
+        fp8_flops=330.3 * TERA,
+        interconnect=PCIE4_X16,
+        source="https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-gpu-architecture.pdf "
+        "(NVIDIA Ada GPU architecture whitepaper, appendix table for the RTX 4090)",
+        checked_in="waredb.com/processor/nvidia-geforce-rtx-4090 (1008 GB/s; BF16 tensor 165.15 dense "
+        "/ 330.3 sparse; FP8 330.3 dense); the whitepaper's address as many public repositories "
+        "cite it; the whitepaper itself was not readable here",
+        memory_bytes_measured=True,
+        note="BF16 and FP8 with FP32 accumulate, as vLLM runs them; GeForce parts run FP16 with FP16 "
+        "accumulate at twice that, which BF16 models do not use. No NVLink.",
+    ),
+    Hardware(
+        "rtx-pro-6000",
+        "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
+        memory_gb=96,
+        memory_unit="GiB",
+        # nvidia-smi's total on one such card, 97,887 MiB (MarcoPizeta/flash-next-rtxpro6000-bench,
+        # HARDWARE.md). CUDA's total is a little lower (on the RTX 4090 by about 480 MiB); no run
+        # recorded it, and the anchor runs on this card are not bound by KV blocks.
+        memory_bytes=97_887 * 2**20,
+        memory_bandwidth=1792 * GB,
+        bf16_flops=503.8 * TERA,
+        fp8_flops=1007.6 * TERA,
+        interconnect=PCIE5_X16,
+        source="https://www.nvidia.com/content/dam/en-zz/Solutions/design-visualization/"
+        "quadro-product-literature/workstation-datasheet-blackwell-rtx-pro6000-x-nvidia-us-3519208-"
+        "web.pdf (RTX PRO 6000 Blackwell Workstation Edition datasheet)",
+        memory_bytes_measured=True,
+        checked_in="gpu.name (VideoCardz's copy of the announcement: 96 GB GDDR7, 1,792 GB/s, PCIe "
+        "Gen 5) and hmc-tech.com's spec table (BF16 tensor 503.8 TFLOPS dense, 1.01 PFLOPS sparse; "
+        "FP8 1.01 PFLOPS dense; FP4 4.03 PFLOPS sparse)",
+        note="NVIDIA's datasheet prints only the FP4 sparse peak (4,000 AI TOPS) and 125 TFLOPS FP32; "
+        "the dense BF16 and FP8 figures are that FP4 figure halved for sparsity and once per "
+        "precision step (4,030 / 2 / 2 = 1,008 FP8; / 2 = 504 BF16), as the table above gives them. "
+        "The 96 GB is 32 GDDR7 chips of 3 GiB, so GiB (nvidia-smi shows 97,887 MiB of its "
+        "98,304). No NVLink.",
+    ),
+    Hardware(
+        "h100-sxm",
+        "NVIDIA H100 SXM5 80GB",
+        memory_gb=80,
+        memory_unit="GiB",
+        memory_bytes=80 * GIB,
+        memory_bandwidth=3350 * GB,
+        bf16_flops=989.4 * TERA,
+        fp8_flops=1978.9 * TERA,
+        interconnect=Interconnect(
+            "NVLink 4 (NVSwitch)",
+            450 * GB,
+            "H100 datasheet: NVLink 900 GB/s, counted both ways",
+        ),
+        source="https://www.nvidia.com/en-us/data-center/h100/ (NVIDIA H100 product page and its datasheet)",
+        checked_in="archive-lib.hpctech.co.jp/gpuproduct/nvidia-h100.html (the datasheet's table: "
+        "BF16 1,979 TFLOPS and FP8 3,958 with sparsity, 'specifications 1/2 lower without sparsity'; "
+        "3,350 GB/s; NVLink 900 GB/s) and glennklockwood.com/garden/processors/h100 (989.4 dense)",
+    ),
+    Hardware(
+        "h200",
+        "NVIDIA H200 SXM 141GB",
+        memory_gb=141,
+        memory_unit="GB",
+        memory_bytes=141 * GB,
+        memory_bandwidth=4800 * GB,
+        bf16_flops=989.4 * TERA,
+        fp8_flops=1978.9 * TERA,
+        interconnect=Interconnect(
+            "NVLink 4 (NVSwitch)", 450 * GB, "H200 datasheet: NVLink 900 GB/s, counted both ways"
+        ),
+        source="https://www.nvidia.com/en-us/data-center/h200/ (NVIDIA H200 product page and datasheet)",
+        checked_in="lzwjava.github.io/nvidia-h200-gpu-specs-en and aiwiki.ai/wiki/nvidia_h200 (141 GB "
+        "HBM3e, 4.8 TB/s, FP8 3,958 TFLOPS with sparsity, NVLink 900 GB/s, the GH100 die of the H100)",
+        note="The compute is the H100's (same GH100 die); NVIDIA prints it with sparsity only, halved "
+        "here. Whether '141 GB' means 10⁹ or 2³⁰ bytes is not stated; read as 10⁹.",
+    ),
+    Hardware(
+        "a100-80gb",
+        "NVIDIA A100 80GB SXM4",
+        memory_gb=80,
+        memory_unit="GiB",
+        memory_bytes=80 * GIB,
+        memory_bandwidth=2039 * GB,
+        bf16_flops=312 * TERA,
+        fp8_flops=None,
+        interconnect=Interconnect(
+            "NVLink 3 (NVSwitch)", 300 * GB, "A100 datasheet: NVLink 600 GB/s, counted both ways"
+        ),
+        source="https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
+        "nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (NVIDIA A100 datasheet)",
+        checked_in="glennklockwood.com/garden/processors/A100 (citing that datasheet: 80 GB HBM2e at "
+        "2,039 GB/s, BF16 312 dense / 624 sparse) and jingchaozhang.github.io/A100-white-paper "
+        "(NVSwitch 600 GB/s GPU to GPU)",
+        note="Ampere has no FP8 tensor cores: FP8 weights run at the BF16 rate.",
+    ),
+    Hardware(
+        "dgx-spark",
+        "NVIDIA DGX Spark (GB10 Grace Blackwell)",
+        memory_gb=128,
+        memory_unit="GB",
+        memory_bytes=128 * GB,
+        memory_bandwidth=273 * GB,
+        bf16_flops=None,
+        fp8_flops=None,
+        interconnect=Interconnect(
+            "ConnectX-7 200 GbE (between two Sparks)",
+            25 * GB,
+            "DGX Spark product page: ConnectX-7 Smart NIC, 200 Gb/s",
+        ),
+        source="https://docs.nvidia.com/dgx/dgx-spark/hardware.html (DGX Spark hardware overview) and "
+        "https://www.nvidia.com/en-us/products/workstations/dgx-spark/",
+        checked_in="dgx-spark.warehack.ing/hardware and ai-infrastructure.net/dgx-spark (128 GB "
+        "LPDDR5x unified, 273 GB/s, 1 PFLOP FP4 with sparsity, dual ConnectX-7 200 GbE)",
+        note="NVIDIA publishes only '1 petaFLOP FP4 with sparsity' and about 31 TFLOPS FP32 for the "
+        "GB10: no dense BF16 or FP8 figure, so none is given here (type one in to run the engine "
+        "on it). The 128 GB is shared with the CPU and the OS.",
+    ),
+)
+
+_BY_NAME = {hardware.name: hardware for hardware in HARDWARE}
+
+
+def hardware_preset(name: str) -> Hardware:
+    """The preset called ``name``; KeyError lists the names there are."""
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise KeyError(f"no hardware preset {name!r} (there are {', '.join(_BY_NAME)})") from None
