@@ -38,8 +38,8 @@ from django.core.management import call_command  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import override_settings  # noqa: E402
 
-from felab_sim.core.calculators import CALCULATORS  # noqa: E402
-from felab_sim.core.model import SweepParams, run_sweep  # noqa: E402
+from felab_sim.engine.calculators import CALCULATORS  # noqa: E402
+from felab_sim.engine.model import SweepParams, run_sweep  # noqa: E402
 
 CARD = "/learn/llm-inference-performance/concurrency-sweep/step-1/?answer=shown"
 JSON_BUDGET_MS = 5.0

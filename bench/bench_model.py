@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from felab_sim.core.model import (
+from felab_sim.engine.model import (
     MAX_LEVEL,
     MAX_LEVELS,
     MAX_SLOTS,

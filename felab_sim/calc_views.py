@@ -1,6 +1,6 @@
 """The calculators on the web: ``/sim/calc/NAME.json`` and the explorable ``/sim/calc/NAME/`` pages.
 
-Thin adapters: the calculators (felab_sim/core/calculators/) compute; see docs/architecture.md.
+Thin adapters: the calculators (felab_sim/engine/calculators/) compute; see docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from django.views.decorators.http import require_GET
 
 from config.content_cache import kept_for_input
 
-from .core.calc_charts import CHART_DESCRIPTIONS, Series, chart_json, measured_beside
-from .core.calculator import Calculator, Params, Result
-from .core.calculators import CALCULATORS
-from .core.numbers import format_figure
-from .core.params import ParamError, ParamValue, heading
-from .core.presets import presets_for
+from .charts.calc_charts import CHART_DESCRIPTIONS, Series, chart_json, measured_beside
+from .engine.calculator import Calculator, Params, Result
+from .engine.calculators import CALCULATORS
+from .engine.numbers import format_figure
+from .engine.params import ParamError, ParamValue, heading
+from .engine.presets import presets_for
 from .forms import CalculatorForm, plain_field_rows, repeated_parameter
 from .live import cached_chart
 from .models import ParameterSet, changed_query

@@ -4,9 +4,9 @@ from django import forms
 from django.forms.utils import flatatt
 from django.http import QueryDict
 
-from .core.calculator import Calculator
-from .core.model import SWEEP_PARAMS, ParamError, SweepParams, check_web_limits, sweep_param
-from .core.params import Param, ParamValue, heading
+from .engine.calculator import Calculator
+from .engine.model import SWEEP_PARAMS, ParamError, SweepParams, check_web_limits, sweep_param
+from .engine.params import Param, ParamValue, heading
 from .live import flat_text
 from .runs import BROWSER_LIMITS
 

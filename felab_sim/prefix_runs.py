@@ -20,11 +20,11 @@ from django.views.decorators.http import require_POST
 from config.ratelimit import rate_limited
 
 from .calc_views import MEASURED_RUNS, MeasuredRun
-from .core.calc_charts import Series
-from .core.calculator import Params
-from .core.calculators import CALCULATORS
-from .core.model import ParamError
-from .loadgen import MAX_PREFIX_REQUESTS, PREFIX_ORDERS, PrefixCacheSetup
+from .charts.calc_charts import Series
+from .engine.calculator import Params
+from .engine.calculators import CALCULATORS
+from .engine.loadgen import MAX_PREFIX_REQUESTS, PREFIX_ORDERS, PrefixCacheSetup
+from .engine.model import ParamError
 from .models import PrefixCacheRunOrder, SweepRun
 from .runs import PREFIX_CACHE_LIMITS, AlreadyWaiting, start_prefix_cache_run, starter_shown_to
 

@@ -5,7 +5,7 @@ runs timing the same practice server at once would each measure the other.
 
 A web process only records the run and enqueues a task; any worker on any host takes the
 next run in turn (SweepRunQuerySet.in_turn), so a run survives the web worker that accepted
-it. The measuring itself is felab_sim.loadgen (asyncio, no Django). It runs in a thread of its
+it. The measuring itself is felab_sim.engine.loadgen (asyncio, no Django). It runs in a thread of its
 own; the worker's thread copies its progress into the database twice a second, because
 Django's ORM refuses to be called from inside a running event loop.
 """
@@ -28,8 +28,7 @@ from django_tasks import TaskResultStatus, task
 from django_tasks_db.models import DBTaskResult
 
 from . import processes
-from .core.model import ParamError, SweepParams, SweepResult, requests_at_level
-from .loadgen import (
+from .engine.loadgen import (
     PREFIX_ORDERS,
     LoadgenError,
     PrefixCacheRun,
@@ -37,6 +36,7 @@ from .loadgen import (
     run_prefix_cache,
     run_real_sweep,
 )
+from .engine.model import ParamError, SweepParams, SweepResult, requests_at_level
 from .models import PrefixCacheRunOrder, SweepRun, SweepRunLevel
 
 log = logging.getLogger(__name__)

@@ -14,10 +14,10 @@ from django.views.decorators.http import require_GET, require_POST
 
 from config.ratelimit import rate_limited
 
-from .core import plots
-from .core.calculators import CALCULATORS
-from .core.model import WEB_LIMITS, ParamError, SweepParams, SweepResult, check_web_limits
-from .core.numbers import format_figure
+from .charts import plots
+from .engine.calculators import CALCULATORS
+from .engine.model import WEB_LIMITS, ParamError, SweepParams, SweepResult, check_web_limits
+from .engine.numbers import format_figure
 from .forms import RealSweepForm, SweepForm, plain_field_rows, repeated_parameter
 from .live import cached_figure, cached_sweep, sim_query
 from .models import SweepRun

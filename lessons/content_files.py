@@ -27,8 +27,8 @@ import yaml
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from felab_sim.core import citations, figures
-from felab_sim.core.model import ParamError, SweepParams
+from felab_sim.engine import citations, figures
+from felab_sim.engine.model import ParamError, SweepParams
 from felab_sim.models import ParameterSet, Scenario
 
 from . import number_checks

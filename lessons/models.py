@@ -13,11 +13,11 @@ from django.utils.text import Truncator, slugify
 
 from config.content_cache import ContentQuerySet, kept_without_request
 from felab_sim import live
-from felab_sim.core import citations, figures
-from felab_sim.core.calculator import Result
-from felab_sim.core.calculators import CALCULATORS
-from felab_sim.core.model import ParamError, SweepParams, SweepResult
-from felab_sim.core.numbers import format_like
+from felab_sim.engine import citations, figures
+from felab_sim.engine.calculator import Result
+from felab_sim.engine.calculators import CALCULATORS
+from felab_sim.engine.model import ParamError, SweepParams, SweepResult
+from felab_sim.engine.numbers import format_like
 from felab_sim.models import ParameterSet, Scenario, calculator_page_url
 
 from . import number_checks

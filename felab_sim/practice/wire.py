@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from felab_sim.core.model import MAX_MAX_TOKENS, output_tokens, prompt_tokens
+from felab_sim.engine.model import MAX_MAX_TOKENS, output_tokens, prompt_tokens
 
 from . import structured
 

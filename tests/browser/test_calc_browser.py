@@ -3,7 +3,7 @@
 import pytest
 from playwright.sync_api import Page, expect
 
-from felab_sim.core.calculators import CALCULATORS
+from felab_sim.engine.calculators import CALCULATORS
 
 
 @pytest.fixture(autouse=True)

@@ -7,8 +7,8 @@ import socket
 
 import pytest
 
-from felab_sim.core.model import ServerParams, SweepParams, SweepResult, run_sweep
-from felab_sim.loadgen import LoadgenError, measure_sweep, run_real_sweep
+from felab_sim.engine.loadgen import LoadgenError, measure_sweep, run_real_sweep
+from felab_sim.engine.model import ServerParams, SweepParams, SweepResult, run_sweep
 
 from .conftest import serving
 

@@ -11,7 +11,7 @@ import uuid
 import pytest
 from openai import OpenAI
 
-from felab_sim.core.model import PrefixCache, prompt_tokens
+from felab_sim.engine.model import PrefixCache, prompt_tokens
 from felab_sim.practice import MODEL_ID
 
 

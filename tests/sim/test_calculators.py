@@ -4,9 +4,9 @@ import math
 
 import pytest
 
-from felab_sim.core.calc_charts import chart_json
-from felab_sim.core.calculators import CALCULATORS, UnknownCalculator, get
-from felab_sim.core.params import ParamError
+from felab_sim.charts.calc_charts import chart_json
+from felab_sim.engine.calculators import CALCULATORS, UnknownCalculator, get
+from felab_sim.engine.params import ParamError
 
 
 def outputs(name: str, **params: object) -> dict[str, object]:

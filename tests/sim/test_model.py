@@ -1,4 +1,4 @@
-"""felab_sim.core.model: the practice server's timing, the sweep and its metrics. No Django, no DB."""
+"""felab_sim.engine.model: the practice server's timing, the sweep and its metrics. No Django, no DB."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from felab_sim.core.model import (
+from felab_sim.engine.model import (
     MAX_LEVEL,
     WEB_LIMITS,
     LevelResult,

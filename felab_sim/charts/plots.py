@@ -13,7 +13,7 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .model import LevelResult, ServerParams, SweepParams, SweepResult
+from ..engine.model import LevelResult, ServerParams, SweepParams, SweepResult
 
 # The course's published run against its practice server (docs/architecture.md), measured with the
 # server's default rules and replies of at most 128 tokens.

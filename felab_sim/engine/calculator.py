@@ -1,7 +1,7 @@
 """What every calculator is: declared parameters, declared outputs and one compute function.
 
-A calculator module (``felab_sim/core/calculators/*.py``) builds one :class:`Calculator`. The
-registry in ``felab_sim/core/calculators/__init__.py`` lists them; docs/architecture.md says
+A calculator module (``felab_sim/engine/calculators/*.py``) builds one :class:`Calculator`. The
+registry in ``felab_sim/engine/calculators/__init__.py`` lists them; docs/architecture.md says
 how to add one. Pure Python: no Django.
 """
 

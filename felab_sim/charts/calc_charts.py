@@ -14,11 +14,11 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .calculator import Params, Result
-from .calculators import CALCULATORS
-from .calculators.decode_ceiling import QUANT_BITS
-from .calculators.kv_cache import KV_DTYPE_BYTES
-from .calculators.speculative import speedup
+from ..engine.calculator import Params, Result
+from ..engine.calculators import CALCULATORS
+from ..engine.calculators.decode_ceiling import QUANT_BITS
+from ..engine.calculators.kv_cache import KV_DTYPE_BYTES
+from ..engine.calculators.speculative import speedup
 
 BLUE, ORANGE, GREEN, RED, GREY, PURPLE = "#3b7dd8", "#e07b1a", "#2e9e5b", "#d64541", "#8a8f98", "#8e5bd0"
 
