@@ -39,7 +39,8 @@ from django.test import Client  # noqa: E402
 from django.test.utils import override_settings  # noqa: E402
 
 from felab_sim.engine.calculators import CALCULATORS  # noqa: E402
-from felab_sim.engine.model import SweepParams, run_sweep  # noqa: E402
+from felab_sim.engine.simulator import run_sweep  # noqa: E402
+from felab_sim.engine.sweep_params import SweepParams  # noqa: E402
 
 CARD = "/learn/llm-inference-performance/concurrency-sweep/step-1/?answer=shown"
 JSON_BUDGET_MS = 5.0

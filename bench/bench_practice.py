@@ -42,7 +42,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from felab_sim.engine.loadgen import LevelRun, SweepClient, measure_sweep  # noqa: E402
-from felab_sim.engine.model import ServerParams, SweepParams, prompt_tokens, run_sweep, sweep_prompt  # noqa: E402
+from felab_sim.engine.prompts import prompt_tokens, sweep_prompt  # noqa: E402
+from felab_sim.engine.simulator import run_sweep  # noqa: E402
+from felab_sim.engine.sweep_params import ServerParams, SweepParams  # noqa: E402
 
 SWEEP_LEVELS = (1, 8, 16)
 THROUGHPUT_TARGET = 0.03

@@ -5,10 +5,10 @@ from django.forms.utils import flatatt
 from django.http import QueryDict
 
 from .engine.calculator import Calculator
-from .engine.model import SWEEP_PARAMS, ParamError, SweepParams, check_web_limits, sweep_param
-from .engine.params import Param, ParamValue, heading
+from .engine.limits import BROWSER_LIMITS, check_web_limits
+from .engine.params import Param, ParamError, ParamValue, heading
+from .engine.sweep_params import SWEEP_PARAMS, SweepParams, sweep_param
 from .live import flat_text
-from .runs import BROWSER_LIMITS
 
 DEFAULTS = SweepParams()
 

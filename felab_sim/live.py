@@ -9,7 +9,9 @@ from urllib.parse import urlencode
 
 from .engine.calculator import Result
 from .engine.calculators import get as get_calculator
-from .engine.model import SweepParams, SweepResult, run_sweep
+from .engine.metrics import SweepResult
+from .engine.simulator import run_sweep
+from .engine.sweep_params import SweepParams
 
 
 @lru_cache(maxsize=512)

@@ -13,9 +13,10 @@ from config.content_cache import ContentQuerySet
 
 from .engine.calculator import Calculator, Result
 from .engine.calculators import CALCULATORS
+from .engine.limits import check_web_limits
 from .engine.loadgen import PREFIX_ORDERS, PrefixCacheSetup
-from .engine.model import SWEEP_PARAMS, ParamError, SweepParams, check_web_limits
-from .engine.params import MAX_TEXT, Param, ParamValue
+from .engine.params import MAX_TEXT, Param, ParamError, ParamValue
+from .engine.sweep_params import SWEEP_PARAMS, SweepParams
 from .live import cached_calculation, cached_sweep
 
 

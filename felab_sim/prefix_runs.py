@@ -23,10 +23,11 @@ from .calc_views import MEASURED_RUNS, MeasuredRun
 from .charts.calc_charts import Series
 from .engine.calculator import Params
 from .engine.calculators import CALCULATORS
+from .engine.limits import PREFIX_CACHE_LIMITS
 from .engine.loadgen import MAX_PREFIX_REQUESTS, PREFIX_ORDERS, PrefixCacheSetup
-from .engine.model import ParamError
+from .engine.params import ParamError
 from .models import PrefixCacheRunOrder, SweepRun
-from .runs import PREFIX_CACHE_LIMITS, AlreadyWaiting, start_prefix_cache_run, starter_shown_to
+from .runs import AlreadyWaiting, start_prefix_cache_run, starter_shown_to
 
 NAME = "prefix-cache"
 SETUP_DEFAULTS = PrefixCacheSetup()

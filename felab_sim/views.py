@@ -16,8 +16,11 @@ from config.ratelimit import rate_limited
 
 from .charts import plots
 from .engine.calculators import CALCULATORS
-from .engine.model import WEB_LIMITS, ParamError, SweepParams, SweepResult, check_web_limits
+from .engine.limits import WEB_LIMITS, check_web_limits
+from .engine.metrics import SweepResult
 from .engine.numbers import format_figure
+from .engine.params import ParamError
+from .engine.sweep_params import SweepParams
 from .forms import RealSweepForm, SweepForm, plain_field_rows, repeated_parameter
 from .live import cached_figure, cached_sweep, sim_query
 from .models import SweepRun

@@ -28,7 +28,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from felab_sim.engine import citations, figures
-from felab_sim.engine.model import ParamError, SweepParams
+from felab_sim.engine.params import ParamError
+from felab_sim.engine.sweep_params import SweepParams
 from felab_sim.models import ParameterSet, Scenario
 
 from . import number_checks

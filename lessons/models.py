@@ -16,8 +16,10 @@ from felab_sim import live
 from felab_sim.engine import citations, figures
 from felab_sim.engine.calculator import Result
 from felab_sim.engine.calculators import CALCULATORS
-from felab_sim.engine.model import ParamError, SweepParams, SweepResult
+from felab_sim.engine.metrics import SweepResult
 from felab_sim.engine.numbers import format_like
+from felab_sim.engine.params import ParamError
+from felab_sim.engine.sweep_params import SweepParams
 from felab_sim.models import ParameterSet, Scenario, calculator_page_url
 
 from . import number_checks

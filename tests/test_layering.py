@@ -128,27 +128,30 @@ def test_no_import_circle_inside_the_project():
 PURE_PACKAGES = ["felab_sim.charts", "felab_sim.practice", "felab_sim.engine"]
 
 
+def _pure_import_allowed(path: Path, module: str) -> bool:
+    if module.split(".")[0].startswith("django"):
+        return False
+    if _layer(module) is None:
+        return True
+    own = next(i for i, package in enumerate(PURE_PACKAGES) if _module_name(path).startswith(package))
+    return module.startswith(tuple(PURE_PACKAGES[own:]))
+
+
 def test_felab_sim_pure_code_imports_neither_django_nor_the_rest_of_felab_sim():
     # tests/sim/test_core_boundary.py imports them with Django refused; this names the file.
-    def allowed(path: Path, module: str) -> bool:
-        if module.split(".")[0].startswith("django"):
-            return False
-        if _layer(module) is None:
-            return True
-        own = next(i for i, package in enumerate(PURE_PACKAGES) if _module_name(path).startswith(package))
-        return module.startswith(tuple(PURE_PACKAGES[own:]))
-
     pure = [
         path for package in PURE_PACKAGES for path in sorted((ROOT / package.replace(".", "/")).rglob("*.py"))
     ]
     assert len(pure) > 30
-    assert _offenders(pure, allowed) == {}
+    assert _offenders(pure, _pure_import_allowed) == {}
 
 
-def test_the_pure_check_sees_an_import_from_the_django_side_or_back_up():
-    engine = ROOT / "felab_sim" / "engine" / "model.py"
-    assert not any(m.startswith("felab_sim.charts") for m in _imported_modules(engine))
-    assert PURE_PACKAGES.index("felab_sim.engine") > PURE_PACKAGES.index("felab_sim.charts")
+def test_the_pure_check_refuses_the_django_side_and_an_arrow_back_up():
+    engine, charts = ROOT / "felab_sim/engine/simulator.py", ROOT / "felab_sim/charts/svgchart.py"
+    assert _pure_import_allowed(charts, "felab_sim.engine.numbers")
+    assert not _pure_import_allowed(engine, "felab_sim.charts.svgchart")
+    assert not _pure_import_allowed(engine, "felab_sim.models")
+    assert not _pure_import_allowed(charts, "django.utils.html")
 
 
 def _tag_library_owners() -> dict[str, str]:

@@ -13,7 +13,8 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..engine.model import LevelResult, ServerParams, SweepParams, SweepResult
+from ..engine.metrics import LevelResult, SweepResult
+from ..engine.sweep_params import ServerParams, SweepParams
 
 # The course's published run against its practice server (docs/architecture.md), measured with the
 # server's default rules and replies of at most 128 tokens.

@@ -29,8 +29,9 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from .model import MAX_LEVEL, SweepParams, SweepResult
+from .metrics import SweepResult
 from .numbers import MISSING, format_number
+from .sweep_params import MAX_LEVEL, SweepParams
 
 PLACEHOLDER = re.compile(r"\{\{\s*sim\.([A-Za-z0-9_.]*)\s*\}\}")
 HEADROOM = 1.2

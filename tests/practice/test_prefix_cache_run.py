@@ -14,14 +14,10 @@ from felab_sim.engine.loadgen import (
     PrefixCacheSetup,
     run_prefix_cache,
 )
-from felab_sim.engine.model import (
-    BLOCK_CHARS,
-    BLOCK_TOKENS,
-    ParamError,
-    PrefixCache,
-    ServerParams,
-    prompt_tokens,
-)
+from felab_sim.engine.params import ParamError
+from felab_sim.engine.prefix_cache import PrefixCache
+from felab_sim.engine.prompts import BLOCK_CHARS, BLOCK_TOKENS, prompt_tokens
+from felab_sim.engine.sweep_params import ServerParams
 
 from .conftest import serving
 

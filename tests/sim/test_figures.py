@@ -3,7 +3,8 @@
 import pytest
 
 from felab_sim.engine import figures
-from felab_sim.engine.model import SweepParams, run_sweep
+from felab_sim.engine.simulator import run_sweep
+from felab_sim.engine.sweep_params import SweepParams
 
 DEFAULT = run_sweep(SweepParams())
 

@@ -18,7 +18,7 @@ from felab_sim.engine.loadgen import (
     PrefixCacheSetup,
     run_prefix_cache,
 )
-from felab_sim.engine.model import ParamError
+from felab_sim.engine.params import ParamError
 
 COLUMNS = ("order", "prompt_tokens", "cached_tokens", "ttft_cold_ms", "ttft_warm_ms", "speedup")
 
