@@ -69,10 +69,19 @@ class MeasuredRun:
 
 
 # Real runs on a calculator's page, by calculator name: each function gets the request (whose
-# ``run`` names the run) and the page's validated settings. The practice server's prefix-cache
-# run (shared part first against variable part first) plugs in as "prefix-cache" when
-# felab_sim/prefix_runs.py is imported (by the URLs); see docs/architecture.md ("Calculator pages").
+# ``run`` names the run) and the page's validated settings. FelabSimConfig.ready fills it (the
+# practice server's prefix-cache run, felab_sim/prefix_runs.py, as "prefix-cache"); see
+# docs/architecture.md ("Calculator pages").
 MEASURED_RUNS: dict[str, Callable[[HttpRequest, Params], MeasuredRun]] = {}
+
+
+def show_measured_runs(name: str, runs: Callable[[HttpRequest, Params], MeasuredRun]) -> None:
+    """Draw the real runs ``runs`` finds on calculator ``name``'s page."""
+    if name not in CALCULATORS:
+        raise LookupError(f"{name!r} is not a calculator: its measured runs would show nowhere")
+    MEASURED_RUNS[name] = runs
+
+
 # Not a calculator parameter: the page's own, naming the real run it draws.
 RUN_QUERY = "run"
 

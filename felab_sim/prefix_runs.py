@@ -3,7 +3,8 @@
 
 The run itself is a SweepRun of kind prefix-cache, queued and measured like a sweep
 (felab_sim/runs.py); the page names it with ``?run=N`` and draws it over the model through
-``calc_views.MEASURED_RUNS``. See docs/architecture.md ("Calculator pages").
+``calc_views.MEASURED_RUNS``, where FelabSimConfig.ready puts it. See docs/architecture.md
+("Calculator pages").
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from django.views.decorators.http import require_POST
 
 from config.ratelimit import rate_limited
 
-from .calc_views import MEASURED_RUNS, MeasuredRun
+from .calc_views import MeasuredRun
 from .charts.calc_charts import Series
 from .engine.calculator import Params
 from .engine.calculators import CALCULATORS
@@ -146,6 +147,3 @@ def prefix_cache_run(request: HttpRequest, params: Params) -> MeasuredRun:
     measured = orders[params["order"]].outputs() if same_settings and params["order"] in orders else {}
     context |= {"same_settings": same_settings, "order_shown": orders.get(params["order"])}
     return MeasuredRun(series=run_series(run, orders), measured=measured, context=context)
-
-
-MEASURED_RUNS[NAME] = prefix_cache_run
