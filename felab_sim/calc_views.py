@@ -16,9 +16,10 @@ from django.views.decorators.http import require_GET
 
 from config.content_cache import kept_for_input
 
-from .charts.calc_charts import CHART_DESCRIPTIONS, Series, chart_json, measured_beside
+from .charts.calc_charts import chart_json
 from .engine.calculator import Calculator, Params, Result
 from .engine.calculators import CALCULATORS
+from .engine.chart import Series
 from .engine.numbers import format_figure
 from .engine.params import ParamError, ParamValue, heading
 from .engine.presets import presets_for
@@ -186,7 +187,7 @@ def _page_context(request: HttpRequest, calculator: Calculator, name: str) -> di
             "real_run": real_run,
             "rows": _output_rows(result, real_run.measured if real_run else {}),
             "chart": cached_chart(name, result) if not series else chart_json(name, result, series),
-            "chart_description": CHART_DESCRIPTIONS[name],
+            "chart_description": calculator.chart_description,
             "measured": [
                 {
                     "what": row.what,
@@ -194,7 +195,7 @@ def _page_context(request: HttpRequest, calculator: Calculator, name: str) -> di
                     "measured": quoted(row.measured, row.unit),
                     "model": format_figure(row.model, row.unit),
                 }
-                for row in measured_beside(name, result.params)
+                for row in calculator.measured(result.params)
             ],
             "presets": _presets(calculator, result.params),
             "query": changed_query(calculator, result.params),

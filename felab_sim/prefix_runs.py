@@ -21,9 +21,9 @@ from django.views.decorators.http import require_POST
 from config.ratelimit import rate_limited
 
 from .calc_views import MeasuredRun
-from .charts.calc_charts import Series
 from .engine.calculator import Params
 from .engine.calculators import CALCULATORS
+from .engine.chart import Series
 from .engine.limits import PREFIX_CACHE_LIMITS
 from .engine.loadgen import MAX_PREFIX_REQUESTS, PREFIX_ORDERS, PrefixCacheSetup
 from .engine.params import ParamError

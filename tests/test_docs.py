@@ -70,7 +70,7 @@ def test_the_calc_command_prints_the_reference():
 
 def test_the_scan_finds_the_citations_it_checks():
     cited = citations()
-    assert ("felab_sim/charts/svgchart.py", "architecture.md", "The core boundary") in cited
+    assert ("felab_sim/charts/svgchart.py", "architecture.md", "The engine boundary") in cited
     assert any(doc == "deploy.md" and section for _, doc, section in cited)
 
 

@@ -9,7 +9,7 @@ domains, a secondary y axis overlaying another, line shapes and text annotations
 domain or paper coordinates. Anything else in a figure is ignored, never an error: the
 interactive chart still has it.
 
-Pure Python, no Django: see docs/architecture.md, "The core boundary".
+Pure Python, no Django: see docs/architecture.md, "The engine boundary".
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""felab_sim's computing code imports no Django (docs/architecture.md, "The core boundary").
+"""felab_sim's computing code imports no Django (docs/architecture.md, "The engine boundary").
 
 Each check runs in a fresh interpreter whose import system refuses anything named django, so
 a Django import anywhere below these modules, however indirect, fails the test.
