@@ -54,6 +54,15 @@ def test_every_calculator_reproduces_its_worked_examples(name, example):
 
 
 @pytest.mark.parametrize("name", list(CALCULATORS))
+def test_every_point_of_every_chart_at_its_defaults_has_a_place_on_its_axis(name):
+    # The course's measurements are drawn where they were measured (a prompt's tokens, a context).
+    calculator = CALCULATORS[name]
+    for trace in calculator.chart(calculator.run({}).params, [])["data"]:
+        assert None not in trace["x"], trace["name"]
+        assert len(trace["x"]) == len(trace["y"]), trace["name"]
+
+
+@pytest.mark.parametrize("name", list(CALCULATORS))
 def test_every_calculator_has_a_worked_example_the_browser_test_types_in(name):
     assert typed_example(CALCULATORS[name]) is not None
 

@@ -70,7 +70,7 @@ def _measured(p: Params) -> list[Measured]:
             model = CALCULATOR.run_with(p, context_tokens=tokens, kv_dtype=dtype).value(
                 "kv_mib_per_conversation"
             )
-            rows.append(Measured(f"{tokens:,} tokens, {dtype}", mib, "MiB", LESSON_05, model))
+            rows.append(Measured(f"{tokens:,} tokens, {dtype}", mib, "MiB", LESSON_05, model, x=tokens))
     return rows
 
 

@@ -98,6 +98,7 @@ def _measured(p: Params) -> list[Measured]:
             "ms",
             LESSON_01,
             CALCULATOR.run_with(p, prompt_tokens=tokens, cached_tokens=0).value("ttft_ms"),
+            x=tokens,
         )
         for tokens, ms in LESSON_01_RUNS
     ]
