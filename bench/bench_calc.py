@@ -38,54 +38,13 @@ from django.core.management import call_command  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import override_settings  # noqa: E402
 
-from felab_sim.core.calculators import CALCULATORS  # noqa: E402
-from felab_sim.core.model import SweepParams, run_sweep  # noqa: E402
+from felab_sim.engine.calculators import CALCULATORS  # noqa: E402
+from felab_sim.engine.simulator import run_sweep  # noqa: E402
+from felab_sim.engine.sweep_params import SweepParams  # noqa: E402
 
 CARD = "/learn/llm-inference-performance/concurrency-sweep/step-1/?answer=shown"
 JSON_BUDGET_MS = 5.0
 SWEEP_BUDGET_MS = 20.0
-
-# calculator: (the course's worked example, its settings as a query string sends them, the output shown)
-EXAMPLES: dict[str, tuple[str, dict[str, str], str]] = {
-    "prefill": ("lesson 01: 8,000 tokens → 3,215 ms", {"prompt_tokens": "8000"}, "ttft_ms"),
-    "prefix-cache": (
-        "lesson 06: 12,200 chars, 12,120 shared → 3,008 cached, 31.8 ms",
-        {"prefix_chars": "12120", "suffix_chars": "80"},
-        "ttft_warm_ms",
-    ),
-    "decode-ceiling": (
-        "lesson 00: 546 GB/s ÷ 4.9 GB = 111.4 tok/s",
-        {"bandwidth_gbs": "546", "model_gb": "4.9"},
-        "ceiling_tok_s",
-    ),
-    "kv-cache": (
-        "lesson 05: 8B f16 × 131,072 tokens = 17.18 GB",
-        {"context_tokens": "131072"},
-        "kv_gb_per_conversation",
-    ),
-    "speculative": ("lesson 13: α 0.8, k 4 → 2.40×", {"acceptance": "0.8", "draft_tokens": "4"}, "speedup"),
-    "roofline": (
-        "H100 SXM: 989 TFLOPS ÷ 3,350 GB/s ≈ 295 FLOP/B",
-        {"peak_tflops": "989", "bandwidth_gbs": "3350"},
-        "ridge_flop_per_byte",
-    ),
-    "sizing": (
-        "lesson 03: 120 users ÷ 8, +20% → 18 replicas",
-        {"peak_users": "120", "capacity": "8", "headroom": "0.2"},
-        "replicas_with_headroom",
-    ),
-    "cost": (
-        "lesson 09: 200 in, 50 out at $0.07/$0.30 → $0.029 per 1k",
-        {"input_tokens": "200", "output_tokens": "50"},
-        "usd_per_1k_tasks",
-    ),
-    "finetune-memory": (
-        "lesson 17: 8B LoRA r16, attention → 13.63M, 16.2 GB",
-        {"method": "lora", "rank": "16"},
-        "train_gb",
-    ),
-    "dpo": ("lesson 18: β 0.1, margin 1.2 (m 0.12) → loss 0.635", {"beta": "0.1", "margin": "1.2"}, "loss"),
-}
 
 
 def median_ms(action: Callable[[], object], runs: int) -> float:
@@ -128,11 +87,11 @@ def measure(runs: int) -> None:
     header = ("calculator", "worked example", "felab", "JSON ms", "endpoint ms", "page ms", "÷ card")
     rows = []
     over = []
-    for name, (example, query, key) in EXAMPLES.items():
-        calculator = CALCULATORS[name]
-        result = calculator.run(query)
-        out = result.outputs[key]
-        shown = out.text()
+    for name, calculator in CALCULATORS.items():
+        # Each calculator's first worked example (felab_sim/engine/calculators/NAME.py).
+        example = calculator.examples[0]
+        query, key = example.params, example.output
+        shown = calculator.run(query).outputs[key].text()
         json_ms = median_ms(lambda c=calculator, q=query: json.dumps(c.run(q).as_json()), runs)
         endpoint_ms = median_ms(
             lambda n=name, q=query: get_ok(client, f"/sim/calc/{n}.json?{urlencode(q)}"), runs
@@ -141,7 +100,7 @@ def measure(runs: int) -> None:
         rows.append(
             (
                 name,
-                example,
+                example.what,
                 f"{key} = {shown}",
                 f"{json_ms:.3f}",
                 f"{endpoint_ms:.2f}",

@@ -3,8 +3,8 @@ from django.contrib import admin
 from django.http import HttpRequest
 from django.utils.html import format_html
 
-from .core.calculators import CALCULATORS
-from .core.model import SERVER_PARAMS, SWEEP_PARAMS
+from .engine.calculators import CALCULATORS
+from .engine.sweep_params import SERVER_PARAMS, SWEEP_PARAMS
 from .forms import check_across, field_text, param_fields
 from .live import sim_query
 from .models import ParameterSet, Scenario

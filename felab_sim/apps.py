@@ -13,6 +13,7 @@ class FelabSimConfig(AppConfig):
     def ready(self) -> None:
         from serving.content_cache import watch
 
+        from . import calc_views, prefix_runs
         from .content_files import ParameterSetsFile, ScenariosFile
         from .for_cards import CardSimulator
         from .models import ParameterSet, Scenario
@@ -22,3 +23,4 @@ class FelabSimConfig(AppConfig):
         # In the order import_lessons has always read them.
         self.lesson_content_sections = (ScenariosFile(), ParameterSetsFile())
         self.card_simulator = CardSimulator()
+        calc_views.show_measured_runs(prefix_runs.NAME, prefix_runs.prefix_cache_run)

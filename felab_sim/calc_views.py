@@ -1,6 +1,6 @@
 """The calculators on the web: ``/sim/calc/NAME.json`` and the explorable ``/sim/calc/NAME/`` pages.
 
-Thin adapters: the calculators (felab_sim/core/calculators/) compute; see docs/architecture.md.
+Thin adapters: the calculators (felab_sim/engine/calculators/) compute; see docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -16,12 +16,13 @@ from django.views.decorators.http import require_GET
 
 from serving.content_cache import kept_for_input
 
-from .core.calc_charts import CHART_DESCRIPTIONS, Series, chart_json, measured_beside
-from .core.calculator import Calculator, Params, Result
-from .core.calculators import CALCULATORS
-from .core.numbers import format_figure
-from .core.params import ParamError, ParamValue, heading
-from .core.presets import presets_for
+from .charts.calc_charts import chart_json
+from .engine.calculator import Calculator, Params, Result
+from .engine.calculators import CALCULATORS
+from .engine.chart import Series
+from .engine.numbers import format_figure
+from .engine.params import ParamError, ParamValue, heading
+from .engine.presets import presets_for
 from .forms import CalculatorForm, plain_field_rows, repeated_parameter
 from .live import cached_chart
 from .models import ParameterSet, changed_query
@@ -69,10 +70,19 @@ class MeasuredRun:
 
 
 # Real runs on a calculator's page, by calculator name: each function gets the request (whose
-# ``run`` names the run) and the page's validated settings. The practice server's prefix-cache
-# run (shared part first against variable part first) plugs in as "prefix-cache" when
-# felab_sim/prefix_runs.py is imported (by the URLs); see docs/architecture.md ("Calculator pages").
+# ``run`` names the run) and the page's validated settings. FelabSimConfig.ready fills it (the
+# practice server's prefix-cache run, felab_sim/prefix_runs.py, as "prefix-cache"); see
+# docs/architecture.md ("Calculator pages").
 MEASURED_RUNS: dict[str, Callable[[HttpRequest, Params], MeasuredRun]] = {}
+
+
+def show_measured_runs(name: str, runs: Callable[[HttpRequest, Params], MeasuredRun]) -> None:
+    """Draw the real runs ``runs`` finds on calculator ``name``'s page."""
+    if name not in CALCULATORS:
+        raise LookupError(f"{name!r} is not a calculator: its measured runs would show nowhere")
+    MEASURED_RUNS[name] = runs
+
+
 # Not a calculator parameter: the page's own, naming the real run it draws.
 RUN_QUERY = "run"
 
@@ -177,7 +187,7 @@ def _page_context(request: HttpRequest, calculator: Calculator, name: str) -> di
             "real_run": real_run,
             "rows": _output_rows(result, real_run.measured if real_run else {}),
             "chart": cached_chart(name, result) if not series else chart_json(name, result, series),
-            "chart_description": CHART_DESCRIPTIONS[name],
+            "chart_description": calculator.chart_description,
             "measured": [
                 {
                     "what": row.what,
@@ -185,7 +195,7 @@ def _page_context(request: HttpRequest, calculator: Calculator, name: str) -> di
                     "measured": quoted(row.measured, row.unit),
                     "model": format_figure(row.model, row.unit),
                 }
-                for row in measured_beside(name, result.params)
+                for row in calculator.measured(result.params)
             ],
             "presets": _presets(calculator, result.params),
             "query": changed_query(calculator, result.params),

@@ -11,7 +11,8 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
-from .core.model import ParamError, SweepParams
+from .engine.params import ParamError
+from .engine.sweep_params import SweepParams
 from .models import ParameterSet, Scenario
 
 SCENARIO_FIELDS = ("name", "description", *SweepParams.FLAT_KEYS)

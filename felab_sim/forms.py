@@ -4,11 +4,11 @@ from django import forms
 from django.forms.utils import flatatt
 from django.http import QueryDict
 
-from .core.calculator import Calculator
-from .core.model import SWEEP_PARAMS, ParamError, SweepParams, check_web_limits, sweep_param
-from .core.params import Param, ParamValue, heading
+from .engine.calculator import Calculator
+from .engine.limits import BROWSER_LIMITS, check_web_limits
+from .engine.params import Param, ParamError, ParamValue, heading
+from .engine.sweep_params import SWEEP_PARAMS, SweepParams, sweep_param
 from .live import flat_text
-from .runs import BROWSER_LIMITS
 
 DEFAULTS = SweepParams()
 

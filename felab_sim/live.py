@@ -7,9 +7,11 @@ the card pages and /sim/ ask for the same few scenarios again and again.
 from functools import lru_cache
 from urllib.parse import urlencode
 
-from .core.calculator import Result
-from .core.calculators import get as get_calculator
-from .core.model import SweepParams, SweepResult, run_sweep
+from .engine.calculator import Result
+from .engine.calculators import get as get_calculator
+from .engine.metrics import SweepResult
+from .engine.simulator import run_sweep
+from .engine.sweep_params import SweepParams
 
 
 @lru_cache(maxsize=512)
@@ -20,7 +22,7 @@ def cached_sweep(params: SweepParams) -> SweepResult:
 @lru_cache(maxsize=256)
 def cached_figure(params: SweepParams, *, compact: bool = False) -> str:
     """The model's chart as plotly JSON: building a plotly figure costs far more than the sweep."""
-    from .core.plots import sweep_figure  # plotly is imported only where a chart is drawn
+    from .charts.plots import sweep_figure  # plotly is imported only where a chart is drawn
 
     return sweep_figure(cached_sweep(params), compact=compact)
 
@@ -45,7 +47,7 @@ def cached_calculation(calculator: str, params: tuple[tuple[str, object], ...]) 
 
 @lru_cache(maxsize=1024)
 def _cached_chart(name: str, params: tuple[tuple[str, object], ...]) -> str:
-    from .core.calc_charts import chart_json
+    from .charts.calc_charts import chart_json
 
     return chart_json(name, get_calculator(name).run(dict(params)))
 

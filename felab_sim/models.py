@@ -11,12 +11,13 @@ from django.utils import timezone
 
 from serving.content_cache import ContentQuerySet
 
-from .core.calculator import Calculator, Result
-from .core.calculators import CALCULATORS
-from .core.model import SWEEP_PARAMS, ParamError, SweepParams, check_web_limits
-from .core.params import MAX_TEXT, Param, ParamValue
+from .engine.calculator import Calculator, Result
+from .engine.calculators import CALCULATORS
+from .engine.limits import check_web_limits
+from .engine.loadgen import PREFIX_ORDERS, PrefixCacheSetup
+from .engine.params import MAX_TEXT, Param, ParamError, ParamValue
+from .engine.sweep_params import SWEEP_PARAMS, SweepParams
 from .live import cached_calculation, cached_sweep
-from .loadgen import PREFIX_ORDERS, PrefixCacheSetup
 
 
 def sweep_column(param: Param) -> models.Field:
@@ -428,7 +429,7 @@ class RunLevel(RunPart):
 
 class PrefixCacheRunOrder(RunPart):
     """One order of a prefix-cache run (shared part first, or variable part first): its
-    progress while running, and what it measured when done (felab_sim.loadgen.PrefixCacheRun)."""
+    progress while running, and what it measured when done (felab_sim.engine.loadgen.PrefixCacheRun)."""
 
     ORDER_LABELS = {"shared-first": "shared part first", "variable-first": "variable part first"}
 

@@ -3,7 +3,8 @@
 
 The run itself is a Run of kind prefix-cache, queued and measured like a sweep
 (felab_sim/runs.py); the page names it with ``?run=N`` and draws it over the model through
-``calc_views.MEASURED_RUNS``. See docs/architecture.md ("Calculator pages").
+``calc_views.MEASURED_RUNS``, where FelabSimConfig.ready puts it. See docs/architecture.md
+("Calculator pages").
 """
 
 from __future__ import annotations
@@ -19,14 +20,15 @@ from django.views.decorators.http import require_POST
 
 from serving.ratelimit import rate_limited
 
-from .calc_views import MEASURED_RUNS, MeasuredRun
-from .core.calc_charts import Series
-from .core.calculator import Params
-from .core.calculators import CALCULATORS
-from .core.model import ParamError
-from .loadgen import MAX_PREFIX_REQUESTS, PREFIX_ORDERS, PrefixCacheSetup
+from .calc_views import MeasuredRun
+from .engine.calculator import Params
+from .engine.calculators import CALCULATORS
+from .engine.chart import Series
+from .engine.limits import PREFIX_CACHE_LIMITS
+from .engine.loadgen import MAX_PREFIX_REQUESTS, PREFIX_ORDERS, PrefixCacheSetup
+from .engine.params import ParamError
 from .models import PrefixCacheRunOrder, Run
-from .runs import PREFIX_CACHE_LIMITS, AlreadyWaiting, start_prefix_cache_run, starter_shown_to
+from .runs import AlreadyWaiting, start_prefix_cache_run, starter_shown_to
 
 NAME = "prefix-cache"
 SETUP_DEFAULTS = PrefixCacheSetup()
@@ -145,6 +147,3 @@ def prefix_cache_run(request: HttpRequest, params: Params) -> MeasuredRun:
     measured = orders[params["order"]].outputs() if same_settings and params["order"] in orders else {}
     context |= {"same_settings": same_settings, "order_shown": orders.get(params["order"])}
     return MeasuredRun(series=run_series(run, orders), measured=measured, context=context)
-
-
-MEASURED_RUNS[NAME] = prefix_cache_run

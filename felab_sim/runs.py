@@ -9,7 +9,7 @@ turns is the database's (RunQuerySet.in_turn), and so are the rules: one run mea
 time and one waiting or running run per user are unique constraints on Run, which a
 task that is not next defers itself around (django-tasks' run_after) instead of waiting.
 
-The measuring itself is felab_sim.loadgen (asyncio, no Django). It runs in a thread of its own;
+The measuring itself is felab_sim.engine.loadgen (asyncio, no Django). It runs in a thread of its own;
 the worker's thread copies its progress into the database twice a second, because Django's ORM
 refuses to be called from inside a running event loop.
 """
@@ -19,7 +19,6 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TypeVar
 from uuid import UUID
@@ -32,15 +31,17 @@ from django_tasks import TaskContext, TaskResultStatus, task
 from django_tasks_db.models import DBTaskResult
 
 from . import processes
-from .core.model import ParamError, SweepParams, SweepResult, requests_at_level
-from .loadgen import (
-    PREFIX_ORDERS,
+from .engine.limits import BROWSER_LIMITS, PREFIX_CACHE_LIMITS
+from .engine.loadgen import (
     LoadgenError,
     PrefixCacheRun,
     PrefixCacheSetup,
     run_prefix_cache,
     run_real_sweep,
 )
+from .engine.metrics import SweepResult
+from .engine.prompts import requests_at_level
+from .engine.sweep_params import SweepParams
 from .models import PrefixCacheRunOrder, Run, RunLevel, RunQuerySet
 
 log = logging.getLogger(__name__)
@@ -55,59 +56,6 @@ TURN_CHECK_EVERY = timedelta(seconds=1)
 WORKER_DIED = "The run stopped reporting (its worker process ended); start it again."
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class BrowserLimits:
-    """Real sweeps take real time on a shared machine: keep the ones a page can start short."""
-
-    max_level: int = 64
-    max_requests: int = 400
-    max_tokens: int = 256
-
-    def check(self, params: SweepParams) -> None:
-        if max(params.levels) > self.max_level:
-            raise ParamError("levels", f"levels: a sweep from the browser goes up to C = {self.max_level}")
-        if params.max_tokens > self.max_tokens:
-            raise ParamError(
-                "max_tokens", f"max_tokens: a sweep from the browser allows at most {self.max_tokens}"
-            )
-        total = sum(requests_at_level(conc) for conc in params.levels)
-        if total > self.max_requests:
-            raise ParamError(
-                "levels",
-                f"levels: this sweep sends {total} requests; a sweep from the browser sends at most "
-                f"{self.max_requests} (run `manage.py sweep --url` for more)",
-            )
-
-
-BROWSER_LIMITS = BrowserLimits()
-
-
-@dataclass(frozen=True)
-class PrefixCacheLimits:
-    """A prefix-cache run from the browser: few requests, and done within a couple of minutes
-    by the model (the variable-first half prefills the whole prompt on every request)."""
-
-    max_requests: int = 24
-    max_seconds: float = 120.0
-
-    def check(self, setup: PrefixCacheSetup) -> None:
-        if setup.requests > self.max_requests:
-            raise ParamError(
-                "requests", f"requests: a run from the browser sends at most {self.max_requests} per order"
-            )
-        seconds = sum(replace(setup, order=order).expected_seconds() for order in PREFIX_ORDERS)
-        if seconds > self.max_seconds:
-            raise ParamError(
-                "prefix_chars",
-                f"this run would take about {seconds:.0f} s on the practice server; a run from the "
-                f"browser takes at most {self.max_seconds:.0f} s (use a shorter prompt or fewer "
-                "requests, or `manage.py prefix_cache --url` for more)",
-            )
-
-
-PREFIX_CACHE_LIMITS = PrefixCacheLimits()
 
 
 def _setup_values(setup: PrefixCacheSetup) -> dict[str, int]:

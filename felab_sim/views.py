@@ -14,10 +14,13 @@ from django.views.decorators.http import require_GET, require_POST
 
 from serving.ratelimit import rate_limited
 
-from .core import plots
-from .core.calculators import CALCULATORS
-from .core.model import WEB_LIMITS, ParamError, SweepParams, SweepResult, check_web_limits
-from .core.numbers import format_figure
+from .charts import plots
+from .engine.calculators import CALCULATORS
+from .engine.course_run import COURSE_RUN_SETTINGS, published_beside
+from .engine.limits import WEB_LIMITS, check_web_limits
+from .engine.metrics import SweepResult, capacity_sentence
+from .engine.params import ParamError
+from .engine.sweep_params import SweepParams
 from .forms import RealSweepForm, SweepForm, plain_field_rows, repeated_parameter
 from .live import cached_figure, cached_sweep, sim_query
 from .models import Run
@@ -79,7 +82,7 @@ def sim_page(request: HttpRequest) -> HttpResponse:
         "summary": capacity_sentence(result) if result else "",
         "rows": rows,
         "course_run_shown": any(course for _, course in rows),
-        "course_run_settings": plots.COURSE_RUN_SETTINGS,
+        "course_run_settings": COURSE_RUN_SETTINGS,
         "overlay": overlay,
         "recent_runs": Run.objects.sweeps().finished()[:5],
         "running": Run.objects.running().first(),
@@ -192,43 +195,3 @@ def _prefix_cache_run_progress(request: HttpRequest, run: Run) -> HttpResponse:
         response["HX-Refresh"] = "true"
     patch_vary_headers(response, ["HX-Request"])
     return response
-
-
-def capacity_sentence(result: SweepResult) -> str:
-    """One sentence: where capacity is, and why the next level misses the SLO."""
-    slo = format_figure(result.params.slo_ms, "ms")
-    levels = result.levels
-    slots = result.params.server.slots
-    if result.capacity is None:
-        first = levels[0]
-        return (
-            f"No level meets the SLO: already at C = {first.conc}, TTFT p95 is {format_figure(first.ttft_p95_ms, 'ms')}, "
-            f"over the {slo} target, so capacity is below {first.conc}."
-        )
-    at_capacity = next(level for level in levels if level.conc == result.capacity)
-    beyond = next((level for level in levels if level.conc > result.capacity), None)
-    sentence = (
-        f"Capacity is C = {result.capacity}: the highest level whose TTFT p95 "
-        f"({format_figure(at_capacity.ttft_p95_ms, 'ms')}) stays within the {slo} SLO."
-    )
-    if beyond is None:
-        return (
-            f"Every level you swept meets the {slo} SLO, up to C = {result.capacity} "
-            f"(TTFT p95 {format_figure(at_capacity.ttft_p95_ms, 'ms')}): capacity is at least "
-            f"{result.capacity}. Add higher levels to find the knee."
-        )
-    why = (
-        f"requests queue for one of the {slots} slots"
-        if beyond.conc > slots
-        else "prefill and the slower shared steps push the first token late"
-    )
-    return (
-        sentence
-        + f" At C = {beyond.conc}, {why}, and TTFT p95 jumps to {format_figure(beyond.ttft_p95_ms, 'ms')}."
-    )
-
-
-def published_beside(result: SweepResult) -> list[tuple[object, dict | None]]:
-    """Each simulated level with the course's published figures for it, when it has them."""
-    published = {row["conc"]: row for row in plots.published_for(result.params)}
-    return [(level, published.get(level.conc)) for level in result.levels]

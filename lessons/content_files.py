@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 from django.db import transaction
 
-from felab_sim.core import citations, figures
+from felab_sim.engine import citations, figures
 
 from . import number_checks
 from .content_sections import SectionFile, installed_sections

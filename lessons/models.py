@@ -11,11 +11,13 @@ from django.utils.html import escape, strip_tags
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator, slugify
 
-from felab_sim.core import citations, figures
-from felab_sim.core.calculator import Result
-from felab_sim.core.calculators import CALCULATORS
-from felab_sim.core.model import ParamError, SweepParams, SweepResult
-from felab_sim.core.numbers import format_like
+from felab_sim.engine import citations, figures
+from felab_sim.engine.calculator import Result
+from felab_sim.engine.calculators import CALCULATORS
+from felab_sim.engine.metrics import SweepResult
+from felab_sim.engine.numbers import format_like
+from felab_sim.engine.params import ParamError
+from felab_sim.engine.sweep_params import SweepParams
 from serving.content_cache import ContentQuerySet, kept_without_request
 
 from . import number_checks

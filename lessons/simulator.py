@@ -16,8 +16,9 @@ from typing import Protocol
 from django.apps import apps
 from django.core.exceptions import ImproperlyConfigured
 
-from felab_sim.core.calculator import Result
-from felab_sim.core.model import SweepParams, SweepResult
+from felab_sim.engine.calculator import Result
+from felab_sim.engine.metrics import SweepResult
+from felab_sim.engine.sweep_params import SweepParams
 
 
 class CitedSet(Protocol):

@@ -1,5 +1,5 @@
 """The instructor's and the progress page's charts, built with plotly's Python API and sent to
-the page as JSON (drawn there as SVG on the server, felab_sim/core/svgchart.py)."""
+the page as JSON (drawn there as SVG on the server, felab_sim/charts/svgchart.py)."""
 
 import json
 import math

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from felab_sim.core import reference
+from felab_sim.engine import reference
 
 ROOT = Path(__file__).resolve().parents[1]
 THIS = Path(__file__).resolve()
@@ -70,7 +70,7 @@ def test_the_calc_command_prints_the_reference():
 
 def test_the_scan_finds_the_citations_it_checks():
     cited = citations()
-    assert ("felab_sim/core/svgchart.py", "architecture.md", "The core boundary") in cited
+    assert ("felab_sim/charts/svgchart.py", "architecture.md", "The engine boundary") in cited
     assert any(doc == "deploy.md" and section for _, doc, section in cited)
 
 

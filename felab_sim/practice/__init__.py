@@ -1,4 +1,4 @@
-"""Lesson 03's practice server: an OpenAI-compatible streaming server timed by felab_sim.core.model.
+"""Lesson 03's practice server: an OpenAI-compatible streaming server timed by the simulator's rules.
 
 Free of Django, so the server, its tests and the benchmark import it without settings.
 """

@@ -5,7 +5,7 @@ from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from felab_sim.core import svgchart
+from felab_sim.charts import svgchart
 
 register = template.Library()
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from felab_sim.core.calculators import CALCULATORS
+from felab_sim.engine.calculators import CALCULATORS
 
 SIZES = {
     "desktop": {"viewport": {"width": 1000, "height": 900}},

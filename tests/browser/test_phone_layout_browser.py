@@ -5,7 +5,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from felab_sim.core.calculators import CALCULATORS
+from felab_sim.engine.calculators import CALCULATORS
 from lessons.models import Card
 
 WIDE_PAGES = """() => {

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import pytest
 import uvicorn
 
-from felab_sim.core.model import ServerParams
+from felab_sim.engine.sweep_params import ServerParams
 from felab_sim.practice import PracticeApp
 from felab_sim.practice.serve import listen_socket, uvicorn_config
 

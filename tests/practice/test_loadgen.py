@@ -7,8 +7,10 @@ import socket
 
 import pytest
 
-from felab_sim.core.model import ServerParams, SweepParams, SweepResult, run_sweep
-from felab_sim.loadgen import LoadgenError, measure_sweep, run_real_sweep
+from felab_sim.engine.loadgen import LoadgenError, measure_sweep, run_real_sweep
+from felab_sim.engine.metrics import SweepResult
+from felab_sim.engine.simulator import run_sweep
+from felab_sim.engine.sweep_params import ServerParams, SweepParams
 
 from .conftest import serving
 

@@ -1,4 +1,4 @@
-"""Lesson 06's prefix-cache run over HTTP (felab_sim.loadgen) and its command, `prefix_cache`."""
+"""Lesson 06's prefix-cache run over HTTP (felab_sim.engine.loadgen) and its command, `prefix_cache`."""
 
 from __future__ import annotations
 
@@ -7,21 +7,17 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from felab_sim.core.calculators import CALCULATORS
-from felab_sim.core.model import (
-    BLOCK_CHARS,
-    BLOCK_TOKENS,
-    ParamError,
-    PrefixCache,
-    ServerParams,
-    prompt_tokens,
-)
-from felab_sim.loadgen import (
+from felab_sim.engine.calculators import CALCULATORS
+from felab_sim.engine.loadgen import (
     PREFIX_ORDERS,
     LoadgenError,
     PrefixCacheSetup,
     run_prefix_cache,
 )
+from felab_sim.engine.params import ParamError
+from felab_sim.engine.prefix_cache import PrefixCache
+from felab_sim.engine.prompts import BLOCK_CHARS, BLOCK_TOKENS, prompt_tokens
+from felab_sim.engine.sweep_params import ServerParams
 
 from .conftest import serving
 

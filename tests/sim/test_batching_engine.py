@@ -410,7 +410,7 @@ def test_the_summary_uses_llmservingsims_definitions():
 
 
 def test_the_engine_imports_without_django():
-    from tests.sim.test_core_boundary import ROOT, import_without_django, modules_under
+    from tests.sim.test_engine_boundary import ROOT, import_without_django, modules_under
 
     modules = [*modules_under(ROOT / "felab_sim" / "engine")]
     assert "felab_sim.engine.batching.scheduler" in modules and "felab_sim.engine.hardware" in modules

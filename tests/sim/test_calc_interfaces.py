@@ -6,7 +6,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from felab_sim.core.calculators import CALCULATORS
+from felab_sim.engine.calculators import CALCULATORS
 
 
 def calc(*args: str) -> str:

@@ -6,7 +6,7 @@ import re
 import pytest
 from django.utils.html import escape
 
-from felab_sim.core.calculators import CALCULATORS
+from felab_sim.engine.calculators import CALCULATORS
 from felab_sim.models import ParameterSet
 
 pytestmark = pytest.mark.django_db

@@ -2,8 +2,9 @@
 
 import pytest
 
-from felab_sim.core import figures
-from felab_sim.core.model import SweepParams, run_sweep
+from felab_sim.engine import figures
+from felab_sim.engine.simulator import run_sweep
+from felab_sim.engine.sweep_params import SweepParams
 
 DEFAULT = run_sweep(SweepParams())
 
@@ -61,7 +62,7 @@ def test_ratios_need_level_one():
 def test_problems_lists_each_bad_name_once_and_requires_a_scenario():
     text = "{{sim.c8.agg_tok_s}} {{ sim.bogus }} {{sim.bogus}}"
     assert figures.problems([text], SweepParams()) == [
-        "sim.bogus: not a known live figure; see felab_sim/core/figures.py for the list"
+        "sim.bogus: not a known live figure; see felab_sim/engine/figures.py for the list"
     ]
     assert figures.problems(["{{sim.capacity}}"], None) == [
         "sim.capacity: this card cites live figures, so it needs a scenario"
@@ -71,7 +72,7 @@ def test_problems_lists_each_bad_name_once_and_requires_a_scenario():
 
 def test_an_unknown_name_without_a_scenario_is_named_as_unknown():
     assert figures.problems(["{{sim.bogus}}"], None) == [
-        "sim.bogus: not a known live figure; see felab_sim/core/figures.py for the list"
+        "sim.bogus: not a known live figure; see felab_sim/engine/figures.py for the list"
     ]
     assert figures.problems(["{{sim.c8.speed}} and {{sim.c8.agg_tok_s}}"], None) == [
         "sim.c8.speed: 'speed' is not a sweep metric; use one of "

@@ -1,4 +1,4 @@
-"""felab_sim.core.model: the practice server's timing, the sweep and its metrics. No Django, no DB."""
+"""felab_sim.engine's sweep: the server's rules, prompts, prefix cache, simulator, metrics, web caps. No DB."""
 
 from __future__ import annotations
 
@@ -10,28 +10,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from felab_sim.core.model import (
-    MAX_LEVEL,
-    WEB_LIMITS,
+from felab_sim.engine.limits import WEB_LIMITS, check_web_limits
+from felab_sim.engine.metrics import (
     LevelResult,
-    ParamError,
-    PrefixCache,
     RequestTiming,
-    ServerParams,
-    SweepParams,
     SweepResult,
     capacity,
-    check_web_limits,
     level_metrics,
     nearest_rank,
-    output_tokens,
-    prompt_tokens,
-    requests_at_level,
-    run_sweep,
-    simulate_level,
-    step_ms_at,
-    sweep_prompt,
 )
+from felab_sim.engine.params import ParamError
+from felab_sim.engine.prefix_cache import PrefixCache
+from felab_sim.engine.prompts import output_tokens, prompt_tokens, requests_at_level, sweep_prompt
+from felab_sim.engine.simulator import run_sweep, simulate_level
+from felab_sim.engine.sweep_params import MAX_LEVEL, ServerParams, SweepParams, step_ms_at
 
 # The course's published table (docs/architecture.md): C -> (agg_tok_s, user_tok_s, p50, p95, goodput).
 COURSE = {

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from django.template import Context, Template
 
-from felab_sim.core import numbers
-from felab_sim.core.numbers import agrees, format_figure, format_number, parse_number
+from felab_sim.engine import numbers
+from felab_sim.engine.numbers import agrees, format_figure, format_number, parse_number
 
 
 @pytest.mark.parametrize(

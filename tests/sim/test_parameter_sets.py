@@ -5,7 +5,7 @@ from django.core.exceptions import ValidationError
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from felab_sim.core.calculators import get
+from felab_sim.engine.calculators import get
 from felab_sim.forms import CalculatorForm
 from felab_sim.models import ParameterSet
 

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from felab_sim.core.calculators import CALCULATORS
+from felab_sim.engine.calculators import CALCULATORS
 from felab_sim.models import PrefixCacheRunOrder, Run
 from tests.taskqueue import work_off_the_queue
 

@@ -1,4 +1,4 @@
-"""The server-drawn charts (felab_sim/core/svgchart.py): pure Python, no database."""
+"""The server-drawn charts (felab_sim/charts/svgchart.py): pure Python, no database."""
 
 import base64
 import json
@@ -7,8 +7,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from felab_sim.core import plots, svgchart
-from felab_sim.core.model import SweepParams, run_sweep
+from felab_sim.charts import plots, svgchart
+from felab_sim.engine.simulator import run_sweep
+from felab_sim.engine.sweep_params import SweepParams
 
 SVG = "{http://www.w3.org/2000/svg}"
 

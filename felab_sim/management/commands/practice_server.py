@@ -8,7 +8,8 @@ from typing import Any
 import uvicorn
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from felab_sim.core.model import SERVER_PARAMS, ParamError, ServerParams, sweep_param
+from felab_sim.engine.params import ParamError
+from felab_sim.engine.sweep_params import SERVER_PARAMS, ServerParams, sweep_param
 from felab_sim.forms import field_text
 from felab_sim.management.declared import add_declared_flags, flag_error, given_flags
 from felab_sim.practice import PracticeApp

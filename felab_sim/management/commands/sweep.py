@@ -1,5 +1,5 @@
 """`manage.py sweep`: lesson 03's concurrency sweep, simulated by felab_sim's model, or with
---url measured over HTTP against any OpenAI-compatible server (felab_sim.loadgen)."""
+--url measured over HTTP against any OpenAI-compatible server (felab_sim.engine.loadgen)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,11 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from felab_sim.core.model import SERVER_PARAMS, SWEEP_PARAMS, ParamError, SweepParams, SweepResult, run_sweep
-from felab_sim.loadgen import LoadgenError, run_real_sweep
+from felab_sim.engine.loadgen import LoadgenError, run_real_sweep
+from felab_sim.engine.metrics import SweepResult
+from felab_sim.engine.params import ParamError
+from felab_sim.engine.simulator import run_sweep
+from felab_sim.engine.sweep_params import SERVER_PARAMS, SWEEP_PARAMS, SweepParams
 from felab_sim.management.declared import add_declared_flags, flag_error, given_flags
 
 SERVER_FLAGS = ", ".join(param.flag for param in SERVER_PARAMS)

@@ -18,7 +18,25 @@ tenth of the 18 ms it takes to read the 4.9 GB file at 273 GB/s: a GPU doing abo
 
 from __future__ import annotations
 
-from ..calculator import Calculator, OutputSpec, Params
+from collections.abc import Sequence
+
+from ..calculator import Calculator, OutputSpec, Params, WorkedExample
+from ..chart import (
+    BLUE,
+    GREEN,
+    ORANGE,
+    PURPLE,
+    RED,
+    Figure,
+    Measured,
+    Series,
+    dashed,
+    evenly,
+    layout,
+    line,
+    points,
+    these_settings,
+)
 from ..params import Param
 
 
@@ -76,8 +94,47 @@ def _compute(p: Params) -> dict[str, float | None]:
     }
 
 
+# Lesson 13 (llama.cpp: Llama-3.1-8B Q4_K_M target, Llama-3.2-1B draft, up to 8 drafted tokens).
+LESSON_13 = "llama.cpp, 8B target and 1B draft, up to 8 drafted tokens (lesson 13)"
+# The speed-ups as the course states them (118 ÷ 62.0 and 70 ÷ 61.5 tok/s).
+LESSON_13_RUNS = (("structured text", 0.78, 1.9), ("prose", 0.41, 1.14))
+
+
+def _measured(p: Params) -> list[Measured]:
+    # Measured with up to 8 drafted tokens: beside the k = 8 curve, which the chart always draws.
+    if p["draft_cost"] != 0.1 or p["verify_cost"] != 0.1:
+        return []
+    return [
+        Measured(
+            f"speed-up at k 8, {kind}, α {alpha:g}", gain, "×", LESSON_13, speedup(alpha, 8, 0.1), x=alpha
+        )
+        for kind, alpha, gain in LESSON_13_RUNS
+    ]
+
+
+def _chart(p: Params, measured: Sequence[Series]) -> Figure:
+    xs = evenly(1.0, 50)
+    colours = {2: GREEN, 4: BLUE, 8: PURPLE}
+    data = [
+        line(
+            f"k = {k}",
+            xs,
+            [speedup(a, k, p["draft_cost"], p["verify_cost"]) for a in xs],
+            colours.get(k, ORANGE),
+        )
+        for k in sorted({2, 4, 8, p["draft_tokens"]})
+    ]
+    data.append(dashed("no gain (1×)", [0, 1], [1, 1], RED, 1, "dash"))
+    at_settings = speedup(p["acceptance"], p["draft_tokens"], p["draft_cost"], p["verify_cost"])
+    data.append(these_settings(p["acceptance"], at_settings))
+    if rows := _measured(p):
+        data.append(points(f"measured: {LESSON_13}", [r.x for r in rows], [r.measured for r in rows], ORANGE))
+    return {"data": data, "layout": layout("acceptance α", "speed-up (×)")}
+
+
 CALCULATOR = Calculator(
     name="speculative",
+    order=50,
     title="Speculative decoding: acceptance against draft length",
     lessons=("13",),
     meaning=(
@@ -145,4 +202,22 @@ CALCULATOR = Calculator(
         OutputSpec("expected_tok_s", "tok/s", "expected speed with speculation"),
     ),
     compute=_compute,
+    chart=_chart,
+    chart_description=(
+        "Speed-up against acceptance for 2, 4 and 8 drafted tokens; below 1 speculation is slower."
+    ),
+    measured=_measured,
+    examples=(
+        WorkedExample(
+            "lesson 13: α 0.8, k 4 → 2.40×", {"acceptance": "0.8", "draft_tokens": "4"}, "speedup", "2.4×"
+        ),
+        WorkedExample(
+            "lesson 13: drafting 2 tokens pays from α 0.17",
+            {"draft_tokens": "2"},
+            "break_even_acceptance",
+            "0.17",
+        ),
+    ),
+    note="`draft_cost` is above 0, and the verify pass costs max(1, (k + 1) × `verify_cost`) target "
+    "steps (default 0.1: free up to k = 9, so lesson 13's worked examples hold exactly).",
 )

@@ -13,8 +13,10 @@ given share only at a margin 1/β times larger), which is why it lets the policy
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
-from ..calculator import Calculator, OutputSpec, Params
+from ..calculator import Calculator, OutputSpec, Params, WorkedExample
+from ..chart import BLUE, GREEN, ORANGE, Figure, Series, evenly, layout, line, these_settings
 from ..params import Param, ParamError
 
 LOGPS = ("policy_chosen_logp", "reference_chosen_logp", "policy_rejected_logp", "reference_rejected_logp")
@@ -70,8 +72,27 @@ def _logp(name: str, help: str, label: str) -> Param:
     return Param(name, "float", None, help, "nats", label=label, low=-1e6, high=0, optional=True)
 
 
+def _chart(p: Params, measured: Sequence[Series]) -> Figure:
+    # Wide enough to show the loss flatten: |β × margin| up to about 5, and the set margin inside.
+    span = max(5 / p["beta"], abs(p["margin"]) * 1.2)
+    xs = evenly(span, 80, -span)
+    four_empty = dict.fromkeys(
+        ("policy_chosen_logp", "reference_chosen_logp", "policy_rejected_logp", "reference_rejected_logp")
+    )
+    curve = [CALCULATOR.compute({**p, **four_empty, "margin": x}) for x in xs]
+    result = CALCULATOR.run(p)
+    data = [
+        line("loss", xs, [point["loss"] for point in curve], BLUE),
+        line("gradient weight, β × fading factor", xs, [point["gradient_weight"] for point in curve], ORANGE),
+        line("fading factor σ(−β × margin)", xs, [point["fade"] for point in curve], GREEN),
+        these_settings(result.value("margin"), result.value("loss")),
+    ]
+    return {"data": data, "layout": layout(f"margin (nats; β = {p['beta']:g})", "loss, weight")}
+
+
 CALCULATOR = Calculator(
     name="dpo",
+    order=100,
     title="DPO: loss and gradient weight of a preference pair",
     lessons=("16", "18"),
     meaning=(
@@ -125,4 +146,23 @@ CALCULATOR = Calculator(
     ),
     compute=_compute,
     check=_check,
+    chart=_chart,
+    chart_description="DPO loss, gradient weight and its fading factor against the margin.",
+    examples=(
+        WorkedExample(
+            "lesson 18: β 0.1, margin 1.2 (m 0.12) → loss 0.635",
+            {"beta": "0.1", "margin": "1.2"},
+            "loss",
+            "0.63",
+        ),
+        WorkedExample(
+            "lesson 18's pair at β 0.5 pulls harder: 0.5 × σ(−0.6) = 0.177",
+            {"beta": "0.5"},
+            "gradient_weight",
+            "0.18",
+        ),
+    ),
+    note="Give `margin` (default 1.2, lesson 18's +0.8 and −0.4 log-ratios), or all four `*_logp` "
+    "values (then `margin` is ignored). `gradient_weight` is the real pull, β × σ(−β × margin); "
+    'lesson 18\'s "weight σ(−m) = 0.47" is `fade`.',
 )

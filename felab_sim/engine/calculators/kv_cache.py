@@ -7,8 +7,25 @@ head. GB are 10⁹ bytes; the course also quotes KiB and MiB (2¹⁰, 2²⁰), g
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
-from ..calculator import Calculator, OutputSpec, Params
+from ..calculator import Calculator, OutputSpec, Params, WorkedExample
+from ..chart import (
+    BLUE,
+    GREEN,
+    GREY,
+    ORANGE,
+    PURPLE,
+    RED,
+    Figure,
+    Measured,
+    Series,
+    dashed,
+    layout,
+    line,
+    points,
+    these_settings,
+)
 from ..params import Param
 
 # Bytes per stored value; llama.cpp's block formats carry a small scale overhead.
@@ -38,8 +55,53 @@ def _compute(p: Params) -> dict[str, float]:
     }
 
 
+# Lesson 05: llama.cpp's reported KV allocation for Llama-3.1-8B, MiB by context (f16, q8_0).
+LESSON_05 = "llama.cpp's KV allocation log, Llama-3.1-8B (lesson 05)"
+LESSON_05_RUNS = ((4096, 512, 272), (32768, 4096, 2176), (131072, 16384, 8704))
+LLAMA_8B_KV = {"layers": 32, "kv_heads": 8, "head_dim": 128}
+
+
+def _measured(p: Params) -> list[Measured]:
+    if any(p[key] != value for key, value in LLAMA_8B_KV.items()):
+        return []
+    rows = []
+    for tokens, f16, q8 in LESSON_05_RUNS:
+        for dtype, mib in (("f16", f16), ("q8_0", q8)):
+            model = CALCULATOR.run_with(p, context_tokens=tokens, kv_dtype=dtype).value(
+                "kv_mib_per_conversation"
+            )
+            rows.append(Measured(f"{tokens:,} tokens, {dtype}", mib, "MiB", LESSON_05, model, x=tokens))
+    return rows
+
+
+def _chart(p: Params, measured: Sequence[Series]) -> Figure:
+    contexts = [2**n for n in range(10, 18)]
+    colours = {"f16": BLUE, "q8_0": GREEN, "fp8": ORANGE, "q4_0": PURPLE}
+    users = f"{p['users']} user{'s' if p['users'] > 1 else ''}"
+    data = [
+        line(
+            f"{dtype}, {users}",
+            contexts,
+            [CALCULATOR.run_with(p, context_tokens=c, kv_dtype=dtype).value("kv_gb_total") for c in contexts],
+            colours[dtype],
+        )
+        for dtype in KV_DTYPE_BYTES
+    ]
+    data.append(dashed("free memory", [contexts[0], contexts[-1]], [p["free_gb"]] * 2, RED, 1.5, "dash"))
+    data.append(these_settings(p["context_tokens"], CALCULATOR.run(p).value("kv_gb_total")))
+    if p["users"] == 1 and (rows := _measured(p)):
+        gb = [r.measured * 2**20 / 1e9 for r in rows]
+        data.append(points("measured (lesson 05)", [r.x for r in rows], gb, GREY, "x-thin-open"))
+    described = layout("context tokens per conversation (log)", "KV cache (GB)")
+    described["xaxis"].update(
+        {"type": "log", "tickvals": contexts, "ticktext": [f"{c // 1024}k" for c in contexts]}
+    )
+    return {"data": data, "layout": described}
+
+
 CALCULATOR = Calculator(
     name="kv-cache",
+    order=40,
     title="KV cache: memory per token, conversation and user",
     lessons=("05", "14"),
     meaning=(
@@ -105,4 +167,21 @@ CALCULATOR = Calculator(
         OutputSpec("max_conversations", "conversations", "full-length conversations that fit"),
     ),
     compute=_compute,
+    chart=_chart,
+    chart_description="KV cache gigabytes against context length for each cache type, beside the free memory.",
+    measured=_measured,
+    examples=(
+        WorkedExample(
+            "lesson 05: 8B f16 × 131,072 tokens = 17.18 GB",
+            {"context_tokens": "131072"},
+            "kv_gb_per_conversation",
+            "17.2 GB",
+        ),
+        WorkedExample(
+            "lesson 05: 8B f16 × 131,072 tokens = 16,384 MiB",
+            {"context_tokens": "131072"},
+            "kv_mib_per_conversation",
+            "16,384 MiB",
+        ),
+    ),
 )

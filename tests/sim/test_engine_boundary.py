@@ -1,4 +1,4 @@
-"""felab_sim's computing code imports no Django (docs/architecture.md, "The core boundary").
+"""felab_sim's computing code imports no Django (docs/architecture.md, "The engine boundary").
 
 Each check runs in a fresh interpreter whose import system refuses anything named django, so
 a Django import anywhere below these modules, however indirect, fails the test.
@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-CORE = ROOT / "felab_sim" / "core"
+ENGINE = ROOT / "felab_sim" / "engine"
+CHARTS = ROOT / "felab_sim" / "charts"
 PRACTICE = ROOT / "felab_sim" / "practice"
 
 BLOCKED_IMPORT = """
@@ -47,9 +48,14 @@ def import_without_django(*modules: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_the_core_the_practice_server_and_the_load_generator_import_without_django():
-    modules = [*modules_under(CORE), *modules_under(PRACTICE), "felab_sim.loadgen"]
-    assert "felab_sim.core.model" in modules and "felab_sim.core.calculators.dpo" in modules
+def test_the_engine_the_charts_and_the_practice_server_import_without_django():
+    modules = [*modules_under(ENGINE), *modules_under(CHARTS), *modules_under(PRACTICE)]
+    assert {
+        "felab_sim.engine.simulator",
+        "felab_sim.engine.calculators.dpo",
+        "felab_sim.engine.loadgen",
+    } <= set(modules)
+    assert {"felab_sim.charts.svgchart", "felab_sim.charts.plots"} <= set(modules)
     assert {"felab_sim.practice", "felab_sim.practice.serve", "felab_sim.practice.wire"} <= set(modules)
     done = import_without_django(*modules)
     assert done.returncode == 0, done.stderr

@@ -7,7 +7,23 @@ spec sheets and the course write them.
 
 from __future__ import annotations
 
-from ..calculator import Calculator, OutputSpec, Params, require
+from collections.abc import Sequence
+
+from ..calculator import Calculator, OutputSpec, Params, WorkedExample, require
+from ..chart import (
+    BLUE,
+    GREEN,
+    ORANGE,
+    Figure,
+    Measured,
+    Series,
+    dashed,
+    evenly,
+    layout,
+    line,
+    points,
+    these_settings,
+)
 from ..params import Param
 
 # Bits per weight of the course's quantizations, scales included (lesson 04).
@@ -84,8 +100,59 @@ def _compute(p: Params) -> dict[str, float | None]:
     }
 
 
+# Lesson 04 (llama-bench tg128, M4 Max 546 GB/s): decode speed by quantization, and its file size.
+LESSON_04 = "llama-bench tg128 on an M4 Max, 546 GB/s (lesson 04)"
+LESSON_04_RUNS = (("q8_0", 8.5, 52.0), ("q4_k_m", 4.9, 86.0), ("q3_k_m", 4.0, 98.0))
+
+
+def _measured(p: Params) -> list[Measured]:
+    if p["bandwidth_gbs"] != 546 or p["params_b"] != 8 or p["active_params_b"] is not None:
+        return []
+    return [
+        Measured(
+            f"{quant.upper()} decode ({gb:g} GB file)",
+            tok_s,
+            "tok/s",
+            LESSON_04,
+            CALCULATOR.compute_with("ceiling_tok_s", p, model_gb=gb, bits_per_weight=None, quant=quant),
+            x=QUANT_BITS[quant],
+        )
+        for quant, gb, tok_s in LESSON_04_RUNS
+    ]
+
+
+def _chart(p: Params, measured: Sequence[Series]) -> Figure:
+    xs = evenly(16.0, 56, 2.0)
+    ceilings = [CALCULATOR.run_with(p, bits_per_weight=x, model_gb=None).value("ceiling_tok_s") for x in xs]
+    result = CALCULATOR.run(p)
+    data = [
+        line("ceiling", xs, ceilings, BLUE),
+        dashed(
+            f"{p['efficiency_high']:.0%} of it",
+            xs,
+            [c * p["efficiency_high"] for c in ceilings],
+            GREEN,
+            1.5,
+            "dot",
+        ),
+        dashed(
+            f"{p['efficiency_low']:.0%} of it",
+            xs,
+            [c * p["efficiency_low"] for c in ceilings],
+            GREEN,
+            1.5,
+            "dot",
+        ),
+        these_settings(result.value("bits_per_weight"), result.value("ceiling_tok_s")),
+    ]
+    if rows := _measured(p):
+        data.append(points(f"measured: {LESSON_04}", [r.x for r in rows], [r.measured for r in rows], ORANGE))
+    return {"data": data, "layout": layout("bits per weight", "decode tokens per second")}
+
+
 CALCULATOR = Calculator(
     name="decode-ceiling",
+    order=30,
     title="Decode ceiling: the bandwidth wall",
     lessons=("00", "04", "12"),
     meaning=(
@@ -191,4 +258,25 @@ CALCULATOR = Calculator(
     ),
     compute=_compute,
     check=_check,
+    chart=_chart,
+    chart_description="Decode ceiling against bits per weight, with the 60–85% band real servers reach.",
+    measured=_measured,
+    examples=(
+        WorkedExample(
+            "lesson 00: 546 GB/s ÷ 4.9 GB = 111.4 tok/s",
+            {"bandwidth_gbs": "546", "model_gb": "4.9"},
+            "ceiling_tok_s",
+            "111.4 tok/s",
+        ),
+        WorkedExample(
+            "lesson 04: 273 GB/s ÷ 4.9 GB = 55.7 tok/s",
+            {"bandwidth_gbs": "273", "model_gb": "4.9"},
+            "ceiling_tok_s",
+            "55.7 tok/s",
+        ),
+    ),
+    note="The course's ceilings use the model *files'* sizes (Q4_K_M 8B ≈ 4.9 GB, Q8_0 8.5, "
+    "Q3_K_M 4.0), not params × bits ÷ 8 (8 × 4.8 ÷ 8 = 4.8 GB → 113.8 tok/s at 546 GB/s): to "
+    "reproduce 546 ÷ 4.9 = 111.4, give `model_gb: 4.9`. `bits_per_weight`, when given, wins "
+    "over `quant`.",
 )

@@ -2,7 +2,7 @@
 sweep, and lesson 06's prefix-cache run (see :func:`measure_prefix_cache`).
 
 The procedure is docs/architecture.md's ("The practice server and the sweep"), and the
-metrics are :func:`felab_sim.core.model.level_metrics` itself, so a measured sweep and a
+metrics are :func:`felab_sim.engine.metrics.level_metrics` itself, so a measured sweep and a
 simulated one differ only in where their timings come from:
 
 * one warm-up request first, then per level C: ``requests_at_level(C)`` requests with the
@@ -33,22 +33,11 @@ from typing import Any, Literal
 
 import httpx
 
-from .core.calculators.prefix_cache import CALCULATOR as PREFIX_CACHE_CALCULATOR
-from .core.model import (
-    OUTPUT_MAX,
-    OUTPUT_MIN,
-    WARMUP_PROMPT,
-    LevelResult,
-    ParamError,
-    RequestTiming,
-    ServerParams,
-    SweepParams,
-    SweepResult,
-    capacity,
-    level_metrics,
-    requests_at_level,
-    sweep_prompt,
-)
+from .calculators.prefix_cache import CALCULATOR as PREFIX_CACHE_CALCULATOR
+from .metrics import LevelResult, RequestTiming, SweepResult, capacity, level_metrics
+from .params import ParamError
+from .prompts import OUTPUT_MAX, OUTPUT_MIN, WARMUP_PROMPT, requests_at_level, sweep_prompt
+from .sweep_params import ServerParams, SweepParams
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",

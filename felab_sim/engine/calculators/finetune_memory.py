@@ -15,7 +15,10 @@ refuses and names both counts; otherwise an adapter can come out bigger than its
 
 from __future__ import annotations
 
-from ..calculator import Calculator, OutputSpec, Params, require
+from collections.abc import Sequence
+
+from ..calculator import Calculator, OutputSpec, Params, WorkedExample, require
+from ..chart import BLUE, GREEN, PURPLE, RED, Figure, Series, bars, layout
 from ..params import Param
 
 SHAPE_TOLERANCE = 0.10
@@ -114,8 +117,16 @@ def _shape(name: str, default: int, help: str, label: str = "") -> Param:
     return Param(name, "int", default, help, label=label, low=1, high=1_000_000)
 
 
+def _chart(p: Params, measured: Sequence[Series]) -> Figure:
+    methods = (("full", "full"), ("lora", "LoRA"), ("dora", "DoRA"), ("qlora", "QLoRA"))
+    values = [CALCULATOR.compute_with("train_gb", p, method=method) for method, _ in methods]
+    bar = bars("GB to train", [label for _, label in methods], values, [RED, BLUE, PURPLE, GREEN])
+    return {"data": [bar], "layout": layout("", "memory to train (GB)", showlegend=False)}
+
+
 CALCULATOR = Calculator(
     name="finetune-memory",
+    order=90,
     title="Fine-tuning memory: full, LoRA, DoRA, QLoRA",
     lessons=("11", "16", "17"),
     meaning=(
@@ -193,4 +204,27 @@ CALCULATOR = Calculator(
     ),
     compute=_compute,
     check=_check,
+    chart=_chart,
+    chart_description="Memory to train with each method, for this model.",
+    examples=(
+        WorkedExample(
+            "lesson 17: 8B LoRA r16, attention → 13.63M, 16.2 GB",
+            {"method": "lora", "rank": "16"},
+            "train_gb",
+            "16.2 GB",
+        ),
+        WorkedExample(
+            "rank 64 trains 4 × rank 16's 13,631,488 weights",
+            {"rank": "64"},
+            "trainable_params",
+            "54,525,952 params",
+        ),
+    ),
+    note="`adapter_mb` is the file training saves (for `full`, the whole model in bf16). The shape must "
+    "hold within 10% of `params_b`, or the calculator refuses naming both counts; "
+    "`adapted_layers` adapts only the last N. Lesson 11's qlora_memory treats every target as "
+    "hidden × hidden: reproduce it with `kv_heads` equal to `heads` (`params_b: 7.6, layers: 28, "
+    "adapted_layers: 8, hidden: 3584, heads: 28, kv_heads: 28, mlp_hidden: 18944, vocab: 152064, "
+    "rank: 8, method: qlora, activations_gb: 2` → 1.84M, 6.3 GB, 3.7 MB). Its 70B run, which "
+    "keeps the 7B's hidden 3,584, is refused: the card uses Llama-3.1-70B's shape (65.5M, 42.4 GB).",
 )

@@ -7,9 +7,11 @@ hardware's ridge point (peak FLOP/s ÷ bandwidth) the bandwidth is the limit.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
-from ..calculator import Calculator, OutputSpec, Params
+from ..calculator import Calculator, OutputSpec, Params, WorkedExample
+from ..chart import BLUE, Figure, Series, layout, line, these_settings
 from ..params import Param
 from .decode_ceiling import BANDWIDTH_GBS, PARAMS_B
 
@@ -35,8 +37,23 @@ def _compute(p: Params) -> dict[str, float | str]:
     }
 
 
+def _chart(p: Params, measured: Sequence[Series]) -> Figure:
+    peak, bandwidth = p["peak_tflops"], p["bandwidth_gbs"] / 1000
+    xs = [2 ** (n / 4) for n in range(-8, 60)]
+    result = CALCULATOR.run(p)
+    data = [
+        line("attainable TFLOP/s", xs, [min(peak, bandwidth * x) for x in xs], BLUE),
+        these_settings(result.value("decode_flop_per_byte"), result.value("attainable_tflops")),
+    ]
+    described = layout("arithmetic intensity (FLOP per byte, log)", "TFLOP/s (log)")
+    described["xaxis"]["type"] = "log"
+    described["yaxis"] = {"title": {"text": "TFLOP/s (log)"}, "type": "log"}
+    return {"data": data, "layout": described}
+
+
 CALCULATOR = Calculator(
     name="roofline",
+    order=60,
     title="Roofline: memory-bound or compute-bound",
     lessons=("00", "04", "12"),
     meaning=(
@@ -82,4 +99,23 @@ CALCULATOR = Calculator(
         OutputSpec("ridge_batch", "sequences", "batch where compute becomes the limit"),
     ),
     compute=_compute,
+    chart=_chart,
+    chart_description=(
+        "Attainable compute against arithmetic intensity: the slope is the memory limit, the flat "
+        "top the compute limit."
+    ),
+    examples=(
+        WorkedExample(
+            "H100 SXM: 989 TFLOPS ÷ 3,350 GB/s ≈ 295 FLOP/B",
+            {"peak_tflops": "989", "bandwidth_gbs": "3350"},
+            "ridge_flop_per_byte",
+            "295.2 FLOP/B",
+        ),
+        WorkedExample(
+            "H200 SXM: 989 TFLOPS ÷ 4,800 GB/s ≈ 206 FLOP/B",
+            {"bandwidth_gbs": "4800"},
+            "ridge_flop_per_byte",
+            "206 FLOP/B",
+        ),
+    ),
 )

@@ -1,21 +1,23 @@
-"""What every calculator is: declared parameters, declared outputs and one compute function.
+"""What every calculator is: declared parameters and outputs, one compute function, its chart,
+the course's measurements beside it and its worked examples.
 
-A calculator module (``felab_sim/core/calculators/*.py``) builds one :class:`Calculator`. The
-registry in ``felab_sim/core/calculators/__init__.py`` lists them; docs/architecture.md says
-how to add one. Pure Python: no Django.
+A calculator module (``felab_sim/engine/calculators/NAME.py``) builds one :class:`Calculator`;
+``felab_sim/engine/calculators/__init__.py`` discovers them. docs/architecture.md ("Adding a
+calculator") says how to add one. Pure Python: no Django.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from .chart import Figure, Measured, Series
 from .numbers import MISSING, format_figure, format_number
 from .params import Param, ParamError, ParamValue, parse_all
 
-__all__ = ["Calculator", "Output", "OutputSpec", "Params", "Result"]
+__all__ = ["Calculator", "Output", "OutputSpec", "Params", "Result", "WorkedExample"]
 
 Params = Mapping[str, ParamValue]
 # A number, or a word where the answer is a category (the roofline's "memory" or "compute");
@@ -46,6 +48,17 @@ class Output(NamedTuple):
         return format_figure(self.value, self.unit)
 
 
+class WorkedExample(NamedTuple):
+    """A worked example from the course: its settings as a query string sends them, and the
+    output it names as a page prints it. Tests hold every calculator to its examples, the
+    benchmark shows the first, and the browser test types in the first that changes one field."""
+
+    what: str  # where it comes from and what it says: "lesson 01: 8,000 tokens → 3,215 ms"
+    params: Mapping[str, str]
+    output: str
+    shown: str
+
+
 @dataclass(frozen=True)
 class Result:
     calculator: str
@@ -67,16 +80,23 @@ class Result:
         }
 
 
-@dataclass(frozen=True)
+def _nothing_measured(params: Params) -> list[Measured]:
+    return []
+
+
+@dataclass(frozen=True, kw_only=True)
 class Calculator:
     """One live calculator.
 
     ``check`` refuses combinations each parameter's own range cannot (e.g. more cached tokens
     than the prompt has) by raising :class:`ParamError` naming the parameter to fix.
-    ``compute`` returns a value for every declared output key and nothing else.
+    ``compute`` returns a value for every declared output key and nothing else. ``chart``
+    describes the page's chart for validated settings and any measured runs drawn over it;
+    ``measured`` gives the course's published measurements that apply at those settings.
     """
 
     name: str
+    order: int  # its place in every list of calculators (pages, the CLI, docs/calculators.md)
     title: str
     lessons: tuple[str, ...]
     meaning: str  # one sentence: what the numbers mean, shown on the page
@@ -84,12 +104,22 @@ class Calculator:
     outputs: tuple[OutputSpec, ...]
     compute: Callable[[Params], Mapping[str, OutputValue]]
     check: Callable[[Params], None] | None = None
+    chart: Callable[[Params, Sequence[Series]], Figure]
+    chart_description: str  # one line under the chart, and its text without JavaScript
+    measured: Callable[[Params], list[Measured]] = _nothing_measured
+    examples: tuple[WorkedExample, ...]
+    note: str = ""  # what the declaration cannot say, under its heading in docs/calculators.md
 
     def __post_init__(self) -> None:
         names = [param.name for param in self.params]
         keys = [spec.key for spec in self.outputs]
         if len(set(names)) != len(names) or len(set(keys)) != len(keys):
             raise TypeError(f"{self.name}: a parameter or output is declared twice")
+        for example in self.examples:
+            if example.output not in keys or not set(example.params) <= set(names):
+                raise TypeError(
+                    f"{self.name}: worked example {example.what!r} names no such parameter or output"
+                )
 
     @property
     def lessons_text(self) -> str:
@@ -110,6 +140,16 @@ class Calculator:
             if param.name == name:
                 return param
         raise KeyError(name)
+
+    def run_with(self, params: Params, **changes: ParamValue) -> Result:
+        """The result at validated settings with some of them changed (a chart's points)."""
+        return self.run({**params, **changes})
+
+    def compute_with(self, key: str, params: Params, **changes: ParamValue) -> OutputValue:
+        """One output at validated settings varied within the declared ranges along a chart's
+        axis: the compute function alone, since validating every point would cost more than
+        the curve."""
+        return self.compute({**params, **changes})[key]
 
     def validate(self, raw: Mapping[str, object]) -> dict[str, ParamValue]:
         """All parameters, checked, defaults filled in; ``ParamError`` naming the first bad one."""

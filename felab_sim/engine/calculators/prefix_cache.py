@@ -7,7 +7,22 @@ is the whole blocks inside the prompt's unchanged start; a partial block is alwa
 
 from __future__ import annotations
 
-from ..calculator import Calculator, OutputSpec, Params
+from collections.abc import Sequence
+
+from ..calculator import Calculator, OutputSpec, Params, WorkedExample
+from ..chart import (
+    BLUE,
+    GREEN,
+    RED,
+    Figure,
+    Series,
+    dashed,
+    evenly,
+    layout,
+    line,
+    measured_runs,
+    these_settings,
+)
 from ..params import Param
 from .prefill import OVERHEAD_MS, PREFILL_TOK_S, prefill_ms
 
@@ -44,8 +59,35 @@ def _compute(p: Params) -> dict[str, float]:
     }
 
 
+def _chart(p: Params, measured: Sequence[Series]) -> Figure:
+    # TTFT of a repeat against the shared part's length, the variable part kept as set.
+    # Half as far again as the setting, but never past the declared maximum the points are run at.
+    xs = evenly(min(max(24_000, p["prefix_chars"] * 1.5), CALCULATOR.param("prefix_chars").high), 80)
+    warm, variable_first, cold = [], [], []
+    for x in xs:
+        shared = CALCULATOR.run_with(p, prefix_chars=int(x), order="shared-first")
+        warm.append(shared.value("ttft_warm_ms"))
+        cold.append(shared.value("ttft_cold_ms"))
+        variable = CALCULATOR.run_with(p, prefix_chars=int(x), order="variable-first")
+        variable_first.append(variable.value("ttft_warm_ms"))
+    data = [
+        line("first request (cold)", xs, cold, BLUE),
+        dashed("repeat, variable part first", xs, variable_first, RED, 2, "dash"),
+        line("repeat, shared part first", xs, warm, GREEN),
+        these_settings(p["prefix_chars"], CALCULATOR.run(p).value("ttft_warm_ms")),
+    ]
+    # The practice server's measured runs (felab_sim/prefix_runs.py): x in shared characters,
+    # each point in the colour of the curve it measures.
+    data += measured_runs(measured, {"cold": BLUE, "shared-first": GREEN, "variable-first": RED})
+    return {
+        "data": data,
+        "layout": layout("characters repeated by every request", "time to first token (ms)"),
+    }
+
+
 CALCULATOR = Calculator(
     name="prefix-cache",
+    order=20,
     title="Prefix cache: shared part first or variable part first",
     lessons=("06",),
     meaning=(
@@ -104,4 +146,23 @@ CALCULATOR = Calculator(
         OutputSpec("speedup", "×", "first ÷ repeat"),
     ),
     compute=_compute,
+    chart=_chart,
+    chart_description=(
+        "Time to first token against the repeated part's length: first request, and repeats with "
+        "the shared part first or last."
+    ),
+    examples=(
+        WorkedExample(
+            "lesson 06: 12,200 chars, 12,120 shared → 3,008 cached, 31.8 ms",
+            {"prefix_chars": "12120", "suffix_chars": "80"},
+            "ttft_warm_ms",
+            "31.8 ms",
+        ),
+        WorkedExample(
+            "lesson 06's rule: 24,000 shared characters hold 93 whole blocks of 64 tokens",
+            {"prefix_chars": "24000"},
+            "cached_tokens",
+            "5,952 tokens",
+        ),
+    ),
 )

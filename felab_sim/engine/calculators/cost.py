@@ -6,7 +6,10 @@ providers quote them.
 
 from __future__ import annotations
 
-from ..calculator import Calculator, OutputSpec, Params
+from collections.abc import Sequence
+
+from ..calculator import Calculator, OutputSpec, Params, WorkedExample
+from ..chart import BLUE, GREEN, ORANGE, PURPLE, Figure, Series, bars, layout
 from ..params import Param
 
 PER_M = 1e6
@@ -50,8 +53,22 @@ def _compute(p: Params) -> dict[str, float]:
     }
 
 
+def _chart(p: Params, measured: Sequence[Series]) -> Figure:
+    result = CALCULATOR.run(p)
+    keys = (
+        "usd_per_1k_tasks",
+        "batch_usd_per_1k_tasks",
+        "cached_usd_per_1k_tasks",
+        "batch_cached_usd_per_1k_tasks",
+    )
+    names = ["list price", "batch", "cached input", "batch + cached"]
+    bar = bars("$ per 1,000 tasks", names, [result.value(key) for key in keys], [BLUE, GREEN, ORANGE, PURPLE])
+    return {"data": [bar], "layout": layout("", "$ per 1,000 tasks", showlegend=False)}
+
+
 CALCULATOR = Calculator(
     name="cost",
+    order=80,
     title="Cost per task: list price, batch and cached input",
     lessons=("08", "09", "10"),
     meaning=(
@@ -147,4 +164,22 @@ CALCULATOR = Calculator(
         OutputSpec("serving_usd", "$", "dedicated deployment bill"),
     ),
     compute=_compute,
+    chart=_chart,
+    chart_description="Dollars per 1,000 tasks at list price, batch, cached input, and both.",
+    examples=(
+        WorkedExample(
+            "lesson 09: 200 in, 50 out at $0.07/$0.30 → $0.029 per 1k",
+            {"input_tokens": "200", "output_tokens": "50"},
+            "usd_per_1k_tasks",
+            "$0.029",
+        ),
+        WorkedExample(
+            "90% of the input cached at half price → 55% of the input bill",
+            {"cached_share": "0.9"},
+            "input_bill_pct",
+            "55%",
+        ),
+    ),
+    note="`training_usd_per_m` (0.50) and `cached_price_ratio` (0.5) are illustrative: the course "
+    "publishes neither.",
 )

@@ -9,7 +9,7 @@ domains, a secondary y axis overlaying another, line shapes and text annotations
 domain or paper coordinates. Anything else in a figure is ignored, never an error: the
 interactive chart still has it.
 
-Pure Python, no Django: see docs/architecture.md, "The core boundary".
+Pure Python, no Django: see docs/architecture.md, "The engine boundary".
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from html import escape
 from itertools import pairwise
 from typing import Any
 
-from .numbers import format_number
+from ..engine.numbers import format_number
 
 # plotly's default colour order, for traces that name no colour.
 COLORWAY = ("#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a", "#19d3f3", "#ff6692", "#b6e880")

@@ -13,18 +13,9 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .model import LevelResult, ServerParams, SweepParams, SweepResult
+from ..engine.course_run import COURSE_RUN_SETTINGS, published_for
+from ..engine.metrics import LevelResult, SweepResult
 
-# The course's published run against its practice server (docs/architecture.md), measured with the
-# server's default rules and replies of at most 128 tokens.
-COURSE_RUN_SERVER = ServerParams()
-COURSE_RUN_MAX_TOKENS = 128
-COURSE_RUN_SETTINGS = "8 slots, 128 max tokens"
-PUBLISHED = (
-    {"conc": 1, "agg_tok_s": 54.1, "user_tok_s": 54.9, "ttft_p50_ms": 25.4, "ttft_p95_ms": 27.4},
-    {"conc": 8, "agg_tok_s": 275.1, "user_tok_s": 38.9, "ttft_p50_ms": 26.3, "ttft_p95_ms": 41.4},
-    {"conc": 16, "agg_tok_s": 294.3, "user_tok_s": 38.9, "ttft_p50_ms": 2776.3, "ttft_p95_ms": 3357.0},
-)
 BLUE, ORANGE, GREEN, RED, GREY = "#3b7dd8", "#e07b1a", "#2e9e5b", "#d64541", "#8a8f98"
 # What each curve shows: (level key, colour, panel row, on the right-hand axis, legend name).
 SERIES = (
@@ -33,18 +24,6 @@ SERIES = (
     ("ttft_p50_ms", GREEN, 2, False, "TTFT p50"),
     ("ttft_p95_ms", RED, 2, False, "TTFT p95"),
 )
-
-
-def published_for(params: SweepParams) -> list[dict[str, float]]:
-    """The course's published levels that these settings also sweep, and only when the settings
-    are the ones the course measured at: its numbers say nothing about a server with 16 slots.
-
-    The client-side overheads are left out of the comparison: they model the measurement, and
-    the course's run is that measurement.
-    """
-    if params.server != COURSE_RUN_SERVER or params.max_tokens != COURSE_RUN_MAX_TOKENS:
-        return []
-    return [row for row in PUBLISHED if row["conc"] in params.levels]
 
 
 def _axis_ticks(levels: Sequence[int]) -> dict[str, Any]:

@@ -29,8 +29,9 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from .model import MAX_LEVEL, SweepParams, SweepResult
+from .metrics import SweepResult
 from .numbers import MISSING, format_number
+from .sweep_params import MAX_LEVEL, SweepParams
 
 PLACEHOLDER = re.compile(r"\{\{\s*sim\.([A-Za-z0-9_.]*)\s*\}\}")
 HEADROOM = 1.2
@@ -78,7 +79,7 @@ class Figure:
         return self.compute(result)
 
     def text(self, result: SweepResult) -> str:
-        # The site's one formatting rule (felab_sim/core/numbers.py); a dash when it cannot be computed.
+        # The site's one formatting rule (felab_sim/engine/numbers.py); a dash when it cannot be computed.
         return format_number(self.compute(result))
 
 
@@ -146,7 +147,7 @@ def parse(name: str, params: SweepParams | None) -> Figure:
             if not 1 <= number <= MAX_USERS:
                 raise UnknownFigure(name, f"users must be from 1 to {MAX_USERS:,}")
             return Figure(name, _replicas(number, headroom=kind == "replicas_headroom"))
-    raise UnknownFigure(name, "not a known live figure; see felab_sim/core/figures.py for the list")
+    raise UnknownFigure(name, "not a known live figure; see felab_sim/engine/figures.py for the list")
 
 
 def _per_level(name: str, kind: str, conc: int, params: SweepParams | None) -> Figure:

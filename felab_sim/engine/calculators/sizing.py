@@ -20,8 +20,10 @@ one replica into two for 20% headroom.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
-from ..calculator import Calculator, OutputSpec, Params
+from ..calculator import Calculator, OutputSpec, Params, WorkedExample
+from ..chart import BLUE, ORANGE, Figure, Series, layout, line, these_settings
 from ..params import Param
 from .cost import price_param, tokens_param, usd_per_task
 
@@ -54,8 +56,27 @@ def _compute(p: Params) -> dict[str, float | str | None]:
     }
 
 
+def _chart(p: Params, measured: Sequence[Series]) -> Figure:
+    result = CALCULATOR.run(p)
+    per_ticket, dedicated = result.value("usd_per_ticket"), result.value("dedicated_usd_month")
+    top = max(p["tickets_per_month"] * 4, (result.value("crossover_tickets_month") or 0) * 2, 1000)
+    xs = [top * i / 60 for i in range(61)]
+    data = [
+        line("serverless", xs, [x * per_ticket for x in xs], BLUE),
+        line(
+            f"dedicated, {result.value('replicas_with_headroom')} replicas",
+            [0, top],
+            [dedicated, dedicated],
+            ORANGE,
+        ),
+        these_settings(p["tickets_per_month"], result.value("serverless_usd_month")),
+    ]
+    return {"data": data, "layout": layout("tickets per month", "$ per month")}
+
+
 CALCULATOR = Calculator(
     name="sizing",
+    order=70,
     title="Sizing: replicas, and serverless against dedicated",
     lessons=("03", "15"),
     meaning=(
@@ -135,4 +156,25 @@ CALCULATOR = Calculator(
         OutputSpec("cheaper", "", "the cheaper option at this volume"),
     ),
     compute=_compute,
+    chart=_chart,
+    chart_description="Monthly cost against tickets per month, serverless against dedicated.",
+    examples=(
+        WorkedExample(
+            "lesson 03: 120 users ÷ 8, +20% → 18 replicas",
+            {"peak_users": "120", "capacity": "8", "headroom": "0.2"},
+            "replicas_with_headroom",
+            "18 replicas",
+        ),
+        WorkedExample("lesson 15: 5M tickets serverless → $375 a month", {}, "serverless_usd_month", "$375"),
+        WorkedExample(
+            "lesson 03's 8 users a replica: 200 users × 1.2 ÷ 8 → 30 replicas",
+            {"capacity": "8"},
+            "replicas_with_headroom",
+            "30 replicas",
+        ),
+    ),
+    note="`dedicated_usd_month` uses `replicas_with_headroom` = ceil(peak × (1 + headroom) ÷ capacity). "
+    "The defaults are lesson 15's capstone scenario on one replica that holds 256, so they give "
+    "its worked example ($375 against $5,840, crossover ≈ 78M); the practice server's 8 users "
+    "per replica must be set (`capacity: 8`).",
 )

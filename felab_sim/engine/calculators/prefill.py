@@ -1,0 +1,147 @@
+"""Prefill: the time to first token from the prompt's length (lessons 01 and 06's formula)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..calculator import Calculator, OutputSpec, Params, WorkedExample, require
+from ..chart import (
+    BLUE,
+    GREEN,
+    ORANGE,
+    Figure,
+    Measured,
+    Series,
+    evenly,
+    layout,
+    line,
+    measured_runs,
+    points,
+    these_settings,
+)
+from ..params import Param
+
+PROMPT_TOKENS = Param(
+    "prompt_tokens",
+    "int",
+    8000,
+    "Tokens in the prompt (about 4 characters each).",
+    "tokens",
+    low=1,
+    high=10_000_000,
+)
+CACHED_TOKENS = Param(
+    "cached_tokens",
+    "int",
+    0,
+    "Tokens of the prompt already in the prefix cache: they cost no prefill.",
+    "tokens",
+    low=0,
+    high=10_000_000,
+)
+OVERHEAD_MS = Param(
+    "overhead_ms",
+    "float",
+    15.0,
+    "Fixed cost of every request before prefill starts.",
+    "ms",
+    label="overhead per request",
+    low=0,
+    high=100_000,
+)
+PREFILL_TOK_S = Param(
+    "prefill_tok_s",
+    "float",
+    2500.0,
+    "How fast the server reads prompt tokens (the practice server's rate).",
+    "tok/s",
+    label="prefill speed",
+    low=1,
+    high=10_000_000,
+)
+
+
+def _check(p: Params) -> None:
+    require(
+        p["cached_tokens"] <= p["prompt_tokens"],
+        "cached_tokens",
+        f"cached_tokens must be at most prompt_tokens ({p['prompt_tokens']:,})",
+    )
+
+
+def prefill_ms(uncached_tokens: int, prefill_tok_s: float) -> float:
+    return uncached_tokens / prefill_tok_s * 1000.0
+
+
+def _compute(p: Params) -> dict[str, float]:
+    uncached = p["prompt_tokens"] - p["cached_tokens"]
+    prefill = prefill_ms(uncached, p["prefill_tok_s"])
+    return {
+        "ttft_ms": p["overhead_ms"] + prefill,
+        "uncached_tokens": uncached,
+        "prefill_ms": prefill,
+    }
+
+
+# Lesson 01 (Ollama, llama3.1:8b on the course's Mac): TTFT p50 by prompt length.
+LESSON_01 = "Ollama, llama3.1:8b, on the course's Mac (lesson 01)"
+LESSON_01_RUNS = ((12, 145.0), (8000, 4210.0))
+
+
+def _measured(p: Params) -> list[Measured]:
+    if p["overhead_ms"] != 15 or p["prefill_tok_s"] != 2500:
+        return []
+    return [
+        Measured(
+            f"TTFT p50, {tokens:,}-token prompt",
+            ms,
+            "ms",
+            LESSON_01,
+            CALCULATOR.run_with(p, prompt_tokens=tokens, cached_tokens=0).value("ttft_ms"),
+            x=tokens,
+        )
+        for tokens, ms in LESSON_01_RUNS
+    ]
+
+
+def _chart(p: Params, measured: Sequence[Series]) -> Figure:
+    xs = evenly(max(16_000, p["prompt_tokens"] * 1.5))
+    cold = [p["overhead_ms"] + x / p["prefill_tok_s"] * 1000 for x in xs]
+    warm = [p["overhead_ms"] + max(0.0, x - p["cached_tokens"]) / p["prefill_tok_s"] * 1000 for x in xs]
+    data = [line("nothing cached", xs, cold, BLUE)]
+    if p["cached_tokens"]:
+        data.append(line(f"first {p['cached_tokens']:,} tokens cached", xs, warm, GREEN))
+    data.append(these_settings(p["prompt_tokens"], CALCULATOR.run(p).value("ttft_ms")))
+    if rows := _measured(p):
+        data.append(points(f"measured: {LESSON_01}", [r.x for r in rows], [r.measured for r in rows], ORANGE))
+    data += measured_runs(measured)
+    return {"data": data, "layout": layout("prompt tokens", "time to first token (ms)")}
+
+
+CALCULATOR = Calculator(
+    name="prefill",
+    order=10,
+    title="Prefill and time to first token",
+    lessons=("01", "06"),
+    meaning=(
+        "Before the first word appears the server reads the whole prompt, so the wait grows in a "
+        "straight line with every token it has not cached."
+    ),
+    params=(PROMPT_TOKENS, CACHED_TOKENS, OVERHEAD_MS, PREFILL_TOK_S),
+    outputs=(
+        OutputSpec("ttft_ms", "ms", "time to first token"),
+        OutputSpec("uncached_tokens", "tokens", "tokens prefilled"),
+        OutputSpec("prefill_ms", "ms", "of which reading the prompt"),
+    ),
+    compute=_compute,
+    check=_check,
+    chart=_chart,
+    chart_description=(
+        "Time to first token against prompt length, with nothing cached and with the cached part skipped."
+    ),
+    measured=_measured,
+    examples=(
+        WorkedExample("lesson 01: 8,000 tokens → 3,215 ms", {"prompt_tokens": "8000"}, "ttft_ms", "3,215 ms"),
+        WorkedExample("lesson 01: 4,000 tokens → 1,615 ms", {"prompt_tokens": "4000"}, "ttft_ms", "1,615 ms"),
+    ),
+)

@@ -1,0 +1,48 @@
+"""The decode-ceiling calculator (lessons 00, 04, 12) reproduces the course's worked examples. No database."""
+
+import pytest
+
+from felab_sim.engine.calculators import get
+from felab_sim.engine.params import ParamError
+from tests.support.calculators import outputs
+
+
+@pytest.mark.parametrize(
+    ("bandwidth", "model_gb", "ceiling"),
+    [(546, 4.9, 111.4), (273, 4.9, 55.7), (546, 8.5, 64.2), (546, 4.0, 136.5)],
+)
+def test_decode_ceiling_reproduces_f4_and_lesson_04s_table(bandwidth, model_gb, ceiling):
+    out = outputs("decode-ceiling", bandwidth_gbs=bandwidth, model_gb=model_gb)
+    assert out["ceiling_tok_s"] == pytest.approx(ceiling, abs=0.05)
+
+
+def test_decode_ceiling_model_size_from_bits_reproduces_lesson_04s_formula():
+    assert outputs("decode-ceiling", quant="q8_0")["model_gb"] == pytest.approx(8.5)
+    assert outputs("decode-ceiling", bits_per_weight=8.5, quant="f16")["model_gb"] == pytest.approx(8.5)
+
+
+def test_decode_ceiling_efficiency_band_and_measured_share_reproduce_lesson_04s_formula():
+    out = outputs("decode-ceiling", bandwidth_gbs=546, model_gb=4.9, measured_tok_s=86)
+    assert out["expected_low_tok_s"] == pytest.approx(66.9, abs=0.05)
+    assert out["expected_high_tok_s"] == pytest.approx(94.7, abs=0.05)
+    assert out["efficiency_pct"] == pytest.approx(77.2, abs=0.05)
+    assert outputs("decode-ceiling")["efficiency_pct"] is None
+
+
+def test_usable_memory_and_largest_model_reproduce_lesson_00s_formulas():
+    out = outputs("decode-ceiling", ram_gb=36)
+    assert out["usable_gb"] == pytest.approx(25.2)
+    assert out["largest_model_b"] == pytest.approx(42.0)
+
+
+def test_moe_reads_only_its_active_parameters_lesson_12s_formula():
+    dense = outputs("decode-ceiling", params_b=70)
+    moe = outputs("decode-ceiling", params_b=117, active_params_b=5.1)
+    assert moe["ceiling_tok_s"] / dense["ceiling_tok_s"] == pytest.approx(13.7, abs=0.05)
+    assert moe["model_gb"] / dense["model_gb"] == pytest.approx(1.7, abs=0.05)
+
+
+def test_active_parameters_cannot_exceed_the_total():
+    with pytest.raises(ParamError) as error:
+        get("decode-ceiling").run({"params_b": 8, "active_params_b": 9})
+    assert error.value.param == "active_params_b"
