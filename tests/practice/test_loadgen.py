@@ -31,22 +31,23 @@ def short_server():
 def disagreements(measured: SweepResult, ideal: SweepResult) -> list[str]:
     """How a measured sweep strays from the ideal server beyond the tolerances below.
 
-    Tolerances, from runs on this 2-core machine (3 runs each at 5 and 10 ms steps):
-    * user_tok_s was within 0.5 %: each gap is one step, scheduled against a deadline, so the
-      per-request median gap is the step itself. 3 % leaves room for a busy neighbour.
-    * agg_tok_s was 1 to 4.5 % below: each request also pays ~2-4 ms of HTTP that the ideal
-      model leaves out, against replies of only ~100 ms here. 10 % allows ~10 ms a request.
-    * TTFT p50 was 2 to 4 ms above at C = 1 (that same HTTP cost) and within 0.3 % at C = 4,
-      where queueing dominates; at most 15 ms above is allowed. p95 is left out: of 12
-      requests it is the slowest one, so one scheduling hiccup moves it.
-    Never faster than the model, beyond 1 %: a server cannot beat its own rules.
+    The fast side is strict: a server cannot beat its own rules, so nothing may be more than 1 %
+    faster than the model, however busy the machine. The slow side must hold beside other jobs
+    on these 2 cores (a level took up to 12 % longer at load average 8-14), so each bound is set
+    to catch a wrong rule, not a busy neighbour:
+    * user_tok_s within 3 % either way: it is a median of per-request median gaps, each gap one
+      step scheduled against a deadline, so a stall moves few gaps and not the medians.
+    * agg_tok_s at least 75 % of the model: a wrong slot count or growth moves it 2x (C = 4 on 2
+      slots against 4), while HTTP (~2-4 ms a request) and stalls cost up to 12 %.
+    * TTFT p50 at most 40 ms above: at C = 4 it is queueing (~100 ms here), at C = 1 the 15 ms
+      prefill plus HTTP. p95 is left out: of 12 requests it is the slowest one.
     """
     problems = []
     for real, model in zip(measured.levels, ideal.levels, strict=True):
         checks = {
             "user_tok_s": abs(real.user_tok_s / model.user_tok_s - 1) <= 0.03,
-            "agg_tok_s": model.agg_tok_s * 0.90 <= real.agg_tok_s <= model.agg_tok_s * 1.01,
-            "ttft_p50_ms": model.ttft_p50_ms - 1.0 <= real.ttft_p50_ms <= model.ttft_p50_ms + 15.0,
+            "agg_tok_s": model.agg_tok_s * 0.75 <= real.agg_tok_s <= model.agg_tok_s * 1.01,
+            "ttft_p50_ms": model.ttft_p50_ms - 1.0 <= real.ttft_p50_ms <= model.ttft_p50_ms + 40.0,
         }
         problems += [
             f"C={real.conc} {name}: measured {getattr(real, name):.1f}, model {getattr(model, name):.1f}"
