@@ -116,7 +116,7 @@ test-postgres: $(VENV)/.dev chromium nginx
 	DATABASE_URL=$(PG_TEST_URL) $(PYTEST) -m cluster
 
 # Every benchmark, each printing its table (a missed target does not stop the others);
-# docs/benchmarks.md keeps the latest figures.
+# docs/benchmarks.md keeps the latest results.
 # Lighthouse, pinned in bench/lighthouse/package-lock.json, for bench_lighthouse.py.
 bench/lighthouse/node_modules/.bin/lighthouse: bench/lighthouse/package-lock.json
 	cd bench/lighthouse && npm ci --no-audit --no-fund

@@ -6,7 +6,7 @@ the default sweep, in one run.
 Targets (issue 11): a calculator's JSON in at most 5 ms in-process; each calculator page no slower
 than the card page; the default sweep in at most 20 ms. Each row also shows the course's worked
 example and what felab computes for it. In-process (Django's test client on a scratch SQLite
-database with the bundled lessons): compare the figures within the table, as ratios.
+database with the bundled lessons): compare the numbers within the table, as ratios.
 """
 
 from __future__ import annotations

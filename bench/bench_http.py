@@ -105,7 +105,7 @@ def main() -> None:
                     "the signed-in card page shows no rating of the student's: sign-up or rating failed"
                 )
             # Every worker builds what it keeps per content version on its first requests:
-            # a short unmeasured run first, so the figures are the steady state's.
+            # a short unmeasured run first, so the numbers are the steady state's.
             wrk(url, WARM_UP_SECONDS, args.connections, headers.get("Cookie", ""))
             return wrk(url, args.seconds, args.connections, headers.get("Cookie", ""))
 
@@ -113,9 +113,9 @@ def main() -> None:
         # the two runs beside it, so the machine's drift during the run does not tilt it.
         trivial_runs = [measure(trivial_name, trivial_path)]
         for name, path in list(PAGES.items())[1:]:
-            figures = measure(name, path)
+            measured = measure(name, path)
             trivial_runs.append(measure(trivial_name, trivial_path))
-            rows.append((name, (trivial_runs[-2][0] + trivial_runs[-1][0]) / 2, *figures))
+            rows.append((name, (trivial_runs[-2][0] + trivial_runs[-1][0]) / 2, *measured))
 
     print(
         f"wrk -t2 -c{args.connections} -d{args.seconds}s against gunicorn (production settings, SQLite);"

@@ -3,7 +3,7 @@
     python bench/bench_pages.py [--runs N]
 
 In-process (Django's test client on a scratch SQLite database with the bundled lessons), so
-the figures compare views with each other, not with a network: report the ratios.
+the numbers compare views with each other, not with a network: report the ratios.
 - /sim/sweep.json against the card page, cached (same parameters) and uncached (new ones);
 - SQL queries per page;
 - page weight: each page's HTML plus the static files it loads, gzip-compressed as WhiteNoise
@@ -99,7 +99,7 @@ def main() -> None:
         uncached.append(time.perf_counter() - start)
     json_uncached_ms = statistics.median(uncached) * 1000
 
-    print(f"runs per figure: {runs}, in-process, median")
+    print(f"runs per timing: {runs}, in-process, median")
     print(f"card page (answer shown, live panel): {card_ms:.2f} ms = 1.00")
     print(
         f"/sim/sweep.json, cached parameters:   {json_cached_ms:.2f} ms = {json_cached_ms / card_ms:.2f} x card"

@@ -190,7 +190,7 @@ def report_gap(conc: int, r: dict[str, float], *, per_request: bool) -> bool:
     )
     if per_request:
         # With one round of requests the last tokens of each reply come as others finish, at
-        # fewer active requests: this figure means something only in a full sweep level.
+        # fewer active requests: this number means something only in a full sweep level.
         line += f" | 1000/user_tok_s {r['per_request']:.2f} ms ({pct(r['per_request'], r['step']):+.2f}%)"
     line += (
         f"\n         TTFT p50 {r['ttft_p50']:.1f} ms (prefill alone {r['prefill']:.1f}) | "

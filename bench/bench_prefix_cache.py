@@ -6,7 +6,7 @@ Starts ``manage.py practice_server`` in its own process (as bench_practice.py do
 the run with felab_sim.engine.loadgen (shared part first, then variable part first, each with a
 prefix no earlier run sent) and prints it beside the ``prefix-cache`` calculator's outputs for
 the same parameters. Targets: cached tokens exactly the calculator's; cold TTFT within 5 %;
-warm TTFT within 5 ms (a ~32 ms figure, to which each request's HTTP adds a few ms that the
+warm TTFT within 5 ms (a ~32 ms number, to which each request's HTTP adds a few ms that the
 calculator leaves out, as lesson 03's TTFT at C = 1 shows).
 """
 
@@ -41,7 +41,7 @@ def main() -> int:
         f"Prefix-cache run vs the prefix-cache calculator: {args.prefix_chars} shared + "
         f"{args.suffix_chars} varying characters, {args.requests} requests per order"
     )
-    header = f"  {'order':<15} {'figure':<14} {'measured':>9} {'model':>9} {'diff':>8}  target"
+    header = f"  {'order':<15} {'metric':<14} {'measured':>9} {'model':>9} {'diff':>8}  target"
     print(header)
     all_ok = True
     with practice_server() as (url, _pid):

@@ -20,7 +20,7 @@ from .charts.calc_charts import chart_json
 from .engine.calculator import Calculator, Params, Result
 from .engine.calculators import CALCULATORS
 from .engine.chart import Series
-from .engine.numbers import format_figure
+from .engine.numbers import format_with_unit
 from .engine.params import ParamError, ParamValue, heading
 from .engine.presets import presets_for
 from .forms import CalculatorForm, plain_field_rows, repeated_parameter
@@ -60,7 +60,7 @@ def calc_json(request: HttpRequest, name: str) -> JsonResponse:
 @dataclass(frozen=True)
 class MeasuredRun:
     """A real run shown on a calculator's page: its points over the chart (``series``), its
-    figures by output key for the table's measured column (empty when the page's settings are
+    numbers by output key for the table's measured column (empty when the page's settings are
     not the ones it measured), and the context of ``template``, the page's section on it."""
 
     series: list[Series] = field(default_factory=list)
@@ -99,7 +99,7 @@ def _output_rows(result: Result, measured: dict[str, float | None]) -> list[dict
             "key": key,
             "label": heading(out.label),
             "value": out.text(),
-            "measured": format_figure(measured.get(key), out.unit) if measured else "",
+            "measured": format_with_unit(measured.get(key), out.unit) if measured else "",
         }
         for key, out in result.outputs.items()
     ]
@@ -193,7 +193,7 @@ def _page_context(request: HttpRequest, calculator: Calculator, name: str) -> di
                     "what": row.what,
                     "where": row.where,
                     "measured": quoted(row.measured, row.unit),
-                    "model": format_figure(row.model, row.unit),
+                    "model": format_with_unit(row.model, row.unit),
                 }
                 for row in calculator.measured(result.params)
             ],

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_POST
 
 from . import number_checks
 from .markdown import normalise_line_ends
-from .models import Card, CardFigure, CardTerm, Course, GlossaryTerm, Lesson
+from .models import Card, CardNumber, CardTerm, Course, GlossaryTerm, Lesson
 from .views import render_preview
 
 
@@ -92,11 +92,11 @@ class CardTermInline(admin.TabularInline):
     extra = 1
 
 
-class CardFigureInline(admin.TabularInline):
-    model = CardFigure
-    fields = ("order", "label", "figure", "stated", "tolerance", "note")
+class CardNumberInline(admin.TabularInline):
+    model = CardNumber
+    fields = ("order", "label", "live", "stated", "tolerance", "note")
     extra = 0
-    verbose_name_plural = "Computed live panel: figures the card states, beside the model's"
+    verbose_name_plural = "Computed live panel: numbers the card states, beside the model's"
 
 
 class ChecksField(forms.JSONField):
@@ -123,7 +123,7 @@ class CardAdmin(PlainNewlines, PublishingActions, admin.ModelAdmin):
     actions = ["publish", "make_draft"]
     search_fields = ("title", "question", "plain_words", "picture_it", "real_numbers", "more_detail")
     list_select_related = ("lesson__course", "scenario")
-    inlines = [CardTermInline, CardFigureInline]
+    inlines = [CardTermInline, CardNumberInline]
     fieldsets = (
         (None, {"fields": ("lesson", "step", "title", "published", "question")}),
         ("The answer", {"fields": ("plain_words", "picture_it", "real_numbers_source", "real_numbers")}),
@@ -172,7 +172,7 @@ class CardAdmin(PlainNewlines, PublishingActions, admin.ModelAdmin):
             return TemplateResponse(request, "admin/lessons/card/preview_errors.html", context)
         card.render()
         rows = {formset.model: _kept_rows(formset) for formset in formsets}
-        card.panel_figures = rows.get(CardFigure, [])
+        card.panel_numbers = rows.get(CardNumber, [])
         card.terms_in_order = [row.term for row in rows.get(CardTerm, [])]
         return render_preview(request, card)
 

@@ -10,9 +10,9 @@ class LessonsConfig(AppConfig):
 
         from serving.content_cache import drop_kept_when_a_template_changes, watch
 
-        from .models import Card, CardFigure, CardTerm, Course, GlossaryTerm, Lesson
+        from .models import Card, CardNumber, CardTerm, Course, GlossaryTerm, Lesson
 
         # Everything a lesson, card or glossary page shows: an edit to any of it is a new version.
         # The simulator's scenarios and parameter sets that cards cite: felab_sim watches its own.
-        watch(Course, Lesson, Card, CardTerm, CardFigure, GlossaryTerm)
+        watch(Course, Lesson, Card, CardTerm, CardNumber, GlossaryTerm)
         file_changed.connect(drop_kept_when_a_template_changes, dispatch_uid="felab-kept-templates")

@@ -10,7 +10,7 @@ Layout under a content directory:
     <course-slug>/lesson-NN-<slug>.yaml  one lesson and its cards, in step order
 
 Cards name their glossary terms in the order the card lists them, their scenario by
-slug, the figures of their "Computed live" panel, and the checks of the numbers their text
+slug, the live numbers of their "Computed live" panel (`live_numbers:`), and the checks of the numbers their text
 works out (`checks:`, see lessons/number_checks.py). A lesson may carry an `intro`
 (Markdown) and `minutes`; a lesson or card is published unless it says `published: false`.
 """
@@ -27,12 +27,12 @@ from typing import Any
 import yaml
 from django.db import transaction
 
-from felab_sim.engine import citations, figures
+from felab_sim.engine import citations, live_numbers
 
 from . import number_checks
 from .content_sections import SectionFile, installed_sections
-from .markdown import as_written_and_shown, live_figure_markup_problems, normalise_line_ends
-from .models import Card, CardFigure, CardTerm, Course, GlossaryTerm, ImportBaseline, Lesson
+from .markdown import as_written_and_shown, live_number_markup_problems, normalise_line_ends
+from .models import Card, CardNumber, CardTerm, Course, GlossaryTerm, ImportBaseline, Lesson
 from .simulator import simulator
 
 CONTENT_DIR = Path(__file__).resolve().parent / "content"
@@ -40,7 +40,7 @@ CONTENT_DIR = Path(__file__).resolve().parent / "content"
 COURSE_FIELDS = ("title", "description", "order")
 LESSON_FIELDS = ("number", "title", "order", "intro", "minutes", "published")
 TERM_FIELDS = ("definition", "example")
-FIGURE_FIELDS = ("label", "figure", "stated")
+LIVE_NUMBER_FIELDS = ("label", "live", "stated")
 CARD_FIELDS = ("title", *Card.TEXT_FIELDS)
 
 
@@ -71,7 +71,7 @@ DIFF_MAX_LINES = 12
 def short_diff(file: Any, database: Any) -> list[str]:
     """The lines that differ between a file's value and the database's, each cut down to the
     changed words and a little context: a one-paragraph edit reads as two short lines, not as
-    both whole texts. Lists (terms, figures) compare item by item."""
+    both whole texts. Lists (terms, live numbers) compare item by item."""
     if isinstance(file, str) and isinstance(database, str):
         old, new = file.split("\n"), database.split("\n")
         numbered = len(old) > 1 or len(new) > 1
@@ -429,20 +429,23 @@ def _import_card(
     values.update({name: _text(card_data, name) for name in Card.TEXT_FIELDS})
     values["published"] = _published(card_data, path)
     values["scenario"] = _scenario_slug(card_data.get("scenario"), scenarios, path, step)
-    values["figures"] = [_figure_row(row, path, step) for row in card_data.get("figures") or []]
+    _refuse_old_keys(card_data, path, step)
+    values["live_numbers"] = [
+        _live_number_row(row, path, step) for row in card_data.get("live_numbers") or []
+    ]
     values["terms"] = [str(name) for name in card_data.get("terms") or []]
     values["checks"] = [_check_row(row, path, step) for row in card_data.get("checks") or []]
     for name in values["terms"]:
         if name not in terms:
             raise ContentError(f"{path}: card step {step} names unknown glossary term '{name}'")
-    _check_figures(values, scenarios, path, step)
+    _check_live_numbers(values, scenarios, path, step)
 
     card = Card.objects.filter(lesson=lesson, step=step).first()
     created = card is None
     card = card or Card(lesson=lesson, step=step)
     label = f"card {lesson.course.slug}/{lesson.slug}/{step}"
     to_write = merger.merge(label, created, values, {} if created else card_values(card))
-    figure_rows = to_write.pop("figures", None)
+    number_rows = to_write.pop("live_numbers", None)
     term_names = to_write.pop("terms", None)
     if "checks" in to_write:
         to_write["number_checks"] = to_write.pop("checks")
@@ -451,10 +454,10 @@ def _import_card(
         card.scenario = scenarios[slug] if slug else None
         to_write["scenario_id"] = card.scenario_id  # saved with the fields below
     _write_fields(card, to_write, created)
-    if figure_rows is not None:
-        card.figures.all().delete()
-        CardFigure.objects.bulk_create(
-            CardFigure(card=card, order=index, **row) for index, row in enumerate(figure_rows, start=1)
+    if number_rows is not None:
+        card.numbers.all().delete()
+        CardNumber.objects.bulk_create(
+            CardNumber(card=card, order=index, **row) for index, row in enumerate(number_rows, start=1)
         )
     if term_names is not None:
         card.card_terms.all().delete()
@@ -465,12 +468,14 @@ def _import_card(
 
 
 def card_values(card: Card) -> dict[str, Any]:
-    """A card as its file holds it: text, scenario by slug, figures and terms in order."""
+    """A card as its file holds it: text, scenario by slug, live numbers and terms in order."""
     return {
         **_field_values(card, CARD_FIELDS),
         "published": card.published,
         "scenario": card.scenario.slug if card.scenario else None,
-        "figures": [_figure_entry(row) for row in sorted(card.figures.all(), key=lambda f: f.order)],
+        "live_numbers": [
+            _live_number_entry(row) for row in sorted(card.numbers.all(), key=lambda n: n.order)
+        ],
         "terms": [ct.term.term for ct in sorted(card.card_terms.all(), key=lambda ct: ct.order)],
         "checks": [number_checks.in_written_order(row) for row in card.number_checks or []],
     }
@@ -490,18 +495,34 @@ def _check_row(row: Any, path: Path, step: int) -> dict[str, Any]:
     return number_checks.in_written_order(row)
 
 
-def _figure_row(row: Any, path: Path, step: int) -> dict[str, Any]:
+# Keys that files written before the rename used, with the key that replaced each.
+_RENAMED_KEYS = {"figures": "live_numbers"}
+_RENAMED_ROW_KEYS = {"figure": "live"}
+
+
+def _refuse_old_keys(card_data: dict[str, Any], path: Path, step: int) -> None:
+    """Refuse a card written with the old keys, naming the new ones, rather than drop its rows."""
+    rows = card_data.get("live_numbers") or card_data.get("figures") or []
+    found = [(old, new) for old, new in _RENAMED_KEYS.items() if old in card_data]
+    found += [(old, new) for old, new in _RENAMED_ROW_KEYS.items()
+              if any(isinstance(row, dict) and old in row for row in rows)]  # fmt: skip
+    if found:
+        renamed = "; ".join(f"'{old}' is now '{new}'" for old, new in found)
+        raise ContentError(f"{path}: card step {step}: {renamed}")
+
+
+def _live_number_row(row: Any, path: Path, step: int) -> dict[str, Any]:
     """A "Computed live" row from a file: tolerance and note only when given, as export writes them."""
     if not isinstance(row, dict):
         raise ContentError(
-            f"{path}: card step {step}: each figure is a mapping with label, figure and stated"
+            f"{path}: card step {step}: each live number is a mapping with label, live and stated"
         )
-    values: dict[str, Any] = {name: str(row.get(name, "")) for name in FIGURE_FIELDS}
+    values: dict[str, Any] = {name: str(row.get(name, "")) for name in LIVE_NUMBER_FIELDS}
     if row.get("tolerance") is not None:
         tolerance = row["tolerance"]
         if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or not 0 <= tolerance < 1:
             raise ContentError(
-                f"{path}: card step {step}: figure {values['figure']}: tolerance is a fraction from 0 to 1 "
+                f"{path}: card step {step}: live number {values['live']}: tolerance is a fraction from 0 to 1 "
                 f"(0.01 is 1%), not {tolerance!r}"
             )
         values["tolerance"] = float(tolerance)
@@ -510,12 +531,12 @@ def _figure_row(row: Any, path: Path, step: int) -> dict[str, Any]:
     return values
 
 
-def _figure_entry(figure: CardFigure) -> dict[str, Any]:
-    entry = _field_values(figure, FIGURE_FIELDS)
-    if figure.tolerance is not None:
-        entry["tolerance"] = figure.tolerance
-    if figure.note:
-        entry["note"] = figure.note
+def _live_number_entry(number: CardNumber) -> dict[str, Any]:
+    entry = _field_values(number, LIVE_NUMBER_FIELDS)
+    if number.tolerance is not None:
+        entry["tolerance"] = number.tolerance
+    if number.note:
+        entry["note"] = number.note
     return entry
 
 
@@ -543,23 +564,23 @@ def _scenario_slug(slug: Any, scenarios: dict[str, Any], path: Path, step: int) 
     return str(slug)
 
 
-def _check_figures(values: dict[str, Any], scenarios: dict[str, Any], path: Path, step: int) -> None:
-    """Refuse a card whose text or panel cites a live figure its scenario cannot give."""
+def _check_live_numbers(values: dict[str, Any], scenarios: dict[str, Any], path: Path, step: int) -> None:
+    """Refuse a card whose text or panel cites a live number its scenario cannot give."""
     slug = values["scenario"]
     params = scenarios[slug].sweep_params() if slug else None
     texts = [text for name in Card.TEXT_FIELDS for text in as_written_and_shown(values[name])]
-    names = [str(row["figure"]) for row in values["figures"]]
-    texts += [figures.placeholder(name) for name in names if not citations.is_calc_figure(name)]
-    problems = figures.problems(texts, params)
+    names = [str(row["live"]) for row in values["live_numbers"]]
+    texts += [live_numbers.placeholder(name) for name in names if not citations.is_calc_number(name)]
+    problems = live_numbers.problems(texts, params)
     cited = list(dict.fromkeys(found for text in texts for found in citations.in_text(text)))
-    for name in filter(citations.is_calc_figure, names):
-        if (found := citations.parse_figure(name)) is None:
-            problems.append(f"{name}: write a calculator's figure as calc.SET_SLUG.OUTPUT_KEY")
+    for name in filter(citations.is_calc_number, names):
+        if (found := citations.parse_calc_number(name)) is None:
+            problems.append(f"{name}: write a calculator's number as calc.SET_SLUG.OUTPUT_KEY")
         else:
             cited.append(found)
     problems += citations.problems(cited, simulator().calculators_by_slug(citations.slugs(cited)))
     problems += [
-        problem for name in Card.TEXT_FIELDS for problem in live_figure_markup_problems(values[name])
+        problem for name in Card.TEXT_FIELDS for problem in live_number_markup_problems(values[name])
     ]
     if problems:
         raise ContentError(f"{path}: card step {step}: {'; '.join(problems)}")
@@ -578,7 +599,7 @@ def export_content(directory: Path = CONTENT_DIR) -> list[Path]:
         if entries := section.export_entries():
             _dump(entries, directory / section.file_name)
             written.append(directory / section.file_name)
-    courses = Course.objects.prefetch_related("lessons__cards__card_terms__term", "lessons__cards__figures")
+    courses = Course.objects.prefetch_related("lessons__cards__card_terms__term", "lessons__cards__numbers")
     for course in courses.prefetch_related("lessons__cards__scenario"):
         course_dir = directory / course.slug
         _dump({"slug": course.slug, "title": course.title, "description": course.description,
@@ -614,8 +635,8 @@ def _card_entry(card: Card) -> dict[str, Any]:
     entry.update({name: values[name] for name in CARD_FIELDS})
     if values["scenario"]:
         entry["scenario"] = values["scenario"]
-    if values["figures"]:
-        entry["figures"] = values["figures"]
+    if values["live_numbers"]:
+        entry["live_numbers"] = values["live_numbers"]
     entry["terms"] = values["terms"]
     if values["checks"]:
         entry["checks"] = values["checks"]

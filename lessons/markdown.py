@@ -54,16 +54,16 @@ def render_markdown(text: str) -> str:
 
 
 def as_written_and_shown(text: str) -> list[str]:
-    """The text as written and as the page shows it, for checking its live figures.
+    """The text as written and as the page shows it, for checking its live numbers.
 
-    Pages fill figures into the rendered HTML, and Markdown's backslash escapes make a
+    Pages fill live numbers into the rendered HTML, and Markdown's backslash escapes make a
     placeholder there that the text as written hides (``{\\{sim.x}}`` shows as ``{{sim.x}}``).
     """
     return [text, render_markdown(text)]
 
 
-# Any live figure, whichever simulator part computes it: {{sim.c8.agg_tok_s}}, {{calc.SET.KEY}}.
-LIVE_FIGURE = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
+# Any live number, whichever simulator part computes it: {{sim.c8.agg_tok_s}}, {{calc.SET.KEY}}.
+LIVE_NUMBER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 
 
 class _AttributeValues(HTMLParser):
@@ -75,22 +75,22 @@ class _AttributeValues(HTMLParser):
         self.values.extend(value for _, value in attrs if value)
 
 
-def live_figures_in_markup(text: str) -> list[str]:
-    """Live figures that Markdown text puts in a link target or an HTML attribute.
+def live_numbers_in_markup(text: str) -> list[str]:
+    """Live numbers that Markdown text puts in a link target or an HTML attribute.
 
-    Figures are filled in as a <span>, which inside an attribute would break the tag, so
+    Live numbers are filled in as a <span>, which inside an attribute would break the tag, so
     they belong in the text only. Link targets may arrive percent-encoded.
     """
     parser = _AttributeValues()
     parser.feed(render_markdown(text))
     parser.close()
-    found = [name for value in parser.values for name in LIVE_FIGURE.findall(unquote(value))]
+    found = [name for value in parser.values for name in LIVE_NUMBER.findall(unquote(value))]
     return list(dict.fromkeys(found))
 
 
-def live_figure_markup_problems(text: str) -> list[str]:
+def live_number_markup_problems(text: str) -> list[str]:
     return [
-        f"{{{{{name}}}}} is inside a link target or an HTML attribute, where a live figure "
+        f"{{{{{name}}}}} is inside a link target or an HTML attribute, where a live number "
         "would break the page: put it in the text instead"
-        for name in live_figures_in_markup(text)
+        for name in live_numbers_in_markup(text)
     ]

@@ -11,7 +11,7 @@ from django.utils.html import escape, strip_tags
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator, slugify
 
-from felab_sim.engine import citations, figures
+from felab_sim.engine import citations, live_numbers
 from felab_sim.engine.calculator import Result
 from felab_sim.engine.calculators import CALCULATORS
 from felab_sim.engine.metrics import SweepResult
@@ -21,7 +21,7 @@ from felab_sim.engine.sweep_params import SweepParams
 from serving.content_cache import ContentQuerySet, kept_without_request
 
 from . import number_checks
-from .markdown import as_written_and_shown, live_figure_markup_problems, normalise_line_ends, render_markdown
+from .markdown import as_written_and_shown, live_number_markup_problems, normalise_line_ends, render_markdown
 from .simulator import CitedSet, simulator
 
 # Django's admin shows help text as HTML, unescaped: say everything here without markup
@@ -32,8 +32,8 @@ MARKDOWN_HELP = (
     "Raw HTML tags such as scripts and frames are removed when the page is shown."
 )
 CARD_TEXT_HELP = (
-    MARKDOWN_HELP + " A live figure goes in the text, never in a link target: "
-    "{{sim.c8.agg_tok_s}} from the card's scenario (names in felab_sim/core/figures.py), "
+    MARKDOWN_HELP + " A live number goes in the text, never in a link target: "
+    "{{sim.c8.agg_tok_s}} from the card's scenario (names in felab_sim/engine/live_numbers.py), "
     "{{calc.SET_SLUG.OUTPUT_KEY}} from a parameter set (outputs in docs/calculators.md)."
 )
 
@@ -49,11 +49,11 @@ NUMBER_CHECKS_HELP = (
 
 
 def _live_span(name: str, value: str) -> str:
-    return f'<span class="live-figure" title="Computed live: sim.{escape(name)}">{escape(value)}</span>'
+    return f'<span class="live-number" title="Computed live: sim.{escape(name)}">{escape(value)}</span>'
 
 
 def _calc_span(citation: citations.Citation, value: str) -> str:
-    return f'<span class="live-figure" title="Computed live: {escape(citation)}">{escape(value)}</span>'
+    return f'<span class="live-number" title="Computed live: {escape(citation)}">{escape(value)}</span>'
 
 
 def normalise_text_fields(obj: models.Model) -> None:
@@ -170,14 +170,14 @@ class Lesson(models.Model):
     def page(self, *, drafts: bool) -> LessonPage:
         """The lesson page: its visible cards, ready to show, and where to try their numbers.
 
-        Three queries whatever the number of cards: the cards (with scenarios), their figures,
+        Three queries whatever the number of cards: the cards (with scenarios), their live numbers,
         and the parameter sets they cite, which every card shares.
         """
         cards = list(
             Card.objects.visible(drafts=drafts)
             .filter(lesson=self)
             .select_related("scenario")
-            .prefetch_related(models.Prefetch("figures", queryset=CardFigure.objects.order_by("order")))
+            .prefetch_related(models.Prefetch("numbers", queryset=CardNumber.objects.order_by("order")))
             .order_by("step")
         )
         cited = [found for card in cards for found in card.calc_citations()]
@@ -325,7 +325,7 @@ class CardQuerySet(ContentQuerySet["Card"]):
         """A card with what its page shows: lesson, course and ordered glossary."""
         return self.select_related("lesson__course", "scenario").prefetch_related(
             models.Prefetch("card_terms", queryset=CardTerm.objects.select_related("term").order_by("order")),
-            models.Prefetch("figures", queryset=CardFigure.objects.order_by("order")),
+            models.Prefetch("numbers", queryset=CardNumber.objects.order_by("order")),
         )
 
 
@@ -384,7 +384,7 @@ class Card(models.Model):
         blank=True,
         on_delete=models.PROTECT,
         related_name="cards",
-        help_text="The simulator scenario behind this card's live figures and chart.",
+        help_text="The simulator scenario behind this card's live numbers and chart.",
     )
     published = models.BooleanField(
         default=True, help_text="Students see only published cards; a draft is shown to instructors only."
@@ -450,9 +450,9 @@ class Card(models.Model):
             citations.slugs(c for found in cited.values() for c in found)
         )
         for name in self.TEXT_FIELDS:
-            problems = figures.problems(texts[name], params)
+            problems = live_numbers.problems(texts[name], params)
             problems += citations.problems(cited[name], known_sets)
-            problems += live_figure_markup_problems(getattr(self, name))
+            problems += live_number_markup_problems(getattr(self, name))
             if problems:
                 errors.setdefault(name, []).extend(problems)
         if self.number_checks is None:  # the admin's box left empty: no checks
@@ -466,7 +466,7 @@ class Card(models.Model):
         """Each derived number in the card's text and how it is covered, and its checks' problems."""
         return number_checks.check_card(
             {name: getattr(self, name) for name in self.TEXT_FIELDS},
-            [figure.stated for figure in self.figures.all()],
+            [number.stated for number in self.numbers.all()],
             self.number_checks if isinstance(self.number_checks, list) else [],
         )
 
@@ -543,7 +543,9 @@ class Card(models.Model):
     def calc_citations(self) -> list[citations.Citation]:
         """Every calculator output the card cites, in its text and its Computed live panel."""
         found = [cited for name in self.TEXT_FIELDS for cited in citations.in_text(getattr(self, name))]
-        found += [cited for figure in self.panel_figures if (cited := citations.parse_figure(figure.figure))]
+        found += [
+            cited for number in self.panel_numbers if (cited := citations.parse_calc_number(number.live))
+        ]
         return found
 
     @cached_property
@@ -556,15 +558,17 @@ class Card(models.Model):
 
     @cached_property
     def html(self) -> dict[str, SafeString]:
-        """Each section's HTML, ready for a template, with live figures filled in.
+        """Each section's HTML, ready for a template, with live numbers filled in.
 
-        The HTML was sanitized by nh3 when saved; figures are numbers, escaped again.
+        The HTML was sanitized by nh3 when saved; live numbers are escaped again.
         """
         result, calc_results = self.live_result, self.calc_results
         return {
             name: mark_safe(
                 citations.fill(
-                    figures.fill(self.rendered.get(name, ""), result, _live_span), calc_results, _calc_span
+                    live_numbers.fill(self.rendered.get(name, ""), result, _live_span),
+                    calc_results,
+                    _calc_span,
                 )
             )
             for name in self.TEXT_FIELDS
@@ -580,42 +584,42 @@ class Card(models.Model):
         return reverse("sim") + ("?" + simulator().sim_query(params) if params else "")
 
     def live_rows(self) -> list[dict[str, str]]:
-        """The "Computed live" panel: each figure the card states, beside the model's value, and
+        """The "Computed live" panel: each number the card states, beside the model's value, and
         where to turn its knobs: the calculator's page or /sim/ at the settings it was computed
         from (empty when nothing was computed)."""
         return [
             {
-                "label": figure.label,
-                "stated": figure.stated,
-                "live": self._live_text(figure.figure, figure.stated),
-                "url": self._live_url(figure.figure),
-                "note": figure.note,
+                "label": number.label,
+                "stated": number.stated,
+                "live": self._live_text(number.live, number.stated),
+                "url": self._live_url(number.live),
+                "note": number.note,
             }
-            for figure in self.panel_figures
+            for number in self.panel_numbers
         ]
 
     def _live_text(self, name: str, stated: str) -> str:
         """The live value with the stated number's decimals, so that equal numbers look equal."""
-        if cited := citations.parse_figure(name):
+        if cited := citations.parse_calc_number(name):
             value = citations.value_of(cited, self.calc_results)
             return value if isinstance(value, str) else format_like(value, stated)
-        return format_like(figures.value_of(name, self.live_result), stated)
+        return format_like(live_numbers.value_of(name, self.live_result), stated)
 
     def _live_url(self, name: str) -> str:
-        if citations.is_calc_figure(name):
-            cited = citations.parse_figure(name)
+        if citations.is_calc_number(name):
+            cited = citations.parse_calc_number(name)
             result = self.calc_results.get(cited.slug) if cited else None
             if result is None or cited.key not in result.outputs:
                 return ""
             return f"{simulator().calculator_page_url(result)}#output-{cited.key}"
         return f"{self.sim_url()}#sim-results" if self.scenario_params is not None else ""
 
-    # The figures and terms as the page shows them. An admin preview sets both from its unsaved
+    # The live numbers and terms as the page shows them. An admin preview sets both from its unsaved
     # inline rows (lessons/admin.py), so the page reads the form, not the database.
     @cached_property
-    def panel_figures(self) -> list[CardFigure]:
-        """The "Computed live" panel's figures, in order (prefetched by for_page)."""
-        return list(self.figures.all())
+    def panel_numbers(self) -> list[CardNumber]:
+        """The "Computed live" panel's numbers, in order (prefetched by for_page)."""
+        return list(self.numbers.all())
 
     @cached_property
     def terms_in_order(self) -> list[GlossaryTerm]:
@@ -644,15 +648,16 @@ class CardTerm(models.Model):
         return f"{self.term} on {self.card.label}"
 
 
-class CardFigure(models.Model):
+class CardNumber(models.Model):
     """A number the card states, shown beside the simulator's live value for it."""
 
-    card = models.ForeignKey(Card, on_delete=models.CASCADE, related_name="figures")
+    card = models.ForeignKey(Card, on_delete=models.CASCADE, related_name="numbers")
     order = models.PositiveSmallIntegerField(default=0)
     label = models.CharField(max_length=120, help_text="e.g. 'Total, 8 people (tok/s)'.")
-    figure = models.CharField(
+    live = models.CharField(
+        "live number",
         max_length=120,
-        help_text="A live figure's name without 'sim.', e.g. c8.agg_tok_s (see felab_sim/core/figures.py).",
+        help_text="A live number's name without 'sim.', e.g. c8.agg_tok_s (see felab_sim/engine/live_numbers.py).",
     )
     stated = models.CharField("the card says", max_length=60, blank=True)
     tolerance = models.FloatField(
@@ -668,25 +673,25 @@ class CardFigure(models.Model):
 
     class Meta:
         ordering = ["card", "order"]
-        verbose_name = "live figure"
+        verbose_name = "live number"
 
     def __str__(self) -> str:
-        name = self.figure if citations.is_calc_figure(self.figure) else f"sim.{self.figure}"
+        name = self.live if citations.is_calc_number(self.live) else f"sim.{self.live}"
         return f"{self.label} ({name})"
 
     def clean(self) -> None:
-        if citations.is_calc_figure(self.figure):
-            cited = citations.parse_figure(self.figure)
+        if citations.is_calc_number(self.live):
+            cited = citations.parse_calc_number(self.live)
             if cited is None:
-                raise ValidationError({"figure": "write a calculator's figure as calc.SET_SLUG.OUTPUT_KEY"})
+                raise ValidationError({"live": "write a calculator's number as calc.SET_SLUG.OUTPUT_KEY"})
             known_sets = simulator().calculators_by_slug([cited.slug])
             if problem := citations.problem(cited, known_sets):
-                raise ValidationError({"figure": problem})
+                raise ValidationError({"live": problem})
             return
         card = getattr(self, "card", None)  # unset on a blank inline row
         params = card.scenario_params if card is not None else None
-        if problems := figures.problems([figures.placeholder(self.figure)], params):
-            raise ValidationError({"figure": problems})
+        if problems := live_numbers.problems([live_numbers.placeholder(self.live)], params):
+            raise ValidationError({"live": problems})
 
 
 class ImportBaseline(models.Model):

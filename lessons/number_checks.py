@@ -3,9 +3,9 @@
 A card's text derives numbers from others: "275.1 ÷ 54.1 = 5.1", "about 5 times", "29% slower",
 "131,072 bytes, 128 KiB". Each such number must be one of:
 
-- live: written as a live figure ({{sim.…}}, {{calc.…}}), or a number the card's "Computed
+- live: written as a live number ({{sim.…}}, {{calc.…}}), or a number the card's "Computed
   live" panel states, to the digits the text writes it with ("51" for a stated 51.1): that panel
-  is checked against the simulator by tests/lessons/test_card_figures_agree.py;
+  is checked against the simulator by tests/lessons/test_card_numbers_agree.py;
 - inline: the arithmetic before its "=" is written out in numbers, and it adds up;
 - checked: the card declares a check for it, an arithmetic expression over the numbers it is
   derived from, which evaluates to the number within its printed precision;
@@ -36,7 +36,7 @@ from typing import Any
 
 _NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 _LIVE = r"\{\{\s*(?:sim|calc)\.[^}]*\}\}"
-# A number as a card writes it, or a live figure standing where a number would be.
+# A number as a card writes it, or a live number standing where a number would be.
 _VALUE = rf"(?:{_LIVE}|{_NUMBER})"
 
 # "= 5.1", "≈ 128", "= $0.15": the number after an equals sign.
@@ -64,7 +64,7 @@ class Derived:
     """A derived number found in a card's text."""
 
     field: str
-    number: str  # as written, without unit: "5.1", "131,072", or a live figure
+    number: str  # as written, without unit: "5.1", "131,072", or a live number
     kind: str  # what makes it derived: "= N", "N times", "N%", "unit conversion"
     context: str  # the words around it, to find it in the text
     inline: str = ""  # the arithmetic written before its "=", when it is all numbers
@@ -347,7 +347,7 @@ def _cover(derived: Derived, panel: list[str], checks: list[Check], problems: Ma
         return Finding(derived, "wrong", f"{derived.inline} is {worked:.6g}")
     if any(agrees(float(number.replace(",", "")), derived.number) for number in panel):
         return Finding(derived, "live", "stated in the Computed live panel")
-    return Finding(derived, "unchecked", "not a live figure, and no check says how it is worked out")
+    return Finding(derived, "unchecked", "not a live number, and no check says how it is worked out")
 
 
 def shape_problem(entries: Any) -> str:

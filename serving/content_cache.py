@@ -10,7 +10,7 @@ request in flight. A token is never reused, so a cache entry that is evicted or 
 a re-render, never a stale page.
 
 What is kept is learner-independent by construction: the card as fetched for its page (with its
-rendered Markdown and live figures), its neighbours, and template fragments marked with
+rendered Markdown and live numbers), its neighbours, and template fragments marked with
 ``{% content_fragment %}`` (serving/templatetags/content_fragments.py). Never keep anything that
 holds a CSRF token, a learner's work or a signed-in user's name.
 """

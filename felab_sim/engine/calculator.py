@@ -14,14 +14,14 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from .chart import Figure, Measured, Series
-from .numbers import MISSING, format_figure, format_number
+from .numbers import MISSING, format_number, format_with_unit
 from .params import Param, ParamError, ParamValue, parse_all
 
 __all__ = ["Calculator", "Output", "OutputSpec", "Params", "Result", "WorkedExample"]
 
 Params = Mapping[str, ParamValue]
 # A number, or a word where the answer is a category (the roofline's "memory" or "compute");
-# None only where the inputs leave a figure undefined, which the output's help says.
+# None only where the inputs leave a number undefined, which the output's help says.
 OutputValue = float | int | str | None
 
 
@@ -45,7 +45,7 @@ class Output(NamedTuple):
         if self.unit == "$":
             number = format_number(self.value)
             return number if number == MISSING else "$" + number
-        return format_figure(self.value, self.unit)
+        return format_with_unit(self.value, self.unit)
 
 
 class WorkedExample(NamedTuple):
@@ -185,7 +185,7 @@ class Calculator:
 
 def _defined(value: OutputValue) -> OutputValue:
     """None for a quotient that overflowed: inputs near a range's edge (a tiny price, a tiny
-    overhead) can leave a figure with no finite value, which JSON cannot carry."""
+    overhead) can leave a number with no finite value, which JSON cannot carry."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value

@@ -17,7 +17,7 @@ from .numbers import MISSING, format_number
 
 PREFIX = "calc."
 PLACEHOLDER = re.compile(r"\{\{\s*calc\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_]+)\s*\}\}")
-_FIGURE = re.compile(r"calc\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_]+)")
+_CALC_NUMBER = re.compile(r"calc\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_]+)")
 
 
 class Citation(NamedTuple):
@@ -32,14 +32,14 @@ def in_text(text: str) -> list[Citation]:
     return [Citation(slug, key) for slug, key in PLACEHOLDER.findall(text)]
 
 
-def is_calc_figure(name: str) -> bool:
-    """Whether a Computed live figure's name cites a calculator (else it is a sweep figure)."""
+def is_calc_number(name: str) -> bool:
+    """Whether a live number's name cites a calculator (else it names one of the sweep's)."""
     return name.startswith(PREFIX)
 
 
-def parse_figure(name: str) -> Citation | None:
-    """A ``calc.SET.OUTPUT`` figure name as a citation; None if it is not written that way."""
-    match = _FIGURE.fullmatch(name.strip())
+def parse_calc_number(name: str) -> Citation | None:
+    """A ``calc.SET.OUTPUT`` live number's name as a citation; None if it is not written that way."""
+    match = _CALC_NUMBER.fullmatch(name.strip())
     return Citation(match[1], match[2]) if match else None
 
 

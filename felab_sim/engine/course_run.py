@@ -33,6 +33,6 @@ def published_for(params: SweepParams) -> list[dict[str, float]]:
 
 
 def published_beside(result: SweepResult) -> list[tuple[LevelResult, dict[str, float] | None]]:
-    """Each simulated level with the course's published figures for it, when it has them."""
+    """Each simulated level with the course's published numbers for it, when it has them."""
     published = {row["conc"]: row for row in published_for(result.params)}
     return [(level, published.get(level.conc)) for level in result.levels]

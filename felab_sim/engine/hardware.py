@@ -1,16 +1,16 @@
 """Hardware presets for the engines: memory, bandwidth, dense compute and interconnect of one GPU.
 
-Every figure is the vendor's, as printed on the spec sheet named in ``source`` (vendors' pages
-could not be opened from felab's checks: ``checked_in`` says where the same figures were read,
+Every number is the vendor's, as printed on the spec sheet named in ``source`` (vendors' pages
+could not be opened from felab's checks: ``checked_in`` says where the same numbers were read,
 and ``note`` says what is not published). Compute is dense (no 2:4 sparsity), in FLOP/s; a
-vendor's sparse figure is halved and said so. ``None`` means the vendor publishes no such
-figure for that precision and the part does not run it natively.
+vendor's sparse number is halved and said so. ``None`` means the vendor publishes no such
+number for that precision and the part does not run it natively.
 
 Memory is said twice, because vendors print "GB" and mean different things: ``memory_gb`` is the
-figure as printed, ``memory_unit`` says whether the printed figure means 10⁹ or 2³⁰ bytes, and
+number as printed, ``memory_unit`` says whether the printed number means 10⁹ or 2³⁰ bytes, and
 ``memory_bytes`` is what an engine sees as the device's total (CUDA's ``total`` memory, which is
 what vLLM multiplies by ``gpu_memory_utilization``). Where a measured total was found it is
-used (``memory_bytes_measured``, the comment says whose); otherwise it is the printed figure in
+used (``memory_bytes_measured``, the comment says whose); otherwise it is the printed number in
 the unit it means.
 
 Standard library only: no Django, nothing else of felab_sim.
@@ -39,14 +39,14 @@ class Hardware:
     name: str
     vendor_name: str
     memory_gb: float  # as printed by the vendor
-    memory_unit: str  # "GB" (10⁹ bytes) or "GiB" (2³⁰ bytes): what the printed figure means
+    memory_unit: str  # "GB" (10⁹ bytes) or "GiB" (2³⁰ bytes): what the printed number means
     memory_bytes: int  # the device total an engine sees
     memory_bandwidth: float  # bytes/s
     bf16_flops: float | None  # dense tensor-core peak, FLOP/s
     fp8_flops: float | None
     interconnect: Interconnect
     source: str  # the vendor's spec sheet
-    checked_in: str  # where the figures were read, since the vendor's page could not be opened
+    checked_in: str  # where the numbers were read, since the vendor's page could not be opened
     memory_bytes_measured: bool = False  # memory_bytes read off a real card, not the spec
     note: str = ""
 
@@ -55,7 +55,7 @@ class Hardware:
         if bytes_per_value <= 1 and self.fp8_flops is not None:
             return self.fp8_flops
         if self.bf16_flops is None:
-            raise ValueError(f"{self.name}: no published dense BF16 figure; type one in")
+            raise ValueError(f"{self.name}: no published dense BF16 number; type one in")
         return self.bf16_flops
 
 
@@ -113,7 +113,7 @@ HARDWARE: tuple[Hardware, ...] = (
         "Gen 5) and hmc-tech.com's spec table (BF16 tensor 503.8 TFLOPS dense, 1.01 PFLOPS sparse; "
         "FP8 1.01 PFLOPS dense; FP4 4.03 PFLOPS sparse)",
         note="NVIDIA's datasheet prints only the FP4 sparse peak (4,000 AI TOPS) and 125 TFLOPS FP32; "
-        "the dense BF16 and FP8 figures are that FP4 figure halved for sparsity and once per "
+        "the dense BF16 and FP8 numbers are that FP4 number halved for sparsity and once per "
         "precision step (4,030 / 2 / 2 = 1,008 FP8; / 2 = 504 BF16), as the table above gives them. "
         "The 96 GB is 32 GDDR7 chips of 3 GiB, so GiB (nvidia-smi shows 97,887 MiB of its "
         "98,304). No NVLink.",
@@ -193,7 +193,7 @@ HARDWARE: tuple[Hardware, ...] = (
         checked_in="dgx-spark.warehack.ing/hardware and ai-infrastructure.net/dgx-spark (128 GB "
         "LPDDR5x unified, 273 GB/s, 1 PFLOP FP4 with sparsity, dual ConnectX-7 200 GbE)",
         note="NVIDIA publishes only '1 petaFLOP FP4 with sparsity' and about 31 TFLOPS FP32 for the "
-        "GB10: no dense BF16 or FP8 figure, so none is given here (type one in to run the engine "
+        "GB10: no dense BF16 or FP8 number, so none is given here (type one in to run the engine "
         "on it). The 128 GB is shared with the CPU and the OS.",
     ),
 )

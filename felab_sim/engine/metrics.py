@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from operator import sub
 from statistics import median
 
-from .numbers import format_figure
+from .numbers import format_with_unit
 from .sweep_params import SweepParams
 
 
@@ -142,25 +142,25 @@ class SweepResult:
 
 def capacity_sentence(result: SweepResult) -> str:
     """One sentence: where capacity is, and why the next level misses the SLO."""
-    slo = format_figure(result.params.slo_ms, "ms")
+    slo = format_with_unit(result.params.slo_ms, "ms")
     levels = result.levels
     slots = result.params.server.slots
     if result.capacity is None:
         first = levels[0]
         return (
-            f"No level meets the SLO: already at C = {first.conc}, TTFT p95 is {format_figure(first.ttft_p95_ms, 'ms')}, "
+            f"No level meets the SLO: already at C = {first.conc}, TTFT p95 is {format_with_unit(first.ttft_p95_ms, 'ms')}, "
             f"over the {slo} target, so capacity is below {first.conc}."
         )
     at_capacity = next(level for level in levels if level.conc == result.capacity)
     beyond = next((level for level in levels if level.conc > result.capacity), None)
     sentence = (
         f"Capacity is C = {result.capacity}: the highest level whose TTFT p95 "
-        f"({format_figure(at_capacity.ttft_p95_ms, 'ms')}) stays within the {slo} SLO."
+        f"({format_with_unit(at_capacity.ttft_p95_ms, 'ms')}) stays within the {slo} SLO."
     )
     if beyond is None:
         return (
             f"Every level you swept meets the {slo} SLO, up to C = {result.capacity} "
-            f"(TTFT p95 {format_figure(at_capacity.ttft_p95_ms, 'ms')}): capacity is at least "
+            f"(TTFT p95 {format_with_unit(at_capacity.ttft_p95_ms, 'ms')}): capacity is at least "
             f"{result.capacity}. Add higher levels to find the knee."
         )
     why = (
@@ -170,5 +170,5 @@ def capacity_sentence(result: SweepResult) -> str:
     )
     return (
         sentence
-        + f" At C = {beyond.conc}, {why}, and TTFT p95 jumps to {format_figure(beyond.ttft_p95_ms, 'ms')}."
+        + f" At C = {beyond.conc}, {why}, and TTFT p95 jumps to {format_with_unit(beyond.ttft_p95_ms, 'ms')}."
     )

@@ -19,7 +19,7 @@ from .model_shapes import ModelShape, read_config
 
 @dataclass(frozen=True)
 class PublishedCount:
-    """A publisher's own parameter figures, in billions, as printed (so often rounded)."""
+    """A publisher's own parameter counts, in billions, as printed (so often rounded)."""
 
     total_b: float
     active_b: float | None = None  # MoE only
@@ -271,7 +271,7 @@ PRESETS: tuple[ModelPreset, ...] = (
             "vocab_size": 129280,
             "max_position_embeddings": 163840,
         },
-        # 37B is this figure rounded; 36.6B includes the 0.9B output head and not the embedding.
+        # 37B is this number rounded; 36.6B includes the 0.9B output head and not the embedding.
         PublishedCount(
             671.0,
             36.6,

@@ -199,7 +199,7 @@ class ModelShape:
     def active_params(self) -> int:
         """The parameters one token goes through: total less the routed experts it skips
         (experts_per_token of routed_experts are used per MoE layer). Embeddings count whole,
-        as Mistral and Qwen count their active figures. Dense models: equal to the total."""
+        as Mistral and Qwen count their active parameters. Dense models: equal to the total."""
         if self.experts is None:
             return self.total_params
         skipped = self.experts.routed_experts - self.experts.experts_per_token
@@ -209,7 +209,7 @@ class ModelShape:
     def active_params_without_embedding(self) -> int:
         """Active parameters less the input embedding table when it is separate from the output
         head: a token reads one row of it, not the table. This is what a decode step multiplies
-        by (OpenAI and DeepSeek count their active figures this way)."""
+        by (OpenAI and DeepSeek count their active parameters this way)."""
         untied_input = 0 if self.tied_embeddings else self.vocab_size * self.hidden_size
         return self.active_params - untied_input
 
@@ -285,7 +285,7 @@ def kv_bytes_per_token(
     shape: ModelShape, kv_bytes_per_value: float, tensor_parallel: int = 1
 ) -> dict[AttentionKind, float]:
     """Bytes one more token of context adds on one GPU, by layer kind (layers of that kind ×
-    the per-layer figure). Sliding layers stop growing once the context passes their window."""
+    the per-layer bytes). Sliding layers stop growing once the context passes their window."""
     found: dict[AttentionKind, float] = {}
     for layer in shape.layer_attention:
         per_layer = kv_bytes_per_token_per_layer(shape, layer, kv_bytes_per_value, tensor_parallel)
@@ -667,5 +667,5 @@ def read_config(config_json: str | Mapping[str, Any]) -> ModelShape:
 
 
 def billions(params: int) -> float:
-    """A parameter count in billions, for comparing with a publisher's figure."""
+    """A parameter count in billions, for comparing with a publisher's number."""
     return params / 1e9

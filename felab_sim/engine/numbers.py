@@ -1,12 +1,12 @@
-"""The site's one rule for printing a figure. Pure Python: no Django import.
+"""The site's one rule for printing a number. Pure Python: no Django import.
 
 Every number a student reads (card text, the "Computed live" panel, /sim/'s table and
-summary, progress counts) goes through :func:`format_number` or :func:`format_figure`,
+summary, progress counts) goes through :func:`format_number` or :func:`format_with_unit`,
 so the same value never appears as "26.0" on one page and "26" on another.
 
 The rule:
 
-- Precision follows size, so a figure keeps three or four significant digits and never
+- Precision follows size, so a number keeps three or four significant digits and never
   shows noise: 1,000 and above, no decimals ("3,357", "25,856"); from 1 to 1,000, one
   decimal ("275.1", "41.4", "5.1"); below 1, two significant digits ("0.53", "0.042").
 - A decimal part of zeros is dropped: "500", "26", "18", "2.5" (not "500.0" or "2.50").
@@ -28,7 +28,7 @@ import math
 import re
 
 MISSING = "—"
-# Below this size a figure is written "8.8 × 10⁻²⁷".
+# Below this size a number is written "8.8 × 10⁻²⁷".
 SCIENTIFIC_BELOW = 1e-4
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 _FROM_SUPERSCRIPT = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
@@ -49,7 +49,7 @@ def decimals_for(value: float) -> int:
 
 
 def format_number(value: float | int | None) -> str:
-    """A figure as the site prints it, without a unit; see the module's docstring for the rule."""
+    """A number as the site prints it, without a unit; see the module's docstring for the rule."""
     if value is None or isinstance(value, bool):
         return MISSING
     if isinstance(value, int):
@@ -68,8 +68,8 @@ def format_number(value: float | int | None) -> str:
     return text
 
 
-def format_figure(value: float | int | None, unit: str = "") -> str:
-    """A figure with its unit: "26 ms", "275.1 tok/s", "71%"; just the dash when it is missing."""
+def format_with_unit(value: float | int | None, unit: str = "") -> str:
+    """A number with its unit: "26 ms", "275.1 tok/s", "71%"; just the dash when it is missing."""
     number = format_number(value)
     if not unit or number == MISSING:
         return number
@@ -101,7 +101,7 @@ def agrees(stated: float, computed: float, tolerance: float = 0.02) -> bool:
     """Whether a stated number matches a computed one within a relative tolerance.
 
     A stated number is also accepted when it is the computed one printed by the rule
-    (a rounded figure is not a disagreement, e.g. 0.53 for 0.5349).
+    (a rounded number is not a disagreement, e.g. 0.53 for 0.5349).
     """
     if format_number(computed) == format_number(stated):
         return True
@@ -120,7 +120,7 @@ def decimals_written(text: str) -> int | None:
 
 
 def format_like(value: float | int | None, stated: str) -> str:
-    """A computed figure printed with as many decimals as the number a card states for it, so that
+    """A computed number printed with as many decimals as the number a card states for it, so that
     equal numbers look equal beside each other: 0.5849 beside "0.585" prints "0.585", 2.4 beside
     "2.40" prints "2.40", 70.7 beside "71" prints "71". Without a stated number: the site's rule."""
     decimals = decimals_written(stated)

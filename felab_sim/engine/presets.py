@@ -1,8 +1,8 @@
 """Presets for the calculator pages: hardware from public spec sheets, and model shapes.
 
 A preset sets some parameters; a calculator's page offers it when it sets at least one of that
-calculator's parameters, and applies only those. Hardware figures are the vendors' published
-numbers (peak compute: dense BF16, without sparsity), each with the page it comes from; model
+calculator's parameters, and applies only those. Hardware numbers are the vendors' published
+ones (peak compute: dense BF16, without sparsity), each with the page it comes from; model
 shapes are the ones the course uses (lessons 05, 12, 17).
 """
 

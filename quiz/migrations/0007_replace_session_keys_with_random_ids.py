@@ -5,7 +5,7 @@ could read or filter those rows could take over the session. Each distinct key g
 a new random id (the same one in showings, reviews and schedules), and every stored
 session (database-backed sessions) that pointed at the old key is pointed at the new
 id, so students keep their progress. A learner whose session is gone keeps their rows
-under an id that no one holds: counted in the class's figures, reachable by nobody.
+under an id that no one holds: counted in the class's numbers, reachable by nobody.
 
 Reversing keeps the random ids: the code before this reads the learner from the
 session's data, which now holds them, so nothing breaks and no key comes back.

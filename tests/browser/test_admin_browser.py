@@ -53,7 +53,7 @@ def _published_card_citing(text: str) -> Card:
     return Card.objects.published().filter(question__contains=text).get()
 
 
-def _cited_figure_text(parameter_set: ParameterSet) -> str:
+def _cited_number_text(parameter_set: ParameterSet) -> str:
     card = _published_card_citing(f"{{{{calc.{parameter_set.slug}.")
     return strip_tags(card.html["question"])
 
@@ -79,13 +79,13 @@ STUDENT_VIEWS: dict[type[Model], StudentView] = {
         "name",
         lambda scenario: _answer_shown(scenario.cards.published().first()),
     ),
-    # A parameter set shows through the figures cards cite from it: change a parameter, the number moves.
+    # A parameter set shows through the numbers cards cite from it: change a parameter, the number moves.
     ParameterSet: StudentView(
         lambda: ParameterSet.objects.get(slug=CITED_SET),
         "bandwidth_gbs",
         lambda parameter_set: _published_card_citing(f"{{{{calc.{parameter_set.slug}.").get_absolute_url(),
         value="273",
-        shows=_cited_figure_text,
+        shows=_cited_number_text,
     ),
 }
 CITED_SET = "test-browser-ceiling"
@@ -414,7 +414,7 @@ def test_an_instructor_previews_unsaved_text_as_students_will_see_it_without_jav
     preview.wait_for_load_state()
     expect(preview.locator(".preview-banner")).to_contain_text("Preview: not saved.")
     expect(preview.locator(".question-text")).to_have_text("With 8 seats,\nhow many servers for 120 people?")
-    expect(preview.locator(".question-text strong .live-figure")).to_have_text("8")
+    expect(preview.locator(".question-text strong .live-number")).to_have_text("8")
     expect(preview.locator(".plain-words")).to_contain_text(strip_tags(card.html["plain_words"])[:40])
     expect(preview.locator(".live-table")).to_contain_text("Servers for 120 people")
     expect(preview.locator(".live-value").first).to_have_text("8")

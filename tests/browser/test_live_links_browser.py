@@ -1,4 +1,4 @@
-"""A card's Computed live figures lead to where they were worked out, at the same settings."""
+"""A card's Computed live numbers lead to where they were worked out, at the same settings."""
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -20,25 +20,25 @@ def live_row(page: Page, label: str):
     return page.locator(".live-table tr").filter(has=page.get_by_role("rowheader", name=label, exact=True))
 
 
-def test_following_a_calculator_figure_shows_the_same_number_at_the_same_settings(page: Page, live_lessons):
+def test_following_a_calculator_number_shows_the_same_number_at_the_same_settings(page: Page, live_lessons):
     page.goto(f"{live_lessons}{QUANTIZATION_STEP_1}?answer=shown")
     link = live_row(page, "Q8_0 ceiling at 546 GB/s (tok/s)").get_by_role("link")
     shown = link.inner_text()
     assert shown == "64.2"  # 546 ÷ 8.5 GB
     link.click()
     page.wait_for_url("**/sim/calc/decode-ceiling/?**#output-ceiling_tok_s")
-    figure = page.locator('td[data-key="ceiling_tok_s"]')
-    expect(figure).to_have_text(f"{shown} tok/s")
+    number = page.locator('td[data-key="ceiling_tok_s"]')
+    expect(number).to_have_text(f"{shown} tok/s")
     expect(page.locator('select[name="quant"]')).to_have_value("q8_0")  # the set's, not the default
     # Where the student lands is marked, and the knobs turn from there.
     assert page.locator("#output-ceiling_tok_s").evaluate("row => row.matches(':target')")
     box = page.locator('input[name="bandwidth_gbs"]')
     box.fill("273")
     box.dispatch_event("change")
-    expect(figure).to_have_text("32.1 tok/s")  # 273 ÷ 8.5 GB
+    expect(number).to_have_text("32.1 tok/s")  # 273 ÷ 8.5 GB
 
 
-def test_following_a_sweep_figure_shows_the_same_number_in_the_simulator(page: Page, live_lessons):
+def test_following_a_sweep_number_shows_the_same_number_in_the_simulator(page: Page, live_lessons):
     page.goto(f"{live_lessons}{SEED_CARD_URL}?answer=shown")
     link = live_row(page, "Total, 8 people (tok/s)").get_by_role("link")
     shown = link.inner_text()

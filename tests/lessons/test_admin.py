@@ -31,7 +31,7 @@ def card_form_data(card: Card, **changes) -> dict:
     }
     for prefix, rows, fields in (
         ("card_terms", card.card_terms.order_by("order"), ("term", "order")),
-        ("figures", card.figures.order_by("order"), ("order", "label", "figure", "stated")),
+        ("numbers", card.numbers.order_by("order"), ("order", "label", "live", "stated")),
     ):
         rows = list(rows)
         data.update({f"{prefix}-TOTAL_FORMS": len(rows), f"{prefix}-INITIAL_FORMS": len(rows),
@@ -92,7 +92,7 @@ def test_admin_lists_search_and_filter(instructor_client, seed_card):
     assert "Concurrency sweep" in lesson.content.decode()  # cards inline
 
 
-def test_unknown_live_figure_is_refused_on_save_with_a_message(instructor_client, seed_card):
+def test_unknown_live_number_is_refused_on_save_with_a_message(instructor_client, seed_card):
     before = seed_card.plain_words
     data = card_form_data(seed_card, plain_words="Total: {{sim.c9.agg_tok_s}} tok/s.")
     response = instructor_client.post(change_url(seed_card), data)
@@ -110,7 +110,7 @@ def test_unknown_live_figure_is_refused_on_save_with_a_message(instructor_client
         ("Cost: {\\{calc.no-such-set.usd}}.", "calc.no-such-set.usd"),
     ],
 )
-def test_a_figure_written_with_an_escaped_brace_is_checked_as_the_page_shows_it(
+def test_a_live_number_written_with_an_escaped_brace_is_checked_as_the_page_shows_it(
     instructor_client, seed_card, text, reason
 ):
     # Markdown drops the backslash, so the page would fill a placeholder the raw text hides.
@@ -122,7 +122,7 @@ def test_a_figure_written_with_an_escaped_brace_is_checked_as_the_page_shows_it(
     assert seed_card.plain_words == before
 
 
-def test_a_live_figure_in_a_link_target_is_refused_on_save_with_a_message(instructor_client, seed_card):
+def test_a_live_number_in_a_link_target_is_refused_on_save_with_a_message(instructor_client, seed_card):
     before = seed_card.plain_words
     data = card_form_data(seed_card, plain_words="See [the total]({{sim.c8.agg_tok_s}}).")
     response = instructor_client.post(change_url(seed_card), data)
@@ -134,25 +134,25 @@ def test_a_live_figure_in_a_link_target_is_refused_on_save_with_a_message(instru
     assert seed_card.plain_words == before
 
 
-def test_unknown_figure_in_the_live_panel_is_refused(instructor_client, seed_card):
-    data = card_form_data(seed_card, **{"figures-0-figure": "c8.speed"})
+def test_unknown_live_number_in_the_live_panel_is_refused(instructor_client, seed_card):
+    data = card_form_data(seed_card, **{"numbers-0-live": "c8.speed"})
     response = instructor_client.post(change_url(seed_card), data)
     assert response.status_code == 200
     assert "is not a sweep metric" in response.content.decode()
 
 
-def test_live_figures_need_a_scenario(instructor_client, seed_card):
-    data = card_form_data(seed_card, scenario="", **{"figures-TOTAL_FORMS": 0, "figures-INITIAL_FORMS": 0})
+def test_live_numbers_need_a_scenario(instructor_client, seed_card):
+    data = card_form_data(seed_card, scenario="", **{"numbers-TOTAL_FORMS": 0, "numbers-INITIAL_FORMS": 0})
     data["plain_words"] = "Capacity {{sim.capacity}}."
     response = instructor_client.post(change_url(seed_card), data)
     assert "needs a scenario" in response.content.decode()
 
 
-def test_an_unknown_figure_on_a_card_without_a_scenario_is_named(instructor_client, seed_card):
-    data = card_form_data(seed_card, scenario="", **{"figures-TOTAL_FORMS": 0, "figures-INITIAL_FORMS": 0})
+def test_an_unknown_live_number_on_a_card_without_a_scenario_is_named(instructor_client, seed_card):
+    data = card_form_data(seed_card, scenario="", **{"numbers-TOTAL_FORMS": 0, "numbers-INITIAL_FORMS": 0})
     data["plain_words"] = "Capacity {{sim.capasity}}."
     body = instructor_client.post(change_url(seed_card), data).content.decode()
-    assert "sim.capasity: not a known live figure" in body
+    assert "sim.capasity: not a known live number" in body
     assert "needs a scenario" not in body
 
 
@@ -231,14 +231,14 @@ def test_preview_shows_the_unsaved_form_as_students_will_see_it(instructor_clien
         card,
         question="How many at once, if **{{sim.capacity}}** is the knee?",
         plain_words="Divide by {{sim.capacity}}.",
-        **{"figures-0-stated": "9", "figures-1-DELETE": "on"},
+        **{"numbers-0-stated": "9", "numbers-1-DELETE": "on"},
     )
     response = instructor_client.post(preview_url(card), as_a_browser_sends_it(data))
     assert response.status_code == 200
     body = response.content.decode()
     assert "Preview: not saved." in body
     assert (
-        'How many at once, if <strong><span class="live-figure" title="Computed live: sim.capacity">8</span></strong>'
+        'How many at once, if <strong><span class="live-number" title="Computed live: sim.capacity">8</span></strong>'
         in body
     )
     assert "Divide by <span" in body  # the answer is shown
@@ -247,8 +247,8 @@ def test_preview_shows_the_unsaved_form_as_students_will_see_it(instructor_clien
     assert "Time to first token (TTFT)" in body  # words to know
     card.refresh_from_db()
     assert (card.question, card.updated_at, LogEntry.objects.count()) == saved
-    assert card.figures.get(order=1).stated == "8"
-    assert card.figures.count() == 5
+    assert card.numbers.get(order=1).stated == "8"
+    assert card.numbers.count() == 5
     # What students get is still the saved card, kept page or not.
     student_page = client.get(card.get_absolute_url()).content.decode()
     assert "How many at once" not in student_page and "Preview: not saved." not in student_page
@@ -256,7 +256,7 @@ def test_preview_shows_the_unsaved_form_as_students_will_see_it(instructor_clien
 
 def test_preview_lists_what_save_would_refuse(instructor_client, seed_card):
     data = card_form_data(
-        seed_card, plain_words="Total: {{sim.c9.agg_tok_s}} tok/s.", **{"figures-0-figure": "c8.speed"}
+        seed_card, plain_words="Total: {{sim.c9.agg_tok_s}} tok/s.", **{"numbers-0-live": "c8.speed"}
     )
     response = instructor_client.post(preview_url(seed_card), data)
     body = response.content.decode()
@@ -265,7 +265,7 @@ def test_preview_lists_what_save_would_refuse(instructor_client, seed_card):
         "<strong>In plain words:</strong> sim.c9.agg_tok_s: level 9 is not in the scenario&#x27;s levels"
         in body
     )
-    assert "<strong>Figure:</strong> sim.c8.speed: &#x27;speed&#x27; is not a sweep metric" in body
+    assert "<strong>Live number:</strong> sim.c8.speed: &#x27;speed&#x27; is not a sweep metric" in body
 
 
 def test_preview_is_a_post_for_staff_with_a_csrf_token(
@@ -292,13 +292,13 @@ def test_preview_of_a_card_not_saved_yet(instructor_client, seed_card):
             **{name: "" for name in Card.TEXT_FIELDS if name not in ("question", "plain_words")},
             "card_terms-TOTAL_FORMS": 1, "card_terms-INITIAL_FORMS": 0, "card_terms-0-order": 1,
             "card_terms-0-term": seed_card.card_terms.order_by("order").first().term_id,
-            "figures-TOTAL_FORMS": 0, "figures-INITIAL_FORMS": 0}  # fmt: skip
+            "numbers-TOTAL_FORMS": 0, "numbers-INITIAL_FORMS": 0}  # fmt: skip
     response = instructor_client.post("/admin/lessons/card/add/preview/", data)
     assert response.status_code == 200, response.content.decode()[:3000]
     body = response.content.decode()
     # Numbered as students will see it: after the lesson's 3 published cards, whatever its step.
     assert "Step 4 · A new one" in body and "Preview: not saved." in body
-    assert 'Seats: <span class="live-figure" title="Computed live: sim.slots">8</span>?' in body
+    assert 'Seats: <span class="live-number" title="Computed live: sim.slots">8</span>?' in body
     assert '#term-decode">Decode</a></dt>' in body
     assert body.count('name="rating"') == 4  # what a first-time student sees
     assert Card.objects.count() == count

@@ -12,7 +12,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from felab_sim.models import ParameterSet, Scenario
-from lessons.models import Card, CardFigure
+from lessons.models import Card, CardNumber
 from tests.conftest import SEED_CARD_URL
 
 pytestmark = pytest.mark.django_db
@@ -42,7 +42,7 @@ def cite(card: Card, text: str) -> None:
     card.save()
 
 
-def test_card_text_shows_the_calculators_figure(client, seed_card, m4_max):
+def test_card_text_shows_the_calculators_number(client, seed_card, m4_max):
     cite(seed_card, "The ceiling is {{calc.l04-m4-max-q4km.ceiling_tok_s}} tok/s.")
     body = client.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
     assert 'title="Computed live: calc.l04-m4-max-q4km.ceiling_tok_s">111.4</span> tok/s' in body
@@ -72,23 +72,23 @@ def test_an_unknown_set_or_output_is_refused_on_save(seed_card, m4_max, text, re
 
 
 def test_the_admin_refuses_an_unknown_citation(admin_client, seed_card, m4_max):
-    figure = CardFigure(card=seed_card, label="x", figure="calc.l04-m4-max-q4km.ceiling")
+    number = CardNumber(card=seed_card, label="x", live="calc.l04-m4-max-q4km.ceiling")
     with pytest.raises(ValidationError, match="'ceiling' is not an output of decode-ceiling"):
-        figure.full_clean()
+        number.full_clean()
     with pytest.raises(ValidationError, match=r"calc\.SET_SLUG\.OUTPUT_KEY"):
-        CardFigure(card=seed_card, label="x", figure="calc.just-a-slug").full_clean()
+        CardNumber(card=seed_card, label="x", live="calc.just-a-slug").full_clean()
 
 
-def test_the_computed_live_panel_shows_a_calculator_figure_on_a_card_without_a_scenario(
+def test_the_computed_live_panel_shows_a_calculator_number_on_a_card_without_a_scenario(
     client, seed_card, m4_max
 ):
     Card.objects.filter(pk=seed_card.pk).update(scenario=None)
-    seed_card.figures.all().delete()
-    CardFigure.objects.create(
+    seed_card.numbers.all().delete()
+    CardNumber.objects.create(
         card=seed_card,
         order=1,
         label="Decode ceiling (tok/s)",
-        figure="calc.l04-m4-max-q4km.ceiling_tok_s",
+        live="calc.l04-m4-max-q4km.ceiling_tok_s",
         stated="111.4",
     )
     body = client.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
@@ -115,8 +115,8 @@ def test_a_computed_live_row_links_to_its_calculator_at_the_sets_changed_setting
         name="M4 Max, Q8_0",
         params={"bandwidth_gbs": 273.0, "quant": "q8_0", "model_gb": 8.5},
     )
-    seed_card.figures.all().delete()
-    CardFigure.objects.create(card=seed_card, label="Ceiling", figure="calc.l04-m4-max-q8.ceiling_tok_s")
+    seed_card.numbers.all().delete()
+    CardNumber.objects.create(card=seed_card, label="Ceiling", live="calc.l04-m4-max-q8.ceiling_tok_s")
     body = client.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
     url, shown = live_link(body, "Ceiling")
     path, _, rest = url.partition("?")
@@ -142,8 +142,8 @@ def test_a_sweep_row_links_to_the_simulator_at_the_scenarios_settings(client, se
 
 
 def test_a_row_whose_set_is_gone_shows_a_dash_without_a_link(client, seed_card, m4_max):
-    seed_card.figures.all().delete()
-    CardFigure.objects.create(card=seed_card, label="Ceiling", figure="calc.l04-m4-max-q4km.ceiling_tok_s")
+    seed_card.numbers.all().delete()
+    CardNumber.objects.create(card=seed_card, label="Ceiling", live="calc.l04-m4-max-q4km.ceiling_tok_s")
     m4_max.delete()
     body = client.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
     assert live_link(body, "Ceiling") is None
@@ -160,8 +160,8 @@ def test_citations_cost_one_query_however_many(client, seed_card, kv_sets):
     one = queries_for("{{calc.l05-ctx-1.kv_mib_per_conversation}}")
     five = queries_for(" ".join(f"{{{{calc.{s.slug}.kv_mib_per_conversation}}}}" for s in kv_sets))
     assert five == one
-    for figure in ("128", "256", "384", "512", "640"):
-        assert f">{figure}</span>" in client.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
+    for number in ("128", "256", "384", "512", "640"):
+        assert f">{number}</span>" in client.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
 
 
 def test_a_set_deleted_or_broken_later_shows_a_dash_not_an_error(client, seed_card, m4_max):
@@ -207,20 +207,18 @@ cards:
   title: T
   question: Q {TEXT}
   plain_words: P
-  figures:
+  live_numbers:
   - label: Ceiling
-    figure: {FIGURE}
+    live: {LIVE}
     stated: '111.4'
 """
 
 
-def content(tmp_path, text="{{calc.l13-prose.speedup}}", figure="calc.l04-m4-max-llama8b-q4km.ceiling_tok_s"):
+def content(tmp_path, text="{{calc.l13-prose.speedup}}", live="calc.l04-m4-max-llama8b-q4km.ceiling_tok_s"):
     (tmp_path / "parameter_sets.yaml").write_text(SETS)
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "course.yaml").write_text("slug: c\ntitle: C\n")
-    (tmp_path / "c" / "lesson-01-x.yaml").write_text(
-        LESSON.replace("{TEXT}", text).replace("{FIGURE}", figure)
-    )
+    (tmp_path / "c" / "lesson-01-x.yaml").write_text(LESSON.replace("{TEXT}", text).replace("{LIVE}", live))
     return tmp_path
 
 
@@ -241,7 +239,7 @@ def test_export_writes_parameter_sets_back_as_they_were(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("text", "figure", "reason"),
+    ("text", "live", "reason"),
     [
         (
             "{{calc.l13-nope.speedup}}",
@@ -255,12 +253,12 @@ def test_export_writes_parameter_sets_back_as_they_were(tmp_path):
             "no parameter set 'l13-nope'",
         ),
         ("", "calc.l04-m4-max-llama8b-q4km.speed", "'speed' is not an output of decode-ceiling"),
-        ("", "calc.l04", "write a calculator's figure as calc.SET_SLUG.OUTPUT_KEY"),
+        ("", "calc.l04", "write a calculator's number as calc.SET_SLUG.OUTPUT_KEY"),
     ],
 )
-def test_import_refuses_an_unknown_citation(tmp_path, text, figure, reason):
+def test_import_refuses_an_unknown_citation(tmp_path, text, live, reason):
     with pytest.raises(CommandError, match=reason):
-        run("import_lessons", "--dir", str(content(tmp_path, text, figure)))
+        run("import_lessons", "--dir", str(content(tmp_path, text, live)))
 
 
 @pytest.mark.parametrize(

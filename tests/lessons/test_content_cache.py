@@ -89,13 +89,13 @@ def live_panel(body: str) -> str:
     return body[body.index('id="computed-live"') : body.index("</section>", body.index('id="computed-live"'))]
 
 
-def test_a_scenario_edit_changes_the_live_figures(client, seed_card):
+def test_a_scenario_edit_changes_the_live_numbers(client, seed_card):
     before = live_panel(page(client))
     Scenario.objects.filter(pk=seed_card.scenario_id).update(slots=4)
     assert live_panel(page(client)) != before
 
 
-def test_a_parameter_set_edit_changes_a_cited_figure(client, seed_card):
+def test_a_parameter_set_edit_changes_a_cited_number(client, seed_card):
     ceiling = ParameterSet.objects.create(
         slug="kept-ceiling", calculator="decode-ceiling", name="Ceiling", params={"model_gb": 4.9}
     )

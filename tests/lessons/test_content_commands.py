@@ -254,18 +254,18 @@ def test_a_file_change_updates_the_fields_nobody_edited_and_keeps_the_edited_one
 
 
 @pytest.mark.django_db
-def test_edited_terms_figures_scenario_and_drafts_survive_the_import(seed_card):
+def test_edited_terms_live_numbers_scenario_and_drafts_survive_the_import(seed_card):
     CardTerm.objects.filter(card=seed_card, term__term="Batching").delete()
-    seed_card.figures.filter(order=1).update(stated="54")
+    seed_card.numbers.filter(order=1).update(stated="54")
     Lesson.objects.filter(pk=seed_card.lesson_id).update(published=False)
     edit_in_the_admin(seed_card, scenario=None, published=False)
     out = run("import_lessons")
     card = Card.objects.get(pk=seed_card.pk)
     assert "Batching" not in [t.term for t in card.ordered_terms()]
-    assert card.figures.get(order=1).stated == "54"
+    assert card.numbers.get(order=1).stated == "54"
     assert card.scenario is None and card.published is False
     assert card.lesson.published is False
-    for field in ("terms", "figures", "scenario", "published"):
+    for field in ("terms", "live_numbers", "scenario", "published"):
         assert f"{SEED_LABEL}, field '{field}'" in out
     assert "lesson llm-inference-performance/concurrency-sweep, field 'published'" in out
 
@@ -319,21 +319,21 @@ def test_make_run_and_serve_import_without_force():
 
 
 @pytest.mark.django_db
-def test_a_figures_tolerance_and_note_survive_import_and_export(tmp_path):
+def test_a_live_numbers_tolerance_and_note_survive_import_and_export(tmp_path):
     run("import_lessons")
     run("export_lessons", "--dir", str(tmp_path))
     lesson_file = next(tmp_path.glob("*/lesson-03-*.yaml"))
     text = lesson_file.read_text()
-    first_figure = "    figure: c1.agg_tok_s\n    stated: '54.1'\n"
-    assert first_figure in text
+    first_number = "    live: c1.agg_tok_s\n    stated: '54.1'\n"
+    assert first_number in text
     lesson_file.write_text(
         text.replace(
-            first_figure, first_figure + "    tolerance: 0.005\n    note: measured, not modelled\n", 1
+            first_number, first_number + "    tolerance: 0.005\n    note: measured, not modelled\n", 1
         )
     )
     run("import_lessons", "--dir", str(tmp_path), "--force")
-    figure = Card.objects.get(lesson__number=3, step=1).figures.get(figure="c1.agg_tok_s")
-    assert (figure.tolerance, figure.note) == (0.005, "measured, not modelled")
+    number = Card.objects.get(lesson__number=3, step=1).numbers.get(live="c1.agg_tok_s")
+    assert (number.tolerance, number.note) == (0.005, "measured, not modelled")
 
     again = tmp_path / "again"
     run("export_lessons", "--dir", str(again))
@@ -353,7 +353,7 @@ def test_import_refuses_a_tolerance_that_is_not_a_fraction(tmp_path):
 
 
 @pytest.mark.django_db
-def test_import_refuses_a_live_figure_inside_an_html_attribute(lessons, tmp_path):
+def test_import_refuses_a_live_number_inside_an_html_attribute(lessons, tmp_path):
     content = copy_of_the_bundled_content(tmp_path)
     lesson_file = next(content.glob("*/lesson-03-*.yaml"))
     text = lesson_file.read_text().replace(
@@ -363,6 +363,27 @@ def test_import_refuses_a_live_figure_inside_an_html_attribute(lessons, tmp_path
     lesson_file.write_text(text)
     with pytest.raises(CommandError, match=r"card step 1: \{\{sim.c8.agg_tok_s\}\} is inside a link target"):
         run("import_lessons", "--dir", str(content))
+
+
+@pytest.mark.django_db
+def test_import_refuses_a_file_with_the_keys_from_before_live_numbers_and_names_the_new_ones(
+    lessons, tmp_path
+):
+    content = copy_of_the_bundled_content(tmp_path)
+    lesson_file = next(content.glob("*/lesson-03-*.yaml"))
+    before = Card.objects.get(lesson__number=3, step=1).numbers.count()
+    lesson_file.write_text(lesson_file.read_text().replace("  live_numbers:\n", "  figures:\n", 1))
+    with pytest.raises(CommandError, match=r"card step 1: 'figures' is now 'live_numbers'$"):
+        run("import_lessons", "--dir", str(content), "--force")
+
+    lesson_file.write_text(
+        lesson_file.read_text()
+        .replace("  figures:\n", "  live_numbers:\n", 1)
+        .replace("    live: c1.agg_tok_s\n", "    figure: c1.agg_tok_s\n", 1)
+    )
+    with pytest.raises(CommandError, match=r"card step 1: 'figure' is now 'live'$"):
+        run("import_lessons", "--dir", str(content), "--force")
+    assert Card.objects.get(lesson__number=3, step=1).numbers.count() == before
 
 
 # --------------------------------------------------------------------------- hostile files

@@ -11,7 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from felab_sim.models import ParameterSet, Scenario
-from lessons.models import Card, CardFigure, CardTerm, Course, GlossaryTerm, Lesson
+from lessons.models import Card, CardNumber, CardTerm, Course, GlossaryTerm, Lesson
 from tests.conftest import SEED_CARD_URL
 from tests.quiz.clocks import MovableClock
 
@@ -30,7 +30,7 @@ def queries(client, url: str) -> int:
 
 
 def grow_the_course(lessons: int = 10, cards: int = 6) -> None:
-    """More of everything a page might query per item: lessons, cards, citations, figures, terms."""
+    """More of everything a page might query per item: lessons, cards, citations, live numbers, terms."""
     course = Course.objects.get(slug=COURSE)
     calc_set = ParameterSet.objects.order_by("slug").first()
     scenario = Scenario.objects.order_by("slug").first()
@@ -47,8 +47,8 @@ def grow_the_course(lessons: int = 10, cards: int = 6) -> None:
                 lesson=lesson, step=step, title=f"Card {step}", question=f"How much is {cited}?",
                 plain_words=f"It is {cited}.", scenario=scenario if step == 1 else None,
             )  # fmt: skip
-            CardFigure.objects.create(
-                card=card, order=1, label="It", figure=f"calc.{calc_set.slug}.{_first_output(calc_set)}"
+            CardNumber.objects.create(
+                card=card, order=1, label="It", live=f"calc.{calc_set.slug}.{_first_output(calc_set)}"
             )
             CardTerm.objects.bulk_create(
                 CardTerm(card=card, term=term, order=i) for i, term in enumerate(terms)

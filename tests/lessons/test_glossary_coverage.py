@@ -44,7 +44,7 @@ OTHER_FORMS = {"GB and GiB": ("KB", "KiB", "MB", "MiB", "TB", "TiB")}
 ALLOWED = frozenset(
     {"AI", "GB10", "JPEG", "NVIDIA", "POC", "PyTorch", "RAM", "SXM", "TODO", "cuDNN", "macOS"}
 )
-_HIDDEN = re.compile(r"\{\{[^}]*\}\}|`[^`]*`|\]\([^)]*\)")  # live figures, code, link targets
+_HIDDEN = re.compile(r"\{\{[^}]*\}\}|`[^`]*`|\]\([^)]*\)")  # live numbers, code, link targets
 _CAPITALS = re.compile(r"(?<![\w./-])([A-Za-z]*[A-Z][A-Za-z]*[A-Z][A-Za-z0-9]*)(?![\w/-])")
 
 

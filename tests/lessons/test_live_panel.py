@@ -5,7 +5,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from felab_sim.models import Scenario
-from lessons.models import Card, CardFigure
+from lessons.models import Card, CardNumber
 from tests.conftest import SEED_CARD_URL
 
 pytestmark = pytest.mark.django_db
@@ -23,7 +23,7 @@ def test_seed_card_shows_computed_live_beside_the_stated_numbers(client, seed_ca
         ("Share of solo speed each person keeps (%)", "71", "71"),  # 70.7, with the card's digits
         ("Step time, 8 people (ms)", "25.6", "25.6"),
     ]:
-        # Each computed figure links to the simulator at the card's scenario.
+        # Each computed number links to the simulator at the card's scenario.
         link = f'<a href="{html.escape(seed_card.sim_url())}#sim-results" title="Change the settings it was worked out from">'
         row = f'<tr><th scope="row">{label}</th><td>{stated}</td><td class="live-value">{link}{live}</a></td></tr>'
         assert row in body
@@ -51,7 +51,7 @@ def test_an_unknown_name_stored_anyway_never_breaks_the_page(client, seed_card):
     Card.objects.filter(pk=seed_card.pk).update(plain_words="Broken {{sim.c9.nope}} here.")
     card = Card.objects.get(pk=seed_card.pk)
     card.save()  # re-render, bypassing the admin's validation
-    CardFigure.objects.create(card=card, order=99, label="Bad", figure="nope", stated="1")
+    CardNumber.objects.create(card=card, order=99, label="Bad", live="nope", stated="1")
     response = client.get(SEED_CARD_URL, {"answer": "shown"})
     assert response.status_code == 200
     assert 'title="Computed live: sim.c9.nope">—</span>' in response.content.decode()
@@ -65,7 +65,7 @@ def test_live_panel_costs_at_most_one_query(client, seed_card):
 
     count()  # warm caches
     with_panel = count()
-    seed_card.figures.all().delete()
+    seed_card.numbers.all().delete()
     Card.objects.filter(pk=seed_card.pk).update(scenario=None)
     without_panel = count()
     assert with_panel <= without_panel + 1

@@ -1,7 +1,7 @@
 import pytest
 from django.db import IntegrityError
 
-from lessons.markdown import live_figure_markup_problems, live_figures_in_markup
+from lessons.markdown import live_number_markup_problems, live_numbers_in_markup
 from lessons.models import Card, CardTerm, Course, GlossaryTerm, Lesson
 
 
@@ -70,15 +70,15 @@ def test_glossary_terms_are_reused_and_ordered_per_card(lesson):
 @pytest.mark.parametrize(
     "text",
     [
-        "See [the figure]({{sim.c8.agg_tok_s}}).",
-        "See [the figure](https://example.org/{{ sim.c8.agg_tok_s }}).",
+        "See [the number]({{sim.c8.agg_tok_s}}).",
+        "See [the number](https://example.org/{{ sim.c8.agg_tok_s }}).",
         '<abbr title="{{sim.c8.agg_tok_s}} tok/s">total</abbr>',
         '<a href="https://example.org/?q={{calc.l04-set.ceiling_tok_s}}">x</a>',
     ],
 )
-def test_a_live_figure_inside_a_link_or_an_attribute_is_found(text):
-    assert live_figures_in_markup(text)
-    assert "put it in the text instead" in live_figure_markup_problems(text)[0]
+def test_a_live_number_inside_a_link_or_an_attribute_is_found(text):
+    assert live_numbers_in_markup(text)
+    assert "put it in the text instead" in live_number_markup_problems(text)[0]
 
 
 @pytest.mark.parametrize(
@@ -89,5 +89,5 @@ def test_a_live_figure_inside_a_link_or_an_attribute_is_found(text):
         "**{{sim.c8.agg_tok_s}}**",
     ],
 )
-def test_a_live_figure_in_the_text_is_fine(text):
-    assert live_figures_in_markup(text) == []
+def test_a_live_number_in_the_text_is_fine(text):
+    assert live_numbers_in_markup(text) == []

@@ -1,4 +1,4 @@
-"""Derived numbers in card prose: found, covered by a live figure or a check, or flagged.
+"""Derived numbers in card prose: found, covered by a live number or a check, or flagged.
 
 The checker (lessons/number_checks.py) is pure: most of this module runs without a database.
 The last tests run it over every bundled card and over the admin.
@@ -180,7 +180,7 @@ def bundled_findings() -> tuple[list[tuple[str, number_checks.Finding]], list[st
     findings, problems = [], []
     for name, card in _bundled_cards():
         texts = {field: str(card.get(field) or "") for field in Card.TEXT_FIELDS}
-        stated = [str(row.get("stated", "")) for row in card.get("figures") or []]
+        stated = [str(row.get("stated", "")) for row in card.get("live_numbers") or []]
         found, card_problems = check_card(texts, stated, card.get("checks") or [])
         findings += [(name, finding) for finding in found]
         problems += [f"{name}: {problem}" for problem in card_problems]

@@ -1,7 +1,7 @@
 """Every card's "In plain words" is plain (issue 20 item 4): the seed card's is two sentences and
 36 words, with no formula and no jargon.
 
-- at most 50 words (a live figure counts as one);
+- at most 50 words (a live number counts as one);
 - no formula: no =, ×, ÷, ^ or ≈, and no digits joined by an operator ("4 × 8,192", "10% + 45%");
 - no term a student has not met: a glossary term (or one of its other forms) appears only once
   the card lists it under Words to know, or an earlier card in the course did.
@@ -34,7 +34,7 @@ MET_BEFORE_ANY_CARD = frozenset({"Token"})
 
 
 def words(text: str) -> int:
-    return len(_LIVE.sub("figure", text).split())
+    return len(_LIVE.sub("number", text).split())
 
 
 def formula_in(text: str) -> list[str]:
@@ -124,11 +124,11 @@ def test_a_formula_is_found(text):
         "3.6B of 21B",
     ],
 )
-def test_ranges_hyphens_and_live_figures_are_not_formulas(text):
+def test_ranges_hyphens_and_live_numbers_are_not_formulas(text):
     assert formula_in(text) == []
 
 
-def test_words_count_a_live_figure_as_one():
+def test_words_count_a_live_number_as_one():
     assert words("Only {{calc.l15-h100-70b-q4.model_gb}} GB at about 4.8 bits.") == 7
 
 

@@ -46,7 +46,7 @@ def test_variable_first_reuses_nothing(server):
 
 @pytest.mark.parametrize("order", PREFIX_ORDERS)
 def test_a_measured_run_agrees_with_the_prefix_cache_calculator(server, order):
-    """The same parameters through the calculator and against the server: the cache's figures
+    """The same parameters through the calculator and against the server: the cache's numbers
     are exactly the calculator's, and no TTFT beats it (the server's decode step is short here;
     prefill follows the default rules the calculator uses)."""
     setup = PrefixCacheSetup(**{**SETUP.__dict__, "order": order})

@@ -1,6 +1,6 @@
 """SQL queries per page stay flat as the class grows: 3 lessons × 3 cards, 50 students of history.
 
-Run with -s to print the figures quoted when the issue is closed.
+Run with -s to print the numbers quoted when the issue is closed.
 """
 
 from datetime import timedelta

@@ -3,7 +3,7 @@ the KV pool's arithmetic, the parallelisms' directions, and properties over rand
 
 Pure: no database, no fetched data, nothing timed by the wall clock. The scheduler tests drive
 one replica step by step with a pool counted in whole blocks (one byte a block), so every
-figure below is a count of tokens or blocks.
+number below is a count of tokens or blocks.
 """
 
 from __future__ import annotations

@@ -116,7 +116,7 @@ def test_a_divisor_below_its_positive_minimum_is_refused_by_name(name, param, va
     assert "at least 0." in refused.value.message
 
 
-def test_a_figure_that_overflows_is_undefined_not_infinite():
+def test_a_number_that_overflows_is_undefined_not_infinite():
     # Everything cached and an overhead of 1e-320 ms: the repeat takes 1e-320 ms, and
     # first ÷ repeat is beyond any float.
     result = CALCULATORS["prefix-cache"].run(

@@ -1,6 +1,6 @@
 """Model shapes: config.json read per family, parameters counted, KV cache sized per layer kind.
 
-Pure: no database. The KV figures are checked to the byte against each architecture's own
+Pure: no database. The KV numbers are checked to the byte against each architecture's own
 formula written out here from the config's numbers, not against the module's arithmetic.
 """
 
@@ -81,11 +81,11 @@ def test_qwen2_5_7b_does_not_slide_though_its_config_states_a_window():
     assert kv_bytes_for_sequence(shape, CONTEXT_32K, BF16).per_gpu == 1_879_048_192
 
 
-# Parameters against the publishers' figures ---------------------------------------------------
+# Parameters against the publishers' numbers ---------------------------------------------------
 
 
 def matches_published(computed_b: float, printed: str) -> bool:
-    """Within 1% of the figure as printed, or the figure is the computed count rounded or cut to
+    """Within 1% of the number as printed, or the number is the computed count rounded or cut to
     the digits it prints (Qwen prints 3.35B active as 3.3B; DeepSeek rounds 36.6B to 37B)."""
     decimals = len(printed.split(".")[1]) if "." in printed else 0
     published = float(printed)
@@ -127,7 +127,7 @@ def test_parameter_counts_match_what_the_publisher_states(model):
         ("Mixtral-8x7B", "46.7", "12.9"),
     ],
 )
-def test_the_figures_the_course_quotes_hold(name, total_b, active_b):
+def test_the_numbers_the_course_quotes_hold(name, total_b, active_b):
     shape = preset(name).shape
     assert math.isclose(shape.total_params / 1e9, float(total_b), rel_tol=0.01)
     if active_b is not None:

@@ -8,7 +8,7 @@ import pytest
 from django.template import Context, Template
 
 from felab_sim.engine import numbers
-from felab_sim.engine.numbers import agrees, format_figure, format_number, parse_number
+from felab_sim.engine.numbers import agrees, format_number, format_with_unit, parse_number
 
 
 @pytest.mark.parametrize(
@@ -40,9 +40,9 @@ def test_precision_follows_size_with_separators_and_no_trailing_zeros(value, tex
 
 
 @pytest.mark.parametrize("value", [None, math.nan, math.inf, -math.inf, True])
-def test_what_cannot_be_a_figure_prints_as_a_dash(value):
+def test_what_cannot_be_a_number_prints_as_a_dash(value):
     assert format_number(value) == "—"
-    assert format_figure(value, "ms") == "—"
+    assert format_with_unit(value, "ms") == "—"
 
 
 @pytest.mark.parametrize(
@@ -56,7 +56,7 @@ def test_what_cannot_be_a_figure_prints_as_a_dash(value):
     ],
 )
 def test_units_follow_after_a_space_except_the_attached_ones(value, unit, text):
-    assert format_figure(value, unit) == text
+    assert format_with_unit(value, unit) == text
 
 
 @pytest.mark.parametrize(
@@ -84,7 +84,7 @@ def test_agreement_is_relative_and_accepts_the_rounded_print():
 
 def test_the_template_filter_uses_the_rule():
     template = Template(
-        '{% load numbers %}{{ a|figure }} · {{ b|figure:"ms" }} · {{ c|figure }} · {{ d|figure }}'
+        '{% load numbers %}{{ a|number }} · {{ b|number:"ms" }} · {{ c|number }} · {{ d|number }}'
     )
     assert (
         template.render(Context({"a": 25856.4, "b": 26.0, "c": None, "d": "oops"}))
@@ -109,7 +109,7 @@ def test_the_rule_is_free_of_django():
         (0.00042, "0.00042"),
     ],
 )
-def test_a_tiny_figure_is_scientific_not_a_row_of_zeros(value, text):
+def test_a_tiny_number_is_scientific_not_a_row_of_zeros(value, text):
     assert format_number(value) == text
     assert parse_number(text) == pytest.approx(value, rel=0.05)
 
@@ -128,7 +128,7 @@ def test_a_tiny_figure_is_scientific_not_a_row_of_zeros(value, text):
         (-0.0001, "0.00", "0.00"),
     ],
 )
-def test_a_live_figure_prints_with_the_stated_numbers_decimals(value, stated, text):
+def test_a_live_number_prints_with_the_stated_numbers_decimals(value, stated, text):
     assert numbers.format_like(value, stated) == text
 
 

@@ -59,7 +59,7 @@ def test_pages_without_plots_do_not_load_plotly(client, db):
     assert PLOTLY not in client.get("/").content.decode()
 
 
-def test_figures_print_by_the_sites_one_rule(client):
+def test_numbers_print_by_the_sites_one_rule(client):
     body = client.get(URL, {"levels": "1,8,16,32", "slo_ms": "500"}).content.decode()
     assert "course 3,357" in body  # not 3357.0
     assert "within the 500 ms SLO" in body  # not 500.0 ms

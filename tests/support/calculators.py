@@ -13,7 +13,7 @@ def outputs(name: str, **params: object) -> dict[str, object]:
 
 def typed_example(calculator: Calculator) -> tuple[str, WorkedExample] | None:
     """The first worked example that changes one field a visitor types into (not a menu) from
-    its default, with that field's name: typing it in must show the example's figure."""
+    its default, with that field's name: typing it in must show the example's number."""
     for example in calculator.examples:
         changed = calculator.changed(calculator.validate(example.params))
         if len(changed) == 1:

@@ -1,4 +1,4 @@
-"""The cluster proofs as functions, each returning its row of figures: the short cluster test
+"""The cluster proofs as functions, each returning its row of numbers: the short cluster test
 runs them small, bench/bench_cluster.py runs them at full size and prints the tables."""
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ available = total × gpu_memory_utilization − weights − the non-KV reserve, 
 num_blocks = available // page_size // num_layers (vllm-project/vllm,
 vllm/v1/core/kv_cache_utils.py, get_num_blocks; the page of one layer and one block is
 2 × block_size × KV heads × head size × bytes, vllm/v1/kv_cache_interface.py). felab cannot
-profile, so the reserve is a stated figure (``DEFAULT_OVERHEAD_BYTES``).
+profile, so the reserve is a stated number (``DEFAULT_OVERHEAD_BYTES``).
 
 Blocks are counted across all layers, one block holding ``block_size`` tokens on every layer.
 Full and MLA layers keep every token; a sliding layer keeps its window (plus the block that
@@ -25,9 +25,9 @@ from ..model_shapes import AttentionKind, ModelShape, kv_bytes_per_token_per_lay
 GIB = 2**30
 # The memory vLLM keeps besides weights and KV: the CUDA context and other non-torch memory,
 # the CUDA graphs it captures, and the activation peak of its profiling run at
-# max_num_batched_tokens. One figure for every GPU, stated, not profiled: 1.2 GiB. Only one
+# max_num_batched_tokens. One number for every GPU, stated, not profiled: 1.2 GiB. Only one
 # anchor run records its pool (LLMServingSim's RTX 4090 run, Llama-3.1-8B, 2,048 tokens a step:
-# 2,588 blocks), where the reserve the engine kept works out at 1.15 GiB; 1.2 GiB is that figure
+# 2,588 blocks), where the reserve the engine kept works out at 1.15 GiB; 1.2 GiB is that number
 # rounded up to one decimal, so that check is not independent of this number.
 DEFAULT_OVERHEAD_BYTES = int(1.2 * GIB)
 
@@ -148,7 +148,7 @@ class BlockPool:
 
     @property
     def free_bytes(self) -> float:
-        """Free, counting evictable cached blocks as free (as vLLM's usage figure does)."""
+        """Free, counting evictable cached blocks as free (as vLLM's usage number does)."""
         return self.capacity - self.used_bytes
 
     @property

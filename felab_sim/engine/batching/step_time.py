@@ -62,7 +62,7 @@ CALIBRATIONS: dict[str, Calibration] = {
         "RTXPRO6000/Qwen3-30B-A3B-Instruct-2507 (link efficiency)",
     ),
 }
-# Hardware with no anchor run: the two fitted GPUs' figures, in between; a guess, said so.
+# Hardware with no anchor run: the two fitted GPUs' numbers, in between; a guess, said so.
 DEFAULT_CALIBRATION = Calibration(
     memory_efficiency=0.85,
     compute_efficiency=0.65,
@@ -89,7 +89,7 @@ class Parallelism:
 
 @dataclass(frozen=True)
 class ModelCost:
-    """A model's per-GPU figures that do not change from step to step."""
+    """A model's per-GPU numbers that do not change from step to step."""
 
     body_params: float  # dense weights a token goes through, this GPU's share, no embeddings
     head_params: float  # the output head, this GPU's share (run only for sampled tokens)

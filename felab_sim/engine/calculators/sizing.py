@@ -8,7 +8,7 @@ GPU-hour) with lesson 15's worked example (300 tokens in, 50 out, 730 hours, one
 default result is that example: $375 a month serverless against $5,840 dedicated, crossover
 about 78 million tickets. For that one replica to carry the capstone's 200 users with 20%
 headroom it must hold at least 240, so the default capacity is 256 (a power of two, as lesson
-03's sweep levels are). The course measures no capacity for a rented GPU: the figure is the
+03's sweep levels are). The course measures no capacity for a rented GPU: the number is the
 scenario's assumption, to be replaced by a measured sweep. The practice server's 8 users
 (lesson 03) are a Mac-sized server's, not an $8-an-hour GPU's; cards that use them set them.
 

@@ -24,7 +24,7 @@ COLUMNS = ("order", "prompt_tokens", "cached_tokens", "ttft_cold_ms", "ttft_warm
 
 
 def format_table(runs: list[PrefixCacheRun]) -> str:
-    """One row per order; a figure the server did not report is shown as a dash."""
+    """One row per order; a number the server did not report is shown as a dash."""
     rows = [[str(run.setup.order)] + [_cell(run.as_dict()[name]) for name in COLUMNS[1:]] for run in runs]
     widths = [max(len(name), *(len(row[i]) for row in rows)) for i, name in enumerate(COLUMNS)]
     lines = ["  ".join(name.rjust(width) for name, width in zip(COLUMNS, widths, strict=True))]

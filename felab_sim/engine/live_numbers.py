@@ -1,4 +1,4 @@
-"""Live figures: names that card text can cite, resolved from a simulated sweep.
+"""Live numbers: names that card text can cite, resolved from a simulated sweep.
 
 Card text writes ``{{sim.NAME}}``; the page shows the model's value for the card's
 scenario. Pure Python, like the model, so it is tested without a database.
@@ -55,11 +55,11 @@ SETTINGS = {
 PER_LEVEL = ("step_ms", "ideal_user_tok_s", "speedup", "keeps_pct", "slower_pct")
 PER_USERS = ("replicas", "replicas_headroom")
 
-_LEVEL_FIGURE = re.compile(r"c([0-9]{1,4})\.([a-z0-9_]+)")
+_LEVEL_NUMBER = re.compile(r"c([0-9]{1,4})\.([a-z0-9_]+)")
 _DERIVED = re.compile(r"([a-z_]+)\.(c|u)([0-9]{1,8})")
 
 
-class UnknownFigure(ValueError):
+class UnknownLiveNumber(ValueError):
     """A name that is not on the list, or that the scenario cannot answer."""
 
     def __init__(self, name: str, reason: str) -> None:
@@ -69,7 +69,7 @@ class UnknownFigure(ValueError):
 
 
 @dataclass(frozen=True)
-class Figure:
+class LiveNumber:
     """A parsed name: what to compute, for which level or user count."""
 
     name: str
@@ -119,56 +119,58 @@ def _replicas(users: int, headroom: bool):
     return compute
 
 
-def parse(name: str, params: SweepParams | None) -> Figure:
-    """The figure a name stands for, checked against the scenario's parameters.
+def parse(name: str, params: SweepParams | None) -> LiveNumber:
+    """The live number a name stands for, checked against the scenario's parameters.
 
     Without parameters only the name itself is checked: whether it is on the list at all.
     """
     if name == "capacity":
-        return Figure(name, lambda r: None if r.capacity is None else float(r.capacity))
+        return LiveNumber(name, lambda r: None if r.capacity is None else float(r.capacity))
     if name in SETTINGS:
         getter = SETTINGS[name]
-        return Figure(name, lambda r: float(getter(r.params)))
-    if match := _LEVEL_FIGURE.fullmatch(name):
+        return LiveNumber(name, lambda r: float(getter(r.params)))
+    if match := _LEVEL_NUMBER.fullmatch(name):
         conc, metric = int(match[1]), match[2]
         if metric not in LEVEL_METRICS:
-            raise UnknownFigure(
+            raise UnknownLiveNumber(
                 name, f"'{metric}' is not a sweep metric; use one of {', '.join(LEVEL_METRICS)}"
             )
         if params is not None and conc not in params.levels:
             levels = ", ".join(str(level) for level in params.levels)
-            raise UnknownFigure(name, f"level {conc} is not in the scenario's levels ({levels})")
-        return Figure(name, _metric(conc, metric))
+            raise UnknownLiveNumber(name, f"level {conc} is not in the scenario's levels ({levels})")
+        return LiveNumber(name, _metric(conc, metric))
     if match := _DERIVED.fullmatch(name):
         kind, unit, number = match[1], match[2], int(match[3])
         if unit == "c" and kind in PER_LEVEL:
             return _per_level(name, kind, number, params)
         if unit == "u" and kind in PER_USERS:
             if not 1 <= number <= MAX_USERS:
-                raise UnknownFigure(name, f"users must be from 1 to {MAX_USERS:,}")
-            return Figure(name, _replicas(number, headroom=kind == "replicas_headroom"))
-    raise UnknownFigure(name, "not a known live figure; see felab_sim/engine/figures.py for the list")
+                raise UnknownLiveNumber(name, f"users must be from 1 to {MAX_USERS:,}")
+            return LiveNumber(name, _replicas(number, headroom=kind == "replicas_headroom"))
+    raise UnknownLiveNumber(
+        name, "not a known live number; see felab_sim/engine/live_numbers.py for the list"
+    )
 
 
-def _per_level(name: str, kind: str, conc: int, params: SweepParams | None) -> Figure:
+def _per_level(name: str, kind: str, conc: int, params: SweepParams | None) -> LiveNumber:
     if not 1 <= conc <= MAX_LEVEL:
-        raise UnknownFigure(name, f"level must be from 1 to {MAX_LEVEL}")
+        raise UnknownLiveNumber(name, f"level must be from 1 to {MAX_LEVEL}")
     if kind == "step_ms":
-        return Figure(name, lambda r: r.params.server.decode_step_ms(conc))
+        return LiveNumber(name, lambda r: r.params.server.decode_step_ms(conc))
     if kind == "ideal_user_tok_s":
-        return Figure(name, lambda r: 1000.0 / r.params.server.decode_step_ms(conc))
+        return LiveNumber(name, lambda r: 1000.0 / r.params.server.decode_step_ms(conc))
     missing = [] if params is None else [level for level in (1, conc) if level not in params.levels]
     if missing:
-        raise UnknownFigure(name, f"needs level {missing[0]} in the scenario's levels")
+        raise UnknownLiveNumber(name, f"needs level {missing[0]} in the scenario's levels")
     if kind == "speedup":
-        return Figure(name, _ratio(conc, "agg_tok_s"))
+        return LiveNumber(name, _ratio(conc, "agg_tok_s"))
     if kind == "keeps_pct":
-        return Figure(name, _ratio(conc, "user_tok_s", 100.0))
-    return Figure(name, _ratio(conc, "user_tok_s", -100.0, 100.0))
+        return LiveNumber(name, _ratio(conc, "user_tok_s", 100.0))
+    return LiveNumber(name, _ratio(conc, "user_tok_s", -100.0, 100.0))
 
 
 def placeholder(name: str) -> str:
-    """How card text cites a figure."""
+    """How card text cites a live number."""
     return "{{sim." + name + "}}"
 
 
@@ -182,33 +184,33 @@ def problems(texts: Iterable[str], params: SweepParams | None) -> list[str]:
     for name in dict.fromkeys(name for text in texts for name in names_in(text)):
         try:
             parse(name, params)
-        except UnknownFigure as error:
+        except UnknownLiveNumber as error:
             errors.append(str(error))
         else:
             known.append(name)
     # A name that is not on the list is named as such: a scenario would not make it resolve.
     if known and params is None:
-        errors.append(f"sim.{known[0]}: this card cites live figures, so it needs a scenario")
+        errors.append(f"sim.{known[0]}: this card cites live numbers, so it needs a scenario")
     return errors
 
 
 def value_of(name: str, result: SweepResult | None) -> float | None:
-    """A figure's value; None when it cannot be resolved, never an exception."""
+    """A live number's value; None when it cannot be resolved, never an exception."""
     if result is None:
         return None
     try:
         return parse(name, result.params).value(result)
-    except UnknownFigure:
+    except UnknownLiveNumber:
         return None
 
 
 def text_of(name: str, result: SweepResult | None) -> str:
-    """A figure's printed value; a dash when it cannot be resolved, never an exception."""
+    """A live number's printed value; a dash when it cannot be resolved, never an exception."""
     if result is None:
         return MISSING
     try:
         return parse(name, result.params).text(result)
-    except UnknownFigure:
+    except UnknownLiveNumber:
         return MISSING
 
 

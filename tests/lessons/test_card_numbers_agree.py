@@ -3,7 +3,7 @@
 Run over every card in the bundled content (lessons/content/), so a card added or edited
 there is checked the day it lands. For each row of a card's "Computed live" panel:
 
-- the number the card states ("Card says") is the live value within the figure's
+- the number the card states ("Card says") is the live value within the number's
   `tolerance:` (relative, default 2%), unless its `note:` says why they differ;
 - the stated number is also written in the card's own text, as the page shows it (a
   live placeholder counts, since the page prints its value), within the same tolerance.
@@ -34,7 +34,9 @@ def _bundled_cards() -> list[pytest.param]:
         course = path.parent.name
         for card in lesson.get("cards") or []:
             url = f"/learn/{course}/{lesson['slug']}/step-{card['step']}/"
-            found.append(pytest.param(url, card.get("figures") or [], id=f"{path.stem}/step-{card['step']}"))
+            found.append(
+                pytest.param(url, card.get("live_numbers") or [], id=f"{path.stem}/step-{card['step']}")
+            )
     return found
 
 
@@ -70,18 +72,20 @@ class _LiveTable(HTMLParser):
 def live_rows(html: str) -> list[tuple[str, str, str]]:
     parser = _LiveTable()
     parser.feed(html)
-    return [(row[0], row[1], row[2]) for row in parser.rows if len(row) == 3 and row[0] != "Figure"]
+    return [(row[0], row[1], row[2]) for row in parser.rows if len(row) == 3 and row[0] != "Number"]
 
 
 def test_every_bundled_lesson_file_is_checked():
     assert len(_bundled_cards()) >= 3  # lesson 03's three steps at least: the glob finds the content
 
 
-def figure_problems(rows: list[tuple[str, str, str]], figure_rows: list[dict], card_text: str) -> list[str]:
+def live_number_problems(
+    rows: list[tuple[str, str, str]], number_rows: list[dict], card_text: str
+) -> list[str]:
     """What disagrees: each panel row (label, stated, live) against its file entry and the card's text."""
     written = numbers_in(card_text)
     problems = []
-    for (label, stated_text, live_text), spec in zip(rows, figure_rows, strict=True):
+    for (label, stated_text, live_text), spec in zip(rows, number_rows, strict=True):
         tolerance = float(spec.get("tolerance", DEFAULT_TOLERANCE))
         stated, live = parse_number(stated_text), parse_number(live_text)
         if stated is None:
@@ -98,22 +102,22 @@ def figure_problems(rows: list[tuple[str, str, str]], figure_rows: list[dict], c
     return problems
 
 
-def test_every_bundled_card_states_its_figures_as_its_text_and_page_compute_them(client, lessons):
+def test_every_bundled_card_states_its_numbers_as_its_text_and_page_compute_them(client, lessons):
     # One import of the bundled content for all cards: importing it per card is slow.
     problems = []
     for card in _bundled_cards():
-        url, figure_rows = card.values
+        url, number_rows = card.values
         response = client.get(url, {"answer": "shown"})
         assert response.status_code == 200, url
         html = response.content.decode()
         rows = live_rows(html)
-        if len(rows) != len(figure_rows):
+        if len(rows) != len(number_rows):
             problems.append(
-                f"{url}: {len(rows)} Computed live rows for {len(figure_rows)} figures in the file"
+                f"{url}: {len(rows)} Computed live rows for {len(number_rows)} live numbers in the file"
             )
             continue
         card_text = text_of(html, "card-question") + text_of(html, "answer-body")
-        problems += [f"{url}: {problem}" for problem in figure_problems(rows, figure_rows, card_text)]
+        problems += [f"{url}: {problem}" for problem in live_number_problems(rows, number_rows, card_text)]
     assert not problems, "\n".join(problems)
 
 
@@ -131,7 +135,7 @@ STEP_2_TEXT = "Up to 8 people: the slowest 1 in 20 get their first token in 26 m
     ],
 )
 def test_the_check_finds_what_disagrees(row, spec, problem):
-    assert any(problem in found for found in figure_problems([row], [spec], STEP_2_TEXT))
+    assert any(problem in found for found in live_number_problems([row], [spec], STEP_2_TEXT))
 
 
 @pytest.mark.parametrize(
@@ -143,7 +147,7 @@ def test_the_check_finds_what_disagrees(row, spec, problem):
     ],
 )
 def test_the_check_accepts_agreement_tolerance_and_notes(row, spec):
-    assert figure_problems([row], [spec], STEP_2_TEXT + " The course measured 41.4 ms.") == []
+    assert live_number_problems([row], [spec], STEP_2_TEXT + " The course measured 41.4 ms.") == []
 
 
 def test_content_dir_is_the_bundled_one():

@@ -1,8 +1,8 @@
-"""Live figures cited from card text: names, checks and values. No database."""
+"""Live numbers cited from card text: names, checks and values. No database."""
 
 import pytest
 
-from felab_sim.engine import figures
+from felab_sim.engine import live_numbers
 from felab_sim.engine.simulator import run_sweep
 from felab_sim.engine.sweep_params import SweepParams
 
@@ -33,8 +33,8 @@ DEFAULT = run_sweep(SweepParams())
         ("replicas_headroom.u120", "18"),
     ],
 )
-def test_seed_card_figures_print_by_the_sites_one_rule(name, text):
-    assert figures.text_of(name, DEFAULT) == text
+def test_seed_card_live_numbers_print_by_the_sites_one_rule(name, text):
+    assert live_numbers.text_of(name, DEFAULT) == text
 
 
 @pytest.mark.parametrize(
@@ -42,58 +42,58 @@ def test_seed_card_figures_print_by_the_sites_one_rule(name, text):
     [
         ("c9.agg_tok_s", "level 9 is not in the scenario's levels"),
         ("c8.tokens_per_second", "not a sweep metric"),
-        ("nonsense", "not a known live figure"),
-        ("speedup.u8", "not a known live figure"),
+        ("nonsense", "not a known live number"),
+        ("speedup.u8", "not a known live number"),
         ("step_ms.c5000", "level must be from 1 to 1024"),
         ("replicas.u0", "users must be from 1"),
-        ("", "not a known live figure"),
+        ("", "not a known live number"),
     ],
 )
 def test_unknown_names_are_refused_with_a_reason(name, reason):
-    with pytest.raises(figures.UnknownFigure, match=reason):
-        figures.parse(name, SweepParams())
+    with pytest.raises(live_numbers.UnknownLiveNumber, match=reason):
+        live_numbers.parse(name, SweepParams())
 
 
 def test_ratios_need_level_one():
-    with pytest.raises(figures.UnknownFigure, match="needs level 1"):
-        figures.parse("speedup.c8", SweepParams(levels=(2, 8)))
+    with pytest.raises(live_numbers.UnknownLiveNumber, match="needs level 1"):
+        live_numbers.parse("speedup.c8", SweepParams(levels=(2, 8)))
 
 
 def test_problems_lists_each_bad_name_once_and_requires_a_scenario():
     text = "{{sim.c8.agg_tok_s}} {{ sim.bogus }} {{sim.bogus}}"
-    assert figures.problems([text], SweepParams()) == [
-        "sim.bogus: not a known live figure; see felab_sim/engine/figures.py for the list"
+    assert live_numbers.problems([text], SweepParams()) == [
+        "sim.bogus: not a known live number; see felab_sim/engine/live_numbers.py for the list"
     ]
-    assert figures.problems(["{{sim.capacity}}"], None) == [
-        "sim.capacity: this card cites live figures, so it needs a scenario"
+    assert live_numbers.problems(["{{sim.capacity}}"], None) == [
+        "sim.capacity: this card cites live numbers, so it needs a scenario"
     ]
-    assert figures.problems(["no figures here, {{ other }}"], None) == []
+    assert live_numbers.problems(["no live numbers here, {{ other }}"], None) == []
 
 
 def test_an_unknown_name_without_a_scenario_is_named_as_unknown():
-    assert figures.problems(["{{sim.bogus}}"], None) == [
-        "sim.bogus: not a known live figure; see felab_sim/engine/figures.py for the list"
+    assert live_numbers.problems(["{{sim.bogus}}"], None) == [
+        "sim.bogus: not a known live number; see felab_sim/engine/live_numbers.py for the list"
     ]
-    assert figures.problems(["{{sim.c8.speed}} and {{sim.c8.agg_tok_s}}"], None) == [
+    assert live_numbers.problems(["{{sim.c8.speed}} and {{sim.c8.agg_tok_s}}"], None) == [
         "sim.c8.speed: 'speed' is not a sweep metric; use one of "
         "agg_tok_s, user_tok_s, ttft_p50_ms, ttft_p95_ms, goodput_rps, requests",
-        "sim.c8.agg_tok_s: this card cites live figures, so it needs a scenario",
+        "sim.c8.agg_tok_s: this card cites live numbers, so it needs a scenario",
     ]
 
 
 def test_fill_never_raises_and_dashes_what_it_cannot_resolve():
     text = "total {{sim.c8.agg_tok_s}}, bad {{sim.c3.agg_tok_s}}, none {{sim.nope}}"
-    assert figures.fill(text, DEFAULT) == "total 276.3, bad —, none —"
-    assert figures.fill(text, None) == "total —, bad —, none —"
+    assert live_numbers.fill(text, DEFAULT) == "total 276.3, bad —, none —"
+    assert live_numbers.fill(text, None) == "total —, bad —, none —"
 
 
-def test_capacity_figures_dash_when_no_level_meets_the_slo():
+def test_capacity_numbers_dash_when_no_level_meets_the_slo():
     tight = run_sweep(SweepParams(levels=(1, 8), slo_ms=1))
     assert tight.capacity is None
-    assert figures.text_of("capacity", tight) == figures.MISSING
-    assert figures.text_of("replicas.u120", tight) == figures.MISSING
+    assert live_numbers.text_of("capacity", tight) == live_numbers.MISSING
+    assert live_numbers.text_of("replicas.u120", tight) == live_numbers.MISSING
 
 
 def test_fill_wraps_values_when_asked():
-    wrapped = figures.fill("{{sim.capacity}}", DEFAULT, lambda name, value: f"[{name}={value}]")
+    wrapped = live_numbers.fill("{{sim.capacity}}", DEFAULT, lambda name, value: f"[{name}={value}]")
     assert wrapped == "[capacity=8]"
