@@ -117,9 +117,11 @@ class WorkBudgetExceeded(ParamError):
     """The run needed more work than its caller allowed (a web request's budget)."""
 
 
-# A step's own cost in work units, besides one unit for each request it schedules: measured with
-# bench/bench_engine_web.py (a step alone about 2.5 times a scheduled request's cost).
-STEP_WORK_UNITS = 2.5
+# Work units: one is a request scheduled in a step. A replica's step costs about 4 of them and a
+# block of prompt tokens (hashed and cached) about 1.5: fitted by least squares over the page's kinds
+# of run by bench/bench_engine_web.py --fit (a unit about 1.6 µs of CPU there, 2026-12-01).
+STEP_WORK_UNITS = 4.0
+BLOCK_WORK_UNITS = 1.5
 
 
 @dataclass
@@ -133,7 +135,7 @@ class Result:
     calibration: Calibration
     summary: dict[str, float] = field(default_factory=dict)
     counters: Counters = field(default_factory=Counters)
-    work: float = 0.0  # work units spent (STEP_WORK_UNITS a step, one a scheduled request)
+    work: float = 0.0  # work units spent (_step_work)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -323,13 +325,13 @@ def simulate(
         )
         now += step
         steps += 1
-        work += STEP_WORK_UNITS + sum(len(batch) for batch in batches)
+        work += _step_work(batches, settings.block_size)
         if work_budget is not None and work > work_budget:
             raise WorkBudgetExceeded(
                 "requests",
                 f"requests: this run needs more than {work_budget:,.0f} units of simulation work "
-                "(a unit is one request in one engine step), the cap for a web request; use fewer "
-                "requests or shorter outputs, or run `manage.py engine`",
+                "(a unit is about one request in one engine step), the cap for a web request; use "
+                "fewer requests or shorter prompts and outputs, or run `manage.py engine`",
             )
         _count(counters, replicas, pricer, loads, group_tokens)
         for replica, batch in zip(replicas, batches, strict=True):
@@ -371,6 +373,14 @@ def simulate(
     )
     result.summary = summarise(results, pool.kv_tokens * settings.data_parallel, max_running)
     return result
+
+
+def _step_work(batches: list[list[Scheduled]], block_size: int) -> float:
+    """A step's cost in work units: its own per replica, one a scheduled request, and the KV
+    blocks its prompt tokens fill (each hashed and cached)."""
+    blocks = sum(item.tokens for batch in batches for item in batch) / block_size
+    items = sum(len(batch) for batch in batches)
+    return STEP_WORK_UNITS * len(batches) + items + BLOCK_WORK_UNITS * blocks
 
 
 def _count(
