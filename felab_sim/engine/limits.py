@@ -144,7 +144,7 @@ class EngineWebLimits:
         if int(values["requests"]) > self.max_requests:
             raise ParamError(
                 "requests",
-                f"requests: a web request simulates at most {self.max_requests} (got "
+                f"requests must be at most {self.max_requests} in a web request (got "
                 f"{values['requests']:,}); run `manage.py engine` for more",
             )
 
@@ -152,8 +152,7 @@ class EngineWebLimits:
         if len(text) > self.max_config_chars:
             raise ParamError(
                 "model_config",
-                f"model_config: a pasted config.json may hold at most {self.max_config_chars:,} "
-                f"characters (got {len(text):,})",
+                f"model_config must be at most {self.max_config_chars:,} characters (got {len(text):,})",
             )
 
 

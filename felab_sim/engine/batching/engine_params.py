@@ -16,6 +16,7 @@ from ..hardware import GB, HARDWARE, TERA, Hardware, Interconnect, hardware_pres
 from ..model_presets import BY_NAME as MODEL_PRESETS
 from ..model_shapes import ModelConfigError, ModelShape, kv_heads_per_gpu, read_config
 from ..params import Param, ParamError, ParamValue, parse_all
+from .binding import Binding
 from .simulate import ClosedLoop, EngineSettings, Result, TraceRequest, concurrency_sweep, simulate
 
 PASTED = "config"  # the model choice that reads the pasted config.json
@@ -33,8 +34,8 @@ MODEL_PARAMS = (
         "model",
         "choice",
         "Llama-3.1-8B",
-        "A model preset (its published config.json), or the config.json pasted below",
-        choices={**{name: name for name in MODEL_PRESETS}, PASTED: "the config.json pasted below"},
+        "A model preset (its published config.json), or a config.json of your own",
+        choices={**{name: name for name in MODEL_PRESETS}, PASTED: "my config.json"},
     ),
 )
 HARDWARE_PARAMS = (
@@ -42,8 +43,8 @@ HARDWARE_PARAMS = (
         "hardware",
         "choice",
         "rtx-4090",
-        "One GPU's preset from its vendor's spec sheet, or typed in below",
-        choices={**{h.name: h.vendor_name for h in HARDWARE}, CUSTOM: "typed in below"},
+        "One GPU's preset from its vendor's spec sheet, or custom: typed in",
+        choices={**{h.name: h.vendor_name for h in HARDWARE}, CUSTOM: "custom (typed in)"},
     ),
     Param(
         "memory_gb",
@@ -181,18 +182,20 @@ def model_shape(values: Mapping[str, ParamValue], model_config: str | None) -> M
         if pasted:
             raise ParamError(
                 MODEL_CONFIG,
-                f"{MODEL_CONFIG}: a config.json is given but the model is {values['model']}; "
-                "choose the pasted config.json as the model, or leave it empty",
+                f"{MODEL_CONFIG} is given but the model is {values['model']}: choose the "
+                "config.json as the model, or leave it empty",
             )
         return MODEL_PRESETS[str(values["model"])].shape
     if not pasted:
-        raise ParamError(MODEL_CONFIG, f"{MODEL_CONFIG}: paste a model's config.json, or choose a preset")
+        raise ParamError(
+            MODEL_CONFIG, f"{MODEL_CONFIG} is empty: paste a model's config.json, or choose a preset"
+        )
     try:
         return read_config(pasted)
     except ModelConfigError as error:
-        raise ParamError(MODEL_CONFIG, f"{MODEL_CONFIG}: {error}") from None
+        raise ParamError(MODEL_CONFIG, f"{MODEL_CONFIG} cannot be read: {error}") from None
     except ValueError as error:  # not JSON at all
-        raise ParamError(MODEL_CONFIG, f"{MODEL_CONFIG}: {error}") from None
+        raise ParamError(MODEL_CONFIG, f"{MODEL_CONFIG} cannot be read: {error}") from None
 
 
 def _typed(values: Mapping[str, ParamValue], name: str) -> float | None:
@@ -211,7 +214,7 @@ def engine_hardware(values: Mapping[str, ParamValue]) -> Hardware:
     if values["hardware"] == CUSTOM:
         for name, given in (("memory_gb", memory), ("bandwidth_gbs", bandwidth), ("peak_tflops", peak)):
             if given is None:
-                raise ParamError(name, f"{name}: type it in for the typed-in hardware, or choose a preset")
+                raise ParamError(name, f"{name} must be typed in for typed-in hardware (or choose a preset)")
         base = Hardware(
             CUSTOM,
             "typed-in GPU",
@@ -241,7 +244,7 @@ def engine_hardware(values: Mapping[str, ParamValue]) -> Hardware:
     if hardware.bf16_flops is None:
         raise ParamError(
             "peak_tflops",
-            f"peak_tflops: {hardware.vendor_name} has no published dense BF16 figure; type one in",
+            f"peak_tflops must be typed in: {hardware.vendor_name} has no published dense BF16 value",
         )
     return hardware
 
@@ -251,7 +254,9 @@ def engine_settings(values: Mapping[str, ParamValue], shape: ModelShape) -> Engi
     try:
         kv_heads_per_gpu(shape, tensor)
     except ValueError as error:
-        raise ParamError("tensor_parallel", f"tensor_parallel: {error}") from None
+        raise ParamError(
+            "tensor_parallel", f"tensor_parallel must split the KV heads evenly: {error}"
+        ) from None
     if values["expert_parallel"] and not shape.is_moe:
         raise ParamError("expert_parallel", "expert_parallel needs a mixture-of-experts model")
     return EngineSettings(
@@ -342,3 +347,28 @@ def sweep_engine(inputs: EngineInputs, work_budget: float | None = None) -> list
         requests_per_level=sweep_requests,
         work_budget=work_budget,
     )
+
+
+def pool_json(result: Result) -> dict[str, float]:
+    """The KV pool of one GPU, as vLLM sizes it at start-up."""
+    pool = result.pool
+    return {
+        "device_bytes": pool.device_bytes,
+        "gpu_memory_utilization": pool.gpu_memory_utilization,
+        "weight_bytes": round(pool.weight_bytes),
+        "overhead_bytes": pool.overhead_bytes,
+        "block_size": pool.block_size,
+        "kv_blocks": pool.num_blocks,
+        "kv_tokens": pool.kv_tokens,
+    }
+
+
+def run_json(values: Mapping[str, ParamValue], result: Result, binding: Binding) -> dict[str, object]:
+    """The one JSON shape of a run (the command's --json and /sim/engine.json): issue 24's
+    summary, requests and timeseries, with the settings, the KV pool and the binding limit."""
+    return {
+        "params": dict(values),
+        **result.as_json(),
+        "pool": pool_json(result),
+        "binding": binding.as_json(),
+    }

@@ -251,8 +251,8 @@ def simulate(
     if pool.num_blocks == 0:
         raise ParamError(
             "gpu_memory_utilization",
-            f"gpu_memory_utilization: the weights ({cost.weight_bytes_per_gpu / 1e9:.1f} GB a GPU) leave "
-            "no room for a KV block in the memory it allows",
+            f"gpu_memory_utilization leaves no room for a KV block: the weights take "
+            f"{cost.weight_bytes_per_gpu / 1e9:.1f} GB a GPU",
         )
     pricer = StepPricer(cost, hardware, calibration, parallel)
     # A sliding layer drops blocks past its window, which the block cache below does not track:
@@ -329,9 +329,10 @@ def simulate(
         if work_budget is not None and work > work_budget:
             raise WorkBudgetExceeded(
                 "requests",
-                f"requests: this run needs more than {work_budget:,.0f} units of simulation work "
-                "(a unit is about one request in one engine step), the cap for a web request; use "
-                "fewer requests or shorter prompts and outputs, or run `manage.py engine`",
+                f"requests are too many for a web request: this run needs more than "
+                f"{work_budget:,.0f} units of simulation work (a unit is about one request in one "
+                "engine step), its cap; use fewer requests or shorter prompts and outputs, or run "
+                "`manage.py engine`",
             )
         _count(counters, replicas, pricer, loads, group_tokens)
         for replica, batch in zip(replicas, batches, strict=True):
