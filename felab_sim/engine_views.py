@@ -18,7 +18,8 @@ from serving.ratelimit import rate_limited
 
 from .charts.engine_charts import distribution_figure, sweep_figure, timeseries_figure
 from .engine.batching.engine_params import ENGINE_PARAMS, MODEL_CONFIG, SWEEP_LEVELS, pool_json, run_json
-from .engine.batching.step_time import calibration_for
+from .engine.batching.step_time import CALIBRATIONS, calibration_for
+from .engine.limits import ENGINE_WEB_LIMITS
 from .engine.numbers import format_figure
 from .engine.params import ParamError, ParamValue
 from .forms import EngineForm, field_text, repeated_parameter, worded
@@ -117,7 +118,12 @@ def engine_page(request: HttpRequest) -> HttpResponse:
             form.add_error(form.field_for(error), worded(form, error))
         except SimulatorBusy:
             return _busy(request)
-    context: dict[str, object] = {"form": form, "groups": form.field_groups(), "outcome": outcome}
+    context: dict[str, object] = {
+        "form": form,
+        "groups": form.field_groups(),
+        "outcome": outcome,
+        "max_requests": ENGINE_WEB_LIMITS.max_requests,
+    }
     if outcome is not None:
         context |= _results(form.cleaned_data["values"], form.cleaned_data[MODEL_CONFIG], outcome)
     template = "felab_sim/engine.html#results" if request.htmx else "felab_sim/engine.html"
@@ -155,6 +161,7 @@ def _results(values: dict[str, ParamValue], model_config: str, outcome: EngineOu
         "sweep_chart": sweep_figure(outcome.sweep, outcome.practice_sweep),
         "sweep_left_off": outcome.sweep is None,
         "calibration": calibration,
+        "fitted": inputs.hardware.name in CALIBRATIONS,
         "hardware": inputs.hardware,
         "query": query,
     }

@@ -128,3 +128,10 @@ def test_a_run_is_simulated_once_for_the_same_settings(client):
 def test_the_simulator_page_and_the_nav_link_here(client):
     body = client.get("/sim/").content.decode()
     assert f'href="{URL}"' in body
+
+
+def test_the_page_says_whether_the_step_times_were_fitted_on_a_real_run(client):
+    _, fitted = page(client, SMALL)
+    assert "efficiencies fitted on LLMServingSim RTX4090/Llama-3.1-8B" in fitted
+    _, guessed = page(client, {**SMALL, "hardware": "h100-sxm"})
+    assert "no real run was fitted on it" in guessed

@@ -124,6 +124,7 @@ SETTINGS_PARAMS = (
         "float",
         _DEFAULTS.gpu_memory_utilization,
         "Share of GPU memory the engine may use: weights, then a reserve, then KV blocks",
+        label="GPU memory utilization",
         low=0,
         low_open=True,
         high=1,
