@@ -1,12 +1,14 @@
 """What the /sim/engine/ page's runs cost: CPU time against the engine's work units.
 
-    .venv/bin/python bench/bench_engine_web.py [--fit]
+    .venv/bin/python bench/bench_engine_web.py [--fit | --pages]
 
 Per kind of run the page allows (at its caps: 100 requests; felab_sim/engine/limits.py) it prints
 the run's and the sweep's CPU time (best of three), their work units, and µs a unit; the caps
 hold when every run's and sweep's time at its cap stays within the 250 ms budget together.
 ``--fit`` solves, by least squares, for the cost of a replica's step, a scheduled request and a
-block of prompt tokens, the three weights of simulate.py's ``_step_work``.
+block of prompt tokens, the three weights of simulate.py's ``_step_work``. ``--pages`` times the
+whole /sim/engine/ page per case, cold (the process's cache of runs emptied) and warm, in-process
+with Django's test client on a scratch SQLite database.
 """
 
 from __future__ import annotations
@@ -95,6 +97,52 @@ def table() -> None:
     print(f"worst run + sweep: {worst * 1000:.0f} ms (budget 250 ms)")
 
 
+def pages() -> None:
+    import os
+    import tempfile
+    from urllib.parse import urlencode
+
+    scratch = Path(tempfile.mkdtemp(prefix="felab-bench-engine-"))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ["DATABASE_URL"] = f"sqlite:///{scratch / 'bench.sqlite3'}"
+    os.environ["FELAB_SWEEP_LIMIT"] = "0"  # no rate limit: this is one client asking many times
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.core.management import call_command
+    from django.test import Client
+    from django.test.utils import override_settings
+
+    from felab_sim.live import engine_outcomes
+
+    call_command("migrate", verbosity=0)
+    plain = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+    client = Client()
+    print(f"{'settings':58} {'status':>6} {'cold ms':>8} {'cold CPU':>8} {'warm ms':>8}")
+    with override_settings(STORAGES=plain):
+        client.get("/sim/engine/")  # imports, templates
+        for case in CASES:
+            url = "/sim/engine/?" + urlencode(case)
+            colds, cpus, warms = [], [], []
+            for _ in range(3):
+                engine_outcomes.cache_clear()
+                start, cpu = time.perf_counter(), time.process_time()
+                status = client.get(url).status_code
+                colds.append(time.perf_counter() - start)
+                cpus.append(time.process_time() - cpu)
+                start = time.perf_counter()
+                client.get(url)
+                warms.append(time.perf_counter() - start)
+            label = ", ".join(f"{k}={v}" for k, v in case.items()) or "defaults"
+            print(
+                f"{label[:58]:58} {status:6} {min(colds) * 1000:8.0f} {min(cpus) * 1000:8.0f} {min(warms) * 1000:8.0f}"
+            )
+
+
 def fit() -> None:
     counted = {"steps": 0.0, "items": 0.0, "blocks": 0.0}
     original = engine._step_work
@@ -134,7 +182,11 @@ def fit() -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fit", action="store_true", help="fit the work units' weights")
-    if parser.parse_args().fit:
+    parser.add_argument("--pages", action="store_true", help="time the whole page, cold and warm")
+    options = parser.parse_args()
+    if options.fit:
         fit()
+    elif options.pages:
+        pages()
     else:
         table()

@@ -16,6 +16,7 @@ from .engine.calculator import Result
 from .engine.calculators import get as get_calculator
 from .engine.limits import ENGINE_WEB_LIMITS
 from .engine.metrics import SweepResult
+from .engine.params import ParamError
 from .engine.simulator import run_sweep
 from .engine.sweep_params import SweepParams
 
@@ -80,15 +81,27 @@ PRACTICE_SWEEP = SweepParams.from_flat({"levels": ",".join(str(c) for c in SWEEP
 
 
 @lru_cache(maxsize=64)
-def cached_engine(values: tuple[tuple[str, object], ...], model_config: str) -> EngineOutcome:
-    """The engine page's run for checked settings, within the web's work caps (a ParamError
-    naming ``requests`` when the run is over its cap; a sweep over its cap is left off)."""
+def engine_outcomes(values: tuple[tuple[str, object], ...], model_config: str) -> EngineOutcome | ParamError:
+    """The engine page's run for checked settings, or its refusal: a run over its web cap costs
+    as much as the cap before it is refused, so the refusal is kept as well."""
     limits = ENGINE_WEB_LIMITS
-    inputs = engine_inputs(dict(values), model_config)
-    result = run_engine(inputs, limits.sample_interval, work_budget=limits.run_work)
+    try:
+        inputs = engine_inputs(dict(values), model_config)
+        result = run_engine(inputs, limits.sample_interval, work_budget=limits.run_work)
+    except ParamError as error:
+        return error
     try:
         sweep: list[dict[str, float]] | None = sweep_engine(inputs, work_budget=limits.sweep_work)
     except WorkBudgetExceeded:
         sweep = None
     practice = cached_sweep(PRACTICE_SWEEP).as_dict()["levels"]
     return EngineOutcome(inputs, result, binding_limit(result, inputs.settings), sweep, practice)
+
+
+def cached_engine(values: tuple[tuple[str, object], ...], model_config: str) -> EngineOutcome:
+    """The run (``engine_outcomes``'s), or its ParamError raised: naming ``requests`` when the
+    run is over its work cap. A sweep over its own cap is left off (``sweep`` is None)."""
+    found = engine_outcomes(values, model_config)
+    if isinstance(found, ParamError):
+        raise ParamError(found.param, found.message)
+    return found

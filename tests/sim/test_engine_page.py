@@ -12,7 +12,7 @@ import pytest
 
 from felab_sim.engine.batching.engine_params import ENGINE_PARAMS
 from felab_sim.engine.model_presets import preset
-from felab_sim.live import cached_engine
+from felab_sim.live import engine_outcomes
 
 pytestmark = pytest.mark.django_db
 
@@ -118,10 +118,19 @@ def test_a_pasted_config_runs_as_its_preset(client):
 
 
 def test_a_run_is_simulated_once_for_the_same_settings(client):
-    cached_engine.cache_clear()
+    engine_outcomes.cache_clear()
     client.get(JSON_URL, SMALL)
     client.get(URL, SMALL)
-    info = cached_engine.cache_info()
+    info = engine_outcomes.cache_info()
+    assert (info.misses, info.hits) == (1, 1)
+
+
+def test_a_refusal_over_the_budget_is_kept_too(client):
+    engine_outcomes.cache_clear()
+    query = {"max_num_seqs": "1", "output_tokens": "1000"}
+    assert client.get(JSON_URL, query).status_code == 400
+    assert client.get(URL, query).status_code == 400
+    info = engine_outcomes.cache_info()
     assert (info.misses, info.hits) == (1, 1)
 
 
