@@ -130,7 +130,7 @@ PREFIX_CACHE_LIMITS = PrefixCacheLimits()
 class EngineWebLimits:
     """What /sim/engine/ and /sim/engine.json may simulate: at most ``max_requests`` requests and
     ``run_work`` units of work for the run, ``sweep_work`` for the concurrency sweep beside it
-    (felab_sim/engine/batching/simulate.py's work units, about 1.6 µs of CPU each here), so the
+    (felab_sim/engine/batching/simulate.py's work units, 0.8–2.3 µs of CPU each here), so the
     two stay within the 250 ms simulation budget (docs/benchmarks.md, "The engine page"). The
     run stops at its cap and is refused; a sweep over its cap is left off the page."""
 

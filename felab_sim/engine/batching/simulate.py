@@ -119,7 +119,7 @@ class WorkBudgetExceeded(ParamError):
 
 # Work units: one is a request scheduled in a step. A replica's step costs about 4 of them and a
 # block of prompt tokens (hashed and cached) about 1.5: fitted by least squares over the page's kinds
-# of run by bench/bench_engine_web.py --fit (a unit about 1.6 µs of CPU there, 2026-12-01).
+# of run by bench/bench_engine_web.py --fit (a unit 0.8–2.3 µs of CPU there, 2026-12-01).
 STEP_WORK_UNITS = 4.0
 BLOCK_WORK_UNITS = 1.5
 
