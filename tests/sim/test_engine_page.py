@@ -6,6 +6,7 @@ JSON shape, htmx's partial and the shareable address."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 
 import pytest
@@ -144,3 +145,25 @@ def test_the_page_says_whether_the_step_times_were_fitted_on_a_real_run(client):
     assert "efficiencies fitted on LLMServingSim RTX4090/Llama-3.1-8B" in fitted
     _, guessed = page(client, {**SMALL, "hardware": "h100-sxm"})
     assert "no real run was fitted on it" in guessed
+
+
+def test_a_run_too_short_for_a_sample_still_draws(client):
+    # One request of one output token ends before the first 0.1 s sample, and has no TPOT.
+    query = {"requests": "1", "output_tokens": "1"}
+    response, body = page(client, query)
+    assert response.status_code == 200 and body.count('class="chart-wide"') == 3
+    assert client.get(JSON_URL, query).json()["timeseries"] == []
+
+
+@pytest.mark.parametrize("url", [URL, JSON_URL])
+def test_a_run_waits_for_a_simulation_permit_then_is_told_to_retry(client, settings, tmp_path, url):
+    settings.SIM_PERMITS, settings.SIM_PERMIT_WAIT_S, settings.SIM_PERMITS_DIR = 1, 0.2, tmp_path
+    handle = (tmp_path / "permit-0.lock").open("a")
+    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as another gunicorn worker holds it
+    try:
+        busy = client.get(url, SMALL)
+        assert busy.status_code == 503 and busy["Retry-After"] == "1"
+        assert "busy with other large runs" in busy.content.decode()
+    finally:
+        handle.close()
+    assert client.get(url, SMALL).status_code == 200
