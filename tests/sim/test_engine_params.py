@@ -18,7 +18,13 @@ from felab_sim.engine.batching.engine_params import (
 )
 from felab_sim.engine.batching.kv_pool import BlockPool
 from felab_sim.engine.batching.scheduler import Replica, Request
-from felab_sim.engine.batching.simulate import EngineSettings, TraceRequest, WorkBudgetExceeded, simulate
+from felab_sim.engine.batching.simulate import (
+    Counters,
+    EngineSettings,
+    TraceRequest,
+    WorkBudgetExceeded,
+    simulate,
+)
 from felab_sim.engine.hardware import hardware_preset
 from felab_sim.engine.limits import ENGINE_WEB_LIMITS
 from felab_sim.engine.model_presets import preset
@@ -200,3 +206,14 @@ def test_the_timeseries_is_sampled_at_the_interval_asked():
 def test_every_setting_is_declared_once():
     names = [param.name for param in ENGINE_PARAMS]
     assert len(names) == len(set(names))
+
+
+def test_a_queue_that_forms_briefly_is_named_after_the_steps_limit():
+    # Issue 24's Qwen run: slots bind briefly (37 waiting at peak), the rest of the time the steps.
+    inputs, result, _ = run(requests=10, rate=0.5, output_tokens=64)
+    result.counters = Counters(steps=100, waiting_by={"seqs": 10, "budget": 2}, unqueued_steps=90)
+    binding = binding_limit(result, inputs.settings)
+    assert binding.limit == "bandwidth"
+    assert binding.sentence.endswith("Requests waited briefly (10% of the steps), for slots (max_num_seqs).")
+    result.counters = Counters(steps=100, waiting_by={"seqs": 25}, unqueued_steps=75)
+    assert binding_limit(result, inputs.settings).limit == "seqs"

@@ -65,15 +65,28 @@ def binding_limit(result: Result, settings: EngineSettings) -> Binding:
     unqueued = max(counters.unqueued_steps, 1)
     compute = counters.compute_bound
     if compute * 2 > unqueued:
-        return Binding(
+        limit, sentence = (
             "compute",
             f"Compute binds: no request waited in {_percent(counters.unqueued_steps, steps)} of the "
             f"steps, and {_percent(compute, unqueued)} of those spent longer on arithmetic than on "
             "reading weights and KV.",
         )
-    return Binding(
-        "bandwidth",
-        f"Bandwidth binds: no request waited in {_percent(counters.unqueued_steps, steps)} of the "
-        f"steps, and {_percent(unqueued - compute, unqueued)} of those spent longer reading weights "
-        "and KV than on arithmetic.",
-    )
+    else:
+        limit, sentence = (
+            "bandwidth",
+            f"Bandwidth binds: no request waited in {_percent(counters.unqueued_steps, steps)} of the "
+            f"steps, and {_percent(unqueued - compute, unqueued)} of those spent longer reading "
+            "weights and KV than on arithmetic.",
+        )
+    if counters.waiting_by:
+        # Queued now and then: say for what, as the anchor run that waits for slots briefly does.
+        reason = max(counters.waiting_by, key=lambda name: (counters.waiting_by[name], name))
+        sentence += f" Requests waited briefly ({_percent(queued, steps)} of the steps), {BRIEFLY[reason]}."
+    return Binding(limit, sentence)
+
+
+BRIEFLY = {
+    "blocks": "for KV blocks",
+    "seqs": "for slots (max_num_seqs)",
+    "budget": "for the token budget (max_num_batched_tokens)",
+}
