@@ -132,6 +132,8 @@ bench: $(VENV)/.dev chromium nginx bench/lighthouse/node_modules/.bin/lighthouse
 	-$(PY) bench/bench_practice.py --capacity-levels 64,128,256
 	-$(PY) bench/bench_prefix_cache.py
 	-$(PY) bench/bench_engine.py
+	-$(PY) bench/bench_engine_web.py
+	-$(PY) bench/bench_engine_web.py --pages
 	-$(PY) bench/bench_flood.py
 	-$(PY) bench/bench_cluster.py
 	-$(PY) bench/bench_lighthouse.py

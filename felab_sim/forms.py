@@ -4,8 +4,17 @@ from django import forms
 from django.forms.utils import flatatt
 from django.http import QueryDict
 
+from .engine.batching.engine_params import (
+    ENGINE_PARAMS,
+    HARDWARE_PARAMS,
+    MODEL_CONFIG,
+    MODEL_PARAMS,
+    SETTINGS_PARAMS,
+    WORKLOAD_PARAMS,
+    engine_inputs,
+)
 from .engine.calculator import Calculator
-from .engine.limits import BROWSER_LIMITS, check_web_limits
+from .engine.limits import BROWSER_LIMITS, ENGINE_WEB_LIMITS, check_web_limits
 from .engine.params import Param, ParamError, ParamValue, heading
 from .engine.sweep_params import SWEEP_PARAMS, SweepParams, sweep_param
 from .live import flat_text
@@ -239,3 +248,66 @@ class CalculatorForm(forms.Form):
     def values(self) -> dict[str, ParamValue]:
         """The checked parameter values (call after is_valid())."""
         return {param.name: self.cleaned_data[param.name] for param in self.calculator.params}
+
+
+# --------------------------------------------------------------------------- the engine page
+# /sim/engine/'s fields, generated from the engine's declarations (engine/batching/engine_params.py).
+
+
+class EngineForm(forms.Form):
+    """The continuous-batching engine's settings and workload as a GET form, plus a pasted
+    config.json; hands on the checked values in ``cleaned_data["values"]``."""
+
+    GROUPS = (
+        ("Model", MODEL_PARAMS),
+        ("Hardware (one GPU)", HARDWARE_PARAMS),
+        ("Engine settings (vLLM's names)", SETTINGS_PARAMS),
+        ("Workload", WORKLOAD_PARAMS),
+    )
+
+    def __init__(self, data: dict[str, str] | None = None, repeated: ParamError | None = None) -> None:
+        super().__init__(data)
+        self.repeated = repeated
+        self.fields.update({param.name: param_field(param) for param in ENGINE_PARAMS})
+        self.fields[MODEL_CONFIG] = forms.CharField(
+            required=False,
+            strip=False,
+            label="Config.json",
+            help_text="A Hugging Face model's config.json, pasted whole; choose “my config.json” as the model",
+            widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false", "autocomplete": "off"}),
+        )
+
+    @classmethod
+    def defaults(cls) -> dict[str, str]:
+        return {param.name: field_text(param.default) for param in ENGINE_PARAMS}
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if self.repeated is not None:
+            field = self.repeated.param if self.repeated.param in self.fields else None
+            self.add_error(field, self.repeated.message)
+        unknown = [name for name in self.data if name not in self.fields]
+        if unknown:
+            self.add_error(None, f"{unknown[0][:60]!r} is not a setting of the engine")
+        if self.errors:
+            return data
+        values = {param.name: data[param.name] for param in ENGINE_PARAMS}
+        try:
+            ENGINE_WEB_LIMITS.check(values)
+            ENGINE_WEB_LIMITS.check_config(data[MODEL_CONFIG])
+            engine_inputs(values, data[MODEL_CONFIG])  # the rules across settings
+        except ParamError as error:
+            self.add_error(self.field_for(error), worded(self, error))
+            return data
+        data["values"] = values
+        return data
+
+    def field_for(self, error: ParamError) -> str | None:
+        """The field a refusal belongs to: a request too big for the pool is the workload's."""
+        if error.param == "trace":
+            return "input_tokens"
+        return error.param if error.param in self.fields else None
+
+    def field_groups(self) -> list[tuple[str, list[dict[str, object]]]]:
+        rows = {row["name"]: row for row in plain_field_rows(self)}
+        return [(title, [rows[param.name] for param in params]) for title, params in self.GROUPS]

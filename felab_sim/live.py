@@ -4,12 +4,19 @@ A sweep is a pure function of its frozen parameters, so one per process is enoug
 the card pages and /sim/ ask for the same few scenarios again and again.
 """
 
+from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import urlencode
 
+from .engine.batching.binding import Binding, binding_limit
+from .engine.batching.engine_params import SWEEP_LEVELS, EngineInputs, engine_inputs, run_engine, sweep_engine
+from .engine.batching.simulate import Result as BatchingResult
+from .engine.batching.simulate import WorkBudgetExceeded
 from .engine.calculator import Result
 from .engine.calculators import get as get_calculator
+from .engine.limits import ENGINE_WEB_LIMITS
 from .engine.metrics import SweepResult
+from .engine.params import ParamError
 from .engine.simulator import run_sweep
 from .engine.sweep_params import SweepParams
 
@@ -55,3 +62,46 @@ def _cached_chart(name: str, params: tuple[tuple[str, object], ...]) -> str:
 def cached_chart(name: str, result: Result) -> str:
     """A calculator's chart for a result, cached by its parameters like the sweep's."""
     return _cached_chart(name, tuple(result.params.items()))
+
+
+@dataclass(frozen=True)
+class EngineOutcome:
+    """A run of the continuous-batching engine as the engine page shows it, with lesson 03's
+    sweep on the same engine (None when over its web cap) and the practice server's beside it."""
+
+    inputs: EngineInputs
+    result: BatchingResult
+    binding: Binding
+    sweep: list[dict[str, float]] | None
+    practice_sweep: list[dict[str, float]]
+
+
+# Lesson 03's sweep levels, on the practice server as the course runs it.
+PRACTICE_SWEEP = SweepParams.from_flat({"levels": ",".join(str(c) for c in SWEEP_LEVELS)})
+
+
+@lru_cache(maxsize=64)
+def engine_outcomes(values: tuple[tuple[str, object], ...], model_config: str) -> EngineOutcome | ParamError:
+    """The engine page's run for checked settings, or its refusal: a run over its web cap costs
+    as much as the cap before it is refused, so the refusal is kept as well."""
+    limits = ENGINE_WEB_LIMITS
+    try:
+        inputs = engine_inputs(dict(values), model_config)
+        result = run_engine(inputs, limits.sample_interval, work_budget=limits.run_work)
+    except ParamError as error:
+        return error
+    try:
+        sweep: list[dict[str, float]] | None = sweep_engine(inputs, work_budget=limits.sweep_work)
+    except WorkBudgetExceeded:
+        sweep = None
+    practice = cached_sweep(PRACTICE_SWEEP).as_dict()["levels"]
+    return EngineOutcome(inputs, result, binding_limit(result, inputs.settings), sweep, practice)
+
+
+def cached_engine(values: tuple[tuple[str, object], ...], model_config: str) -> EngineOutcome:
+    """The run (``engine_outcomes``'s), or its ParamError raised: naming ``requests`` when the
+    run is over its work cap. A sweep over its own cap is left off (``sweep`` is None)."""
+    found = engine_outcomes(values, model_config)
+    if isinstance(found, ParamError):
+        raise ParamError(found.param, found.message)
+    return found

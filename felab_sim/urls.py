@@ -1,10 +1,12 @@
 from django.urls import path
 
-from . import calc_views, prefix_runs, views
+from . import calc_views, engine_views, prefix_runs, views
 
 urlpatterns = [
     path("", views.sim_page, name="sim"),
     path("sweep.json", views.sweep_json, name="sweep_json"),
+    path("engine/", engine_views.engine_page, name="engine_page"),
+    path("engine.json", engine_views.engine_json, name="engine_json"),
     path("calc/<slug:name>.json", calc_views.calc_json, name="calc_json"),
     path("calc/<slug:name>/", calc_views.calc_page, name="calc_page"),
     path("calc/prefix-cache/runs/", prefix_runs.prefix_cache_run_start, name="prefix_cache_run_start"),

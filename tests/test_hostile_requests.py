@@ -36,6 +36,8 @@ URLS = [
     "/accounts/delete/",
     "/sim/",
     "/sim/sweep.json",
+    "/sim/engine/",
+    "/sim/engine.json",
     "/sim/calc/prefill.json",
     "/sim/calc/prefill/",
     "/sim/calc/prefix-cache/runs/",

@@ -124,3 +124,36 @@ class PrefixCacheLimits:
 
 
 PREFIX_CACHE_LIMITS = PrefixCacheLimits()
+
+
+@dataclass(frozen=True)
+class EngineWebLimits:
+    """What /sim/engine/ and /sim/engine.json may simulate: at most ``max_requests`` requests and
+    ``run_work`` units of work for the run, ``sweep_work`` for the concurrency sweep beside it
+    (felab_sim/engine/batching/simulate.py's work units, 0.8–2.3 µs of CPU each here), so the
+    two stay within the 250 ms simulation budget (docs/benchmarks.md, "The engine page"). The
+    run stops at its cap and is refused; a sweep over its cap is left off the page."""
+
+    max_requests: int = 100
+    max_config_chars: int = 20_000  # a pasted config.json; the largest preset's is under 2,000
+    run_work: float = 70_000
+    sweep_work: float = 45_000
+    sample_interval: float = 0.1  # seconds between the page's timeseries samples
+
+    def check(self, values: dict) -> None:
+        if int(values["requests"]) > self.max_requests:
+            raise ParamError(
+                "requests",
+                f"requests must be at most {self.max_requests} in a web request (got "
+                f"{values['requests']:,}); run `manage.py engine` for more",
+            )
+
+    def check_config(self, text: str) -> None:
+        if len(text) > self.max_config_chars:
+            raise ParamError(
+                "model_config",
+                f"model_config must be at most {self.max_config_chars:,} characters (got {len(text):,})",
+            )
+
+
+ENGINE_WEB_LIMITS = EngineWebLimits()

@@ -17,6 +17,7 @@ PAGES = {
     "glossary": "/glossary/",
     "glossary search": "/glossary/?q=kv+cache",
     "simulator": "/sim/",
+    "continuous-batching engine": "/sim/engine/",
     "progress": "/progress/",
     "review": "/review/",
     "log in": "/accounts/login/",

@@ -80,6 +80,9 @@ class Replica:
         self.running: list[Request] = []
         self.waiting: deque[Request] = deque()
         self.preemptions = 0
+        # Why the last step admitted no more of the waiting queue: "blocks", "seqs" or "budget"
+        # (None: nothing was left waiting). The page's binding-limit sentence counts these.
+        self.stopped_by: str | None = None
 
     @property
     def block_size(self) -> int:
@@ -132,8 +135,16 @@ class Replica:
             budget -= tokens
             index += 1
         if preempted:
+            self.stopped_by = "blocks"
             return batch
-        while self.waiting and budget > 0 and len(self.running) < self.max_num_seqs:
+        self.stopped_by = None
+        while self.waiting:
+            if budget <= 0:
+                self.stopped_by = "budget"
+                break
+            if len(self.running) >= self.max_num_seqs:
+                self.stopped_by = "seqs"
+                break
             request = self.waiting[0]
             # At least one token is computed, so the step samples the next output.
             hashes = self.pool.hits(request, self.block_size, (request.num_tokens - 1) // self.block_size)
@@ -142,6 +153,7 @@ class Replica:
             need = self.pool.cost.bytes_for(request.num_tokens) - hit_bytes
             revived = sum(1 for block in hashes if block in self.pool.cached_free)
             if need > self.pool.free_bytes - revived * self.pool.cost.block_bytes + 1e-6:
+                self.stopped_by = "blocks"
                 break
             self.waiting.popleft()
             self.pool.take_hits(hashes)

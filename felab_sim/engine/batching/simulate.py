@@ -24,6 +24,7 @@ from typing import Any
 
 from ..hardware import Hardware
 from ..model_shapes import AttentionKind, ModelShape
+from ..params import ParamError
 from .kv_pool import DEFAULT_OVERHEAD_BYTES, BlockPool, PoolSize, block_cost, size_pool
 from .scheduler import Replica, Request, Scheduled
 from .step_time import Calibration, Parallelism, StepLoad, StepPricer, calibration_for, model_cost
@@ -95,6 +96,35 @@ class Sample:
 
 
 @dataclass
+class Counters:
+    """What held a run back, counted in steps (a step of several replicas counts once a reason).
+
+    ``waiting_by`` counts the steps that left requests waiting by why the queue stopped: "blocks"
+    (the first waiting request's blocks did not fit, or a running one was preempted), "seqs"
+    (``max_num_seqs`` running) or "budget" (``max_num_batched_tokens`` spent). The steps that
+    left nothing waiting are split by what their time went on: ``compute_bound`` steps spent
+    longer on arithmetic than on reading weights and KV, the rest were bandwidth-bound.
+    """
+
+    steps: int = 0
+    waiting_by: dict[str, int] = field(default_factory=dict)
+    unqueued_steps: int = 0
+    compute_bound: int = 0
+    peak_kv_pct: float = 0.0
+
+
+class WorkBudgetExceeded(ParamError):
+    """The run needed more work than its caller allowed (a web request's budget)."""
+
+
+# Work units: one is a request scheduled in a step. A replica's step costs about 4 of them and a
+# block of prompt tokens (hashed and cached) about 1.5: fitted by least squares over the page's kinds
+# of run by bench/bench_engine_web.py --fit (a unit 0.8–2.3 µs of CPU there, 2026-12-01).
+STEP_WORK_UNITS = 4.0
+BLOCK_WORK_UNITS = 1.5
+
+
+@dataclass
 class Result:
     pool: PoolSize
     requests: list[RequestResult]
@@ -104,6 +134,8 @@ class Result:
     preemptions: int
     calibration: Calibration
     summary: dict[str, float] = field(default_factory=dict)
+    counters: Counters = field(default_factory=Counters)
+    work: float = 0.0  # work units spent (_step_work)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -186,15 +218,26 @@ def simulate(
     settings: EngineSettings = EngineSettings(),
     calibration: Calibration | None = None,
     closed_loop: ClosedLoop | None = None,
+    sample_interval: float = 1.0,
+    work_budget: float | None = None,
 ) -> Result:
     """Run ``trace`` (open loop: each request at its arrival) or, with ``closed_loop``, the
-    trace's sizes at a fixed concurrency."""
+    trace's sizes at a fixed concurrency. The timeseries is sampled every ``sample_interval``
+    seconds of the run. With ``work_budget`` the run stops with WorkBudgetExceeded once it has
+    spent that many work units (see STEP_WORK_UNITS): a bound on CPU time that is not a clock.
+
+    Bad input is a ParamError naming the setting to change (``trace`` for the requests)."""
     parallel = settings.parallel
     if settings.data_parallel < 1:
-        raise ValueError("data_parallel must be at least 1")
+        raise ParamError("data_parallel", "data_parallel must be at least 1")
     if parallel.expert and not model.is_moe:
-        raise ValueError("expert_parallel needs a mixture-of-experts model")
-    hardware.peak_flops(settings.bytes_per_param)  # a part with no published peak says so now
+        raise ParamError("expert_parallel", "expert_parallel needs a mixture-of-experts model")
+    if sample_interval <= 0:
+        raise ValueError("sample_interval must be greater than 0")
+    try:
+        hardware.peak_flops(settings.bytes_per_param)  # a part with no published peak says so now
+    except ValueError as error:
+        raise ParamError("hardware", str(error)) from None
     calibration = calibration or calibration_for(hardware.name)
     cost = model_cost(model, settings.bytes_per_param, settings.kv_bytes_per_value, parallel)
     blocks = block_cost(model, settings.block_size, settings.kv_bytes_per_value, settings.tensor_parallel)
@@ -206,8 +249,10 @@ def simulate(
         settings.overhead_bytes,
     )
     if pool.num_blocks == 0:
-        raise ValueError(
-            f"the weights ({cost.weight_bytes_per_gpu / 1e9:.1f} GB a GPU) leave no room for a KV block"
+        raise ParamError(
+            "gpu_memory_utilization",
+            f"gpu_memory_utilization leaves no room for a KV block: the weights take "
+            f"{cost.weight_bytes_per_gpu / 1e9:.1f} GB a GPU",
         )
     pricer = StepPricer(cost, hardware, calibration, parallel)
     # A sliding layer drops blocks past its window, which the block cache below does not track:
@@ -225,7 +270,7 @@ def simulate(
     shapes = sorted(trace, key=lambda t: t.arrival)
     if closed_loop is not None:
         if closed_loop.concurrency < 1 or closed_loop.requests < 1 or not shapes:
-            raise ValueError("a closed loop needs a concurrency, requests and a trace of sizes")
+            raise ParamError("trace", "a closed loop needs a concurrency, requests and a trace of sizes")
         sizes = shapes
 
         def next_request(number: int, at: float) -> Request:
@@ -242,11 +287,12 @@ def simulate(
         ]
     for number, size in enumerate(shapes):
         if size.prompt_tokens < 1 or size.output_tokens < 1:
-            raise ValueError(f"request {number}: prompt and output need at least 1 token")
+            raise ParamError("trace", f"request {number}: prompt and output need at least 1 token")
         if size.prompt_tokens + size.output_tokens > capacity_tokens:
-            raise ValueError(
+            raise ParamError(
+                "trace",
                 f"request {number}: {size.prompt_tokens + size.output_tokens} tokens "
-                f"do not fit the {capacity_tokens}-token KV pool"
+                f"do not fit the {capacity_tokens}-token KV pool",
             )
     window = model.sliding_window
     lockstep_idle = model.is_moe and parallel.expert and settings.data_parallel > 1
@@ -254,8 +300,10 @@ def simulate(
     arrived = 0
     finished: list[Request] = []
     samples: list[Sample] = []
-    next_sample = 1.0
+    next_sample = sample_interval
     steps = max_running = 0
+    counters = Counters()
+    work = 0.0
     while True:
         while arrived < len(pending) and pending[arrived].arrival <= now:
             _choose_replica(replicas).waiting.append(pending[arrived])
@@ -277,6 +325,16 @@ def simulate(
         )
         now += step
         steps += 1
+        work += _step_work(batches, settings.block_size)
+        if work_budget is not None and work > work_budget:
+            raise WorkBudgetExceeded(
+                "requests",
+                f"requests are too many for a web request: this run needs more than "
+                f"{work_budget:,.0f} units of simulation work (a unit is about one request in one "
+                "engine step), its cap; use fewer requests or shorter prompts and outputs, or run "
+                "`manage.py engine`",
+            )
+        _count(counters, replicas, pricer, loads, group_tokens)
         for replica, batch in zip(replicas, batches, strict=True):
             done = replica.complete(batch, now)
             finished.extend(done)
@@ -288,7 +346,7 @@ def simulate(
         max_running = max(max_running, running)
         while next_sample <= now:
             samples.append(_sample(next_sample, replicas))
-            next_sample += 1.0
+            next_sample += sample_interval
     results = [
         RequestResult(
             r.request_id,
@@ -311,9 +369,35 @@ def simulate(
         max_running=max_running,
         preemptions=sum(r.preemptions for r in replicas),
         calibration=calibration,
+        counters=counters,
+        work=work,
     )
     result.summary = summarise(results, pool.kv_tokens * settings.data_parallel, max_running)
     return result
+
+
+def _step_work(batches: list[list[Scheduled]], block_size: int) -> float:
+    """A step's cost in work units: its own per replica, one a scheduled request, and the KV
+    blocks its prompt tokens fill (each hashed and cached)."""
+    blocks = sum(item.tokens for batch in batches for item in batch) / block_size
+    items = sum(len(batch) for batch in batches)
+    return STEP_WORK_UNITS * len(batches) + items + BLOCK_WORK_UNITS * blocks
+
+
+def _count(
+    counters: Counters, replicas: list[Replica], pricer: StepPricer, loads: list[StepLoad], group_tokens: int
+) -> None:
+    counters.steps += 1
+    usage = max(r.pool.usage for r in replicas)
+    counters.peak_kv_pct = max(counters.peak_kv_pct, round(100 * usage, 2))
+    reasons = {r.stopped_by for r in replicas if r.waiting and r.stopped_by}
+    for reason in reasons:
+        counters.waiting_by[reason] = counters.waiting_by.get(reason, 0) + 1
+    if not any(r.waiting for r in replicas):
+        counters.unqueued_steps += 1
+        busiest = max(loads, key=lambda load: load.tokens)
+        if pricer.compute_bound(busiest, group_tokens):
+            counters.compute_bound += 1
 
 
 def _sample(t: float, replicas: list[Replica]) -> Sample:
@@ -376,17 +460,26 @@ def concurrency_sweep(
     hardware: Hardware,
     settings: EngineSettings = EngineSettings(),
     requests_per_level: Callable[[int], int] = lambda c: max(12, 3 * c),
+    work_budget: float | None = None,
 ) -> list[dict[str, float]]:
     """Lesson 03's sweep on this engine: at each concurrency C a closed loop of
     ``requests_per_level(C)`` requests (the practice server's sweep sends max(12, 3 × C)), with
     lesson 03's metrics under its names: agg_tok_s (all output tokens ÷ the run's time),
     user_tok_s (the median over requests of 1 ÷ their TPOT), ttft_p50_ms and ttft_p95_ms
-    (nearest rank)."""
+    (nearest rank). ``work_budget`` bounds the whole sweep's work, as ``simulate``'s does a run's."""
     found = []
+    left = work_budget
     for level in levels:
         result = simulate(
-            sizes, model, hardware, settings, closed_loop=ClosedLoop(level, requests_per_level(level))
+            sizes,
+            model,
+            hardware,
+            settings,
+            closed_loop=ClosedLoop(level, requests_per_level(level)),
+            work_budget=left,
         )
+        if left is not None:
+            left -= result.work
         requests = result.requests
         ttfts = [1000 * r.ttft for r in requests]
         speeds = sorted(1 / r.tpot for r in requests if r.tpot)

@@ -179,8 +179,8 @@ class StepPricer:
     calibration: Calibration
     parallel: Parallelism
 
-    def gpu_seconds(self, load: StepLoad, group_tokens: int) -> float:
-        """Linear roofline + attention roofline for one GPU of this replica."""
+    def _rooflines(self, load: StepLoad, group_tokens: int) -> tuple[float, float, float, float]:
+        """Seconds for the linear layers' compute and memory, then attention's compute and memory."""
         c, cal, hw = self.cost, self.calibration, self.hardware
         bandwidth = hw.memory_bandwidth * cal.memory_efficiency
         compute = hw.peak_flops(c.bytes_per_param) * cal.compute_efficiency
@@ -194,7 +194,6 @@ class StepPricer:
             weight_params += c.moe_layers * local * touched * c.expert_params
             applications = expert_tokens * c.experts_per_token / c.expert_shards
             linear_flops += 2 * c.moe_layers * applications * c.expert_params
-        linear = max(linear_flops / compute, weight_params * c.bytes_per_param / bandwidth)
         attention_flops = (
             c.attention_flops_per_token_context * load.attention_pairs
             + c.sliding_flops_per_token_context * load.attention_sliding_pairs
@@ -203,8 +202,26 @@ class StepPricer:
             c.kv_full_bytes_per_token * load.kv_read_tokens
             + c.kv_sliding_bytes_per_token * load.kv_read_sliding_tokens
         )
-        attention = max(attention_flops / compute, kv_bytes / bandwidth)
-        return linear + attention
+        return (
+            linear_flops / compute,
+            weight_params * c.bytes_per_param / bandwidth,
+            attention_flops / compute,
+            kv_bytes / bandwidth,
+        )
+
+    def gpu_seconds(self, load: StepLoad, group_tokens: int) -> float:
+        """Linear roofline + attention roofline for one GPU of this replica."""
+        linear_compute, linear_memory, attention_compute, attention_memory = self._rooflines(
+            load, group_tokens
+        )
+        return max(linear_compute, linear_memory) + max(attention_compute, attention_memory)
+
+    def compute_bound(self, load: StepLoad, group_tokens: int) -> bool:
+        """Whether this step's arithmetic takes longer than its reads of weights and KV."""
+        linear_compute, linear_memory, attention_compute, attention_memory = self._rooflines(
+            load, group_tokens
+        )
+        return linear_compute + attention_compute > linear_memory + attention_memory
 
     def communication_seconds(self, load: StepLoad, group_tokens: int) -> float:
         c = self.cost

@@ -1,0 +1,192 @@
+"""What the /sim/engine/ page's runs cost: CPU time against the engine's work units.
+
+    .venv/bin/python bench/bench_engine_web.py [--fit | --pages]
+
+Per kind of run the page allows (at its caps: 100 requests; felab_sim/engine/limits.py) it prints
+the run's and the sweep's CPU time (best of three), their work units, and µs a unit; the caps
+hold when every run's and sweep's time at its cap stays within the 250 ms budget together.
+``--fit`` solves, by least squares, for the cost of a replica's step, a scheduled request and a
+block of prompt tokens, the three weights of simulate.py's ``_step_work``. ``--pages`` times the
+whole /sim/engine/ page per case, cold (the process's cache of runs emptied) and warm, in-process
+with Django's test client on a scratch SQLite database.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from felab_sim.engine.batching import simulate as engine  # noqa: E402
+from felab_sim.engine.batching.engine_params import (  # noqa: E402
+    engine_inputs,
+    parse_engine_values,
+    run_engine,
+    sweep_engine,
+    sweep_requests,
+)
+from felab_sim.engine.limits import ENGINE_WEB_LIMITS  # noqa: E402
+
+CASES: tuple[dict[str, object], ...] = (
+    {},
+    {"max_num_seqs": 8},
+    {"max_num_seqs": 1, "output_tokens": 100},
+    {"input_tokens": 8192, "rate": 2},
+    {"data_parallel": 8},
+    {"rate": 1},
+    {"input_tokens": 4096, "output_tokens": 32},
+    {"data_parallel": 4, "max_num_seqs": 2},
+    {"workload": "concurrency", "concurrency": 64},
+    {"model": "Qwen3-30B-A3B", "hardware": "rtx-pro-6000", "data_parallel": 2, "expert_parallel": True},
+)
+
+
+def best_of(runs: int, work) -> tuple[float, object]:
+    best, value = float("inf"), None
+    for _ in range(runs):
+        start = time.process_time()
+        try:
+            value = work()
+        except engine.WorkBudgetExceeded as error:
+            value = error
+        best = min(best, time.process_time() - start)
+    return best, value
+
+
+def table() -> None:
+    limits = ENGINE_WEB_LIMITS
+    print(
+        f"caps: {limits.max_requests} requests, run {limits.run_work:,.0f} units, sweep {limits.sweep_work:,.0f}"
+    )
+    print(f"{'settings':58} {'run ms':>7} {'units':>8} {'µs/u':>5} {'sweep ms':>8} {'units':>8} {'µs/u':>5}")
+    worst = 0.0
+    for case in CASES:
+        inputs = engine_inputs(parse_engine_values(case))
+        run_s, result = best_of(
+            3, lambda inputs=inputs: run_engine(inputs, limits.sample_interval, work_budget=limits.run_work)
+        )
+        run_work = limits.run_work if isinstance(result, Exception) else result.work
+        sweep_s, _ = best_of(3, lambda inputs=inputs: sweep_engine(inputs, work_budget=limits.sweep_work))
+        sweep_work = sum(
+            engine.simulate(
+                [
+                    engine.TraceRequest(
+                        0, inputs.trace[0].prompt_tokens, min(inputs.trace[0].output_tokens, 128)
+                    )
+                ],
+                inputs.shape,
+                inputs.hardware,
+                inputs.settings,
+                closed_loop=engine.ClosedLoop(c, sweep_requests(c)),
+            ).work
+            for c in (1, 2, 4, 8, 16, 32)
+        )
+        shown = min(sweep_work, limits.sweep_work)
+        worst = max(worst, run_s + sweep_s)
+        label = ", ".join(f"{k}={v}" for k, v in case.items()) or "defaults"
+        print(
+            f"{label[:58]:58} {run_s * 1000:7.0f} {run_work:8,.0f} {run_s * 1e6 / run_work:5.2f}"
+            f" {sweep_s * 1000:8.0f} {shown:8,.0f} {sweep_s * 1e6 / shown:5.2f}"
+            + ("  (run over its cap)" if isinstance(result, Exception) else "")
+            + ("  (sweep over its cap)" if sweep_work > limits.sweep_work else "")
+        )
+    print(f"worst run + sweep: {worst * 1000:.0f} ms (budget 250 ms)")
+
+
+def pages() -> None:
+    import os
+    import tempfile
+    from urllib.parse import urlencode
+
+    scratch = Path(tempfile.mkdtemp(prefix="felab-bench-engine-"))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ["DATABASE_URL"] = f"sqlite:///{scratch / 'bench.sqlite3'}"
+    os.environ["FELAB_SWEEP_LIMIT"] = "0"  # no rate limit: this is one client asking many times
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.core.management import call_command
+    from django.test import Client
+    from django.test.utils import override_settings
+
+    from felab_sim.live import engine_outcomes
+
+    call_command("migrate", verbosity=0)
+    plain = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+    client = Client()
+    print(f"{'settings':58} {'status':>6} {'cold ms':>8} {'cold CPU':>8} {'warm ms':>8}")
+    with override_settings(STORAGES=plain):
+        client.get("/sim/engine/")  # imports, templates
+        for case in CASES:
+            url = "/sim/engine/?" + urlencode(case)
+            colds, cpus, warms = [], [], []
+            for _ in range(3):
+                engine_outcomes.cache_clear()
+                start, cpu = time.perf_counter(), time.process_time()
+                status = client.get(url).status_code
+                colds.append(time.perf_counter() - start)
+                cpus.append(time.process_time() - cpu)
+                start = time.perf_counter()
+                client.get(url)
+                warms.append(time.perf_counter() - start)
+            label = ", ".join(f"{k}={v}" for k, v in case.items()) or "defaults"
+            print(
+                f"{label[:58]:58} {status:6} {min(colds) * 1000:8.0f} {min(cpus) * 1000:8.0f} {min(warms) * 1000:8.0f}"
+            )
+
+
+def fit() -> None:
+    counted = {"steps": 0.0, "items": 0.0, "blocks": 0.0}
+    original = engine._step_work
+
+    def counting(batches, block_size):
+        counted["steps"] += len(batches)
+        counted["items"] += sum(len(batch) for batch in batches)
+        counted["blocks"] += sum(item.tokens for batch in batches for item in batch) / block_size
+        return original(batches, block_size)
+
+    engine._step_work = counting
+    rows = []
+    for case in CASES:
+        inputs = engine_inputs(parse_engine_values(case))
+        counted.update(steps=0.0, items=0.0, blocks=0.0)
+        run_engine(inputs, ENGINE_WEB_LIMITS.sample_interval)
+        counts = dict(counted)
+        seconds, _ = best_of(3, lambda inputs=inputs: run_engine(inputs, ENGINE_WEB_LIMITS.sample_interval))
+        rows.append(([counts["steps"], counts["items"], counts["blocks"]], seconds * 1e6))
+    engine._step_work = original
+    # Normal equations for three unknowns, without numpy.
+    a = [[sum(x[i] * x[j] for x, _ in rows) for j in range(3)] for i in range(3)]
+    b = [sum(x[i] * y for x, y in rows) for i in range(3)]
+    for i in range(3):
+        for k in range(i + 1, 3):
+            factor = a[k][i] / a[i][i]
+            a[k] = [p - factor * q for p, q in zip(a[k], a[i], strict=True)]
+            b[k] -= factor * b[i]
+    coef = [0.0, 0.0, 0.0]
+    for i in reversed(range(3)):
+        coef[i] = (b[i] - sum(a[i][j] * coef[j] for j in range(i + 1, 3))) / a[i][i]
+    step, item, block = coef
+    print(f"µs: a replica's step {step:.2f}, a scheduled request {item:.2f}, a block of prompt {block:.2f}")
+    print(f"in units of a request: step {step / item:.1f}, block {block / item:.1f}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fit", action="store_true", help="fit the work units' weights")
+    parser.add_argument("--pages", action="store_true", help="time the whole page, cold and warm")
+    options = parser.parse_args()
+    if options.fit:
+        fit()
+    elif options.pages:
+        pages()
+    else:
+        table()

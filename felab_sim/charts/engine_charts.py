@@ -1,0 +1,139 @@
+"""The /sim/engine/ page's charts, as plotly JSON in engine/chart.py's words.
+
+Each is drawn on the server as SVG (svgchart.py) and, when a student reaches for it, by plotly in
+the browser. Pure Python, no Django.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from ..engine.batching.simulate import RequestResult, Sample
+from ..engine.chart import layout, line
+
+BLUE, ORANGE, GREEN, GREY = "#1f77b4", "#ff7f0e", "#2ca02c", "#7f7f7f"
+# Enough points for a smooth curve at desktop width; the run may hold thousands of samples.
+MAX_POINTS = 300
+
+
+def _dump(figure: dict) -> str:
+    return json.dumps(figure, separators=(",", ":"))
+
+
+def _thinned(samples: Sequence[Sample]) -> list[Sample]:
+    step = max(1, -(-len(samples) // MAX_POINTS))
+    return list(samples[::step])
+
+
+def timeseries_figure(samples: Sequence[Sample]) -> str:
+    """Running and waiting requests (left axis) and KV blocks in use (right axis, %) over time."""
+    shown = _thinned(samples)
+    t = [round(s.t, 2) for s in shown]
+    figure = {
+        "data": [
+            line("running", t, [s.running for s in shown], BLUE),
+            line("waiting", t, [s.waiting for s in shown], ORANGE),
+            line(
+                "KV in use (%)",
+                t,
+                [s.kv_pct for s in shown],
+                GREEN,
+                yaxis="y2",
+                line={"color": GREEN, "width": 2, "dash": "dot"},
+            ),
+        ],
+        "layout": layout(
+            "time (s)",
+            "requests",
+            margin={"l": 56, "r": 52, "t": 24, "b": 52},
+            yaxis2={
+                "title": {"text": "KV in use (%)"},
+                "overlaying": "y",
+                "side": "right",
+                "range": [0, 100],
+                "rangemode": "tozero",
+            },
+        ),
+    }
+    return _dump(figure)
+
+
+def _share_curve(values: Sequence[float]) -> tuple[list[float], list[float]]:
+    """Each value against the share of requests at or below it, in %: a distribution as a line."""
+    ordered = sorted(values)
+    n = len(ordered)
+    return [round(v, 3) for v in ordered], [round(100 * (i + 1) / n, 2) for i in range(n)]
+
+
+def distribution_figure(requests: Sequence[RequestResult]) -> str:
+    """TTFT (s) and TPOT (ms) of every request, each sorted against the share of requests within it."""
+    ttft_x, ttft_y = _share_curve([r.ttft for r in requests])
+    tpot_x, tpot_y = _share_curve([1000 * r.tpot for r in requests if r.tpot is not None])
+    figure = {
+        "data": [
+            line("TTFT (s)", ttft_x, ttft_y, BLUE, mode="lines+markers", marker={"size": 4}),
+            line(
+                "TPOT (ms)",
+                tpot_x,
+                tpot_y,
+                ORANGE,
+                xaxis="x2",
+                yaxis="y2",
+                mode="lines+markers",
+                marker={"size": 4},
+            ),
+        ],
+        "layout": layout(
+            "TTFT (s)",
+            "requests within (%)",
+            height=520,
+            margin={"l": 56, "r": 24, "t": 24, "b": 52},
+            xaxis={"title": {"text": "time to first token, TTFT (s)"}, "anchor": "y"},
+            yaxis={"title": {"text": "requests within (%)"}, "domain": [0.6, 1.0], "range": [0, 100]},
+            xaxis2={"title": {"text": "time per output token, TPOT (ms)"}, "anchor": "y2"},
+            yaxis2={"title": {"text": "requests within (%)"}, "domain": [0.0, 0.38], "range": [0, 100]},
+        ),
+    }
+    return _dump(figure)
+
+
+def sweep_figure(engine: Sequence[dict[str, float]] | None, practice: Sequence[dict[str, float]]) -> str:
+    """Output throughput against concurrency: this engine beside lesson 03's practice server."""
+    data = []
+    if engine:
+        data.append(
+            line(
+                "this engine",
+                [level["conc"] for level in engine],
+                [round(level["agg_tok_s"], 1) for level in engine],
+                BLUE,
+                mode="lines+markers",
+            )
+        )
+    data.append(
+        line(
+            "lesson 03's practice server",
+            [level["conc"] for level in practice],
+            [level["agg_tok_s"] for level in practice],
+            GREY,
+            mode="lines+markers",
+            line={"color": GREY, "width": 2, "dash": "dash"},
+        )
+    )
+    levels = [level["conc"] for level in practice]
+    figure = {
+        "data": data,
+        "layout": layout(
+            "concurrency C (requests in flight)",
+            "output throughput (tok/s)",
+            xaxis={
+                "title": {"text": "concurrency C (requests in flight)"},
+                "type": "log",
+                "tickvals": levels,
+                "ticktext": [str(c) for c in levels],
+            },
+            yaxis={"title": {"text": "output throughput (tok/s)"}, "type": "log"},
+        ),
+    }
+    return _dump(figure)

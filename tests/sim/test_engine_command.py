@@ -1,0 +1,140 @@
+"""`manage.py engine`: issue 24's interface, with flags from the engine's declarations."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from felab_sim.engine.batching.engine_params import ENGINE_PARAMS
+from felab_sim.engine.model_presets import preset
+from felab_sim.management.commands import engine as engine_command
+
+SMALL = ("--model", "Llama-3.1-8B", "--hardware", "rtx-4090", "--requests", "12", "--output-tokens", "16")
+SUMMARY_KEYS = {
+    "ttft_mean_ms", "tpot_mean_ms", "latency_mean_ms", "total_s", "output_tok_s", "kv_tokens", "max_running",
+}  # fmt: skip
+
+
+def engine(*args: str) -> str:
+    out = io.StringIO()
+    call_command("engine", *args, stdout=out)
+    return out.getvalue()
+
+
+def as_json(*args: str) -> dict:
+    return json.loads(engine(*args, "--json"))
+
+
+def test_the_table_gives_the_summary_the_pool_and_the_binding_limit():
+    text = engine("--model", "Llama-3.1-8B", "--hardware", "rtx-4090")
+    assert "KV pool 41,008 tokens a GPU" in text
+    assert "mean TTFT" in text and "tpot_mean_ms" in text
+    assert text.strip().splitlines()[-1].startswith("KV blocks bind:")
+
+
+def test_json_has_issue_24s_shape():
+    data = as_json(*SMALL)
+    assert set(data["summary"]) == SUMMARY_KEYS
+    assert len(data["requests"]) == 12
+    assert {
+        "input_toks",
+        "output_toks",
+        "arrival_time",
+        "queued_ts",
+        "first_token_ts",
+        "last_token_ts",
+    } <= set(data["requests"][0])
+    assert data["timeseries"] and set(data["timeseries"][0]) == {"t", "running", "waiting", "kv_pct"}
+    assert data["timeseries"][0]["t"] == 1.0  # each second, as LLMServingSim's timeseries.csv
+    assert data["binding"]["limit"] in {"blocks", "seqs", "budget", "bandwidth", "compute"}
+    assert data["pool"]["kv_tokens"] == data["summary"]["kv_tokens"] == 41_008
+
+
+def test_a_trace_file_is_read_with_its_other_fields_ignored(tmp_path):
+    trace = tmp_path / "requests.jsonl"
+    rows = [
+        {
+            "input_toks": 100 + i,
+            "output_toks": 5,
+            "arrival_time": 1000.0 + i / 10,
+            "queued_ts": 0,
+            "model": "x",
+        }
+        for i in range(7)
+    ]
+    trace.write_text("\n".join(json.dumps(row) for row in rows) + "\n")
+    data = as_json("--trace", str(trace), "--model", "Llama-3.1-8B", "--hardware", "rtx-4090")
+    assert [r["input_toks"] for r in data["requests"]] == [row["input_toks"] for row in rows]
+    assert data["requests"][0]["arrival_time"] == 0  # shifted to start at 0
+    assert data["requests"][-1]["arrival_time"] == pytest.approx(0.6)
+
+
+def test_a_trace_line_without_a_field_is_refused_naming_the_flag(tmp_path):
+    trace = tmp_path / "requests.jsonl"
+    trace.write_text('{"input_toks": 5, "arrival_time": 0}\n')
+    with pytest.raises(CommandError, match=r"^--trace: line 1: output_toks missing"):
+        engine("--trace", str(trace), "--model", "Llama-3.1-8B", "--hardware", "rtx-4090")
+
+
+def test_a_model_config_file_runs_as_its_preset(tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(dict(preset("Llama-3.1-8B").config)))
+    rest = SMALL[4:]
+    from_file = as_json("--model-config", str(config), "--hardware", "rtx-4090", *rest)
+    assert from_file["summary"] == as_json(*SMALL)["summary"]
+    assert from_file["params"]["model"] == "config"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--hardware", "rtx-4090"), "--model PRESET or --model-config FILE.json is required"),
+        (("--model", "Llama-3.1-8B"), "--hardware PRESET is required"),
+        (("--model", "Llama-3.1-8B", "--hardware", "rtx-4090", "--max-num-seqs", "0"), "^--max-num-seqs: max_num_seqs"),
+        (("--model", "Llama-3.1-8B", "--hardware", "rtx-4090", "--expert-parallel"), "^--expert-parallel: "),
+        (("--model", "Llama-3.1-8B", "--hardware", "dgx-spark"), "^--peak-tflops: peak_tflops must be typed in"),
+        (("--model", "Llama-3.1-8B", "--hardware", "custom", "--peak-tflops", "100", "--bandwidth-gbs", "900"),
+         "^--memory-gb: "),
+        (("--model", "Llama-3.1-8B", "--hardware", "rtx-4090", "--input-tokens", "60000"), "^--trace: request 0"),
+        (("--model", "Llama-3.1-8B", "--hardware", "h100"), "^--hardware: hardware must be one of"),
+    ],
+)  # fmt: skip
+def test_bad_input_exits_naming_the_flag(args, message):
+    with pytest.raises(CommandError, match=message):
+        engine(*args)
+
+
+def test_model_and_model_config_together_are_refused(tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text("{}")
+    with pytest.raises(CommandError, match="not both"):
+        engine("--model", "Llama-3.1-8B", "--model-config", str(config), "--hardware", "rtx-4090")
+
+
+def test_switches_turn_settings_from_their_defaults():
+    data = as_json(*SMALL, "--no-prefix-caching")
+    assert data["params"]["prefix_caching"] is False
+    moe = as_json(
+        "--model", "Qwen3-30B-A3B", "--hardware", "rtx-pro-6000", "--data-parallel", "2", "--expert-parallel",
+        "--requests", "8", "--output-tokens", "8",
+    )  # fmt: skip
+    assert moe["params"]["expert_parallel"] is True and moe["params"]["data_parallel"] == 2
+
+
+def test_concurrency_makes_a_closed_loop():
+    data = as_json(*SMALL, "--concurrency", "3")
+    assert data["params"]["workload"] == "concurrency"
+    assert data["summary"]["max_running"] == 3 and len(data["requests"]) == 12
+
+
+def test_every_declared_setting_has_a_flag():
+    parser = engine_command.Command().create_parser("manage.py", "engine")
+    flags = {option for action in parser._actions for option in action.option_strings}
+    for param in ENGINE_PARAMS:
+        if param.name == "workload":
+            continue  # derived: --concurrency makes a closed loop
+        assert engine_command.switch_flag(param) in flags if param.kind == "bool" else param.flag in flags
+    assert {"--trace", "--model-config", "--json", "--expert-parallel", "--no-prefix-caching"} <= flags

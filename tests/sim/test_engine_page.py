@@ -1,0 +1,169 @@
+"""/sim/engine/ and /sim/engine.json: thin adapters over the continuous-batching engine.
+
+The engine's own numbers are tested in test_engine_params.py and test_batching_engine.py; here
+what the web adds: the form from the declarations, 400s naming the field, the web's caps, the
+JSON shape, htmx's partial and the shareable address."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+
+import pytest
+
+from felab_sim.engine.batching.engine_params import ENGINE_PARAMS
+from felab_sim.engine.model_presets import preset
+from felab_sim.live import engine_outcomes
+
+pytestmark = pytest.mark.django_db
+
+URL = "/sim/engine/"
+JSON_URL = "/sim/engine.json"
+SMALL = {"requests": "12", "output_tokens": "16"}
+
+
+def page(client, query: dict | None = None, **headers):
+    response = client.get(URL, query or {}, headers=headers)
+    return response, response.content.decode()
+
+
+def test_the_default_page_names_the_binding_limit_and_draws_three_charts(client):
+    response, body = page(client)
+    assert response.status_code == 200
+    assert 'data-limit="blocks"' in body and "KV blocks bind" in body
+    for chart in ("engine-timeseries", "engine-distribution", "engine-sweep"):
+        assert f'data-figure="{chart}"' in body and "<svg" in body
+    assert "lesson 03&#x27;s practice server" in body
+    assert "41,008 tokens" in body  # the 4090's pool, as bench_engine.py checks it against vLLM's
+
+
+def test_every_declared_setting_is_a_field(client):
+    _, body = page(client)
+    for param in ENGINE_PARAMS:
+        assert f'name="{param.name}"' in body, param.name
+    assert '<textarea name="model_config"' in body
+
+
+def test_the_address_holds_the_settings_and_changes_the_sentence(client):
+    _, body = page(client, {"max_num_seqs": "8"})
+    assert 'data-limit="seqs"' in body and "max_num_seqs = 8" in body
+    assert 'name="max_num_seqs" value="8"' in body
+    assert "engine.json?max_num_seqs=8" in body
+
+
+def test_htmx_gets_only_the_results_partial(client):
+    response, body = page(client, {"max_num_seqs": "8"}, HX_Request="true")
+    assert body.lstrip().startswith('<section id="engine-results"')
+    assert "<form" not in body and "max_num_seqs = 8" in body
+    assert "HX-Request" in response["Vary"]
+
+
+@pytest.mark.parametrize(
+    ("query", "field", "message"),
+    [
+        ({"max_num_seqs": "0"}, "max_num_seqs", "Max num seqs must be an integer at least 1"),
+        ({"gpu_memory_utilization": "1.5"}, "gpu_memory_utilization", "at most 1 (got 1.5)"),
+        ({"hardware": "dgx-spark"}, "peak_tflops", "Peak compute must be typed in"),
+        ({"hardware": "custom", "memory_gb": "80"}, "bandwidth_gbs", "Memory bandwidth must be typed in"),
+        ({"expert_parallel": "on"}, "expert_parallel", "needs a mixture-of-experts model"),
+        ({"tensor_parallel": "3"}, "tensor_parallel", "split the KV heads evenly"),
+        ({"input_tokens": "100000"}, "input_tokens", "do not fit the 41008-token KV pool"),
+        ({"model": "config"}, "model_config", "Config.json is empty"),
+        ({"requests": "101"}, "requests", "at most 100 in a web request"),
+    ],
+)
+def test_bad_input_is_a_400_naming_the_field(client, query, field, message):
+    response, body = page(client, query)
+    assert response.status_code == 400
+    assert message in body
+    assert f'name="{field}"' in body and 'aria-invalid="true"' in body
+    as_json = client.get(JSON_URL, query)
+    assert as_json.status_code == 400
+    assert as_json.json()["error"]["param"] == field
+
+
+def test_a_value_given_twice_or_an_unknown_name_is_refused(client):
+    assert client.get(f"{JSON_URL}?max_num_seqs=8&max_num_seqs=9").json()["error"]["param"] == "max_num_seqs"
+    response = client.get(JSON_URL, {"colour": "red"})
+    assert (
+        response.status_code == 400 and "not a setting of the engine" in response.json()["error"]["message"]
+    )
+
+
+def test_a_run_over_the_web_budget_is_refused_naming_requests(client):
+    # 100 requests one at a time: every token a step of its own, over the run's work cap.
+    query = {"max_num_seqs": "1", "output_tokens": "1000"}
+    response, body = page(client, query)
+    assert response.status_code == 400
+    assert "units of simulation work" in body and "manage.py engine" in body
+    assert client.get(JSON_URL, query).json()["error"]["param"] == "requests"
+
+
+def test_json_has_the_commands_shape_and_both_sweeps(client):
+    data = client.get(JSON_URL, SMALL).json()
+    assert set(data["summary"]) == {
+        "ttft_mean_ms", "tpot_mean_ms", "latency_mean_ms", "total_s", "output_tok_s", "kv_tokens", "max_running",
+    }  # fmt: skip
+    assert len(data["requests"]) == 12
+    assert set(data["timeseries"][0]) == {"t", "running", "waiting", "kv_pct"}
+    assert data["binding"]["limit"] in {"blocks", "seqs", "budget", "bandwidth", "compute"}
+    assert data["sweep"]["levels"] == [1, 2, 4, 8, 16, 32]
+    assert [level["conc"] for level in data["sweep"]["engine"]] == [1, 2, 4, 8, 16, 32]
+    assert data["sweep"]["practice_server"][3]["agg_tok_s"] == pytest.approx(275.1, rel=0.02)
+
+
+def test_a_pasted_config_runs_as_its_preset(client):
+    config = json.dumps(dict(preset("Llama-3.1-8B").config))
+    pasted = client.get(JSON_URL, {**SMALL, "model": "config", "model_config": config}).json()
+    assert pasted["summary"] == client.get(JSON_URL, SMALL).json()["summary"]
+
+
+def test_a_run_is_simulated_once_for_the_same_settings(client):
+    engine_outcomes.cache_clear()
+    client.get(JSON_URL, SMALL)
+    client.get(URL, SMALL)
+    info = engine_outcomes.cache_info()
+    assert (info.misses, info.hits) == (1, 1)
+
+
+def test_a_refusal_over_the_budget_is_kept_too(client):
+    engine_outcomes.cache_clear()
+    query = {"max_num_seqs": "1", "output_tokens": "1000"}
+    assert client.get(JSON_URL, query).status_code == 400
+    assert client.get(URL, query).status_code == 400
+    info = engine_outcomes.cache_info()
+    assert (info.misses, info.hits) == (1, 1)
+
+
+def test_the_simulator_page_and_the_nav_link_here(client):
+    body = client.get("/sim/").content.decode()
+    assert f'href="{URL}"' in body
+
+
+def test_the_page_says_whether_the_step_times_were_fitted_on_a_real_run(client):
+    _, fitted = page(client, SMALL)
+    assert "efficiencies fitted on LLMServingSim RTX4090/Llama-3.1-8B" in fitted
+    _, guessed = page(client, {**SMALL, "hardware": "h100-sxm"})
+    assert "no real run was fitted on it" in guessed
+
+
+def test_a_run_too_short_for_a_sample_still_draws(client):
+    # One request of one output token ends before the first 0.1 s sample, and has no TPOT.
+    query = {"requests": "1", "output_tokens": "1"}
+    response, body = page(client, query)
+    assert response.status_code == 200 and body.count('class="chart-wide"') == 3
+    assert client.get(JSON_URL, query).json()["timeseries"] == []
+
+
+@pytest.mark.parametrize("url", [URL, JSON_URL])
+def test_a_run_waits_for_a_simulation_permit_then_is_told_to_retry(client, settings, tmp_path, url):
+    settings.SIM_PERMITS, settings.SIM_PERMIT_WAIT_S, settings.SIM_PERMITS_DIR = 1, 0.2, tmp_path
+    handle = (tmp_path / "permit-0.lock").open("a")
+    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as another gunicorn worker holds it
+    try:
+        busy = client.get(url, SMALL)
+        assert busy.status_code == 503 and busy["Retry-After"] == "1"
+        assert "busy with other large runs" in busy.content.decode()
+    finally:
+        handle.close()
+    assert client.get(url, SMALL).status_code == 200
