@@ -7,3 +7,8 @@ class ServingConfig(AppConfig):
 
     name = "serving"
     verbose_name = "Serving pages"
+
+    def ready(self) -> None:
+        from . import csrf_strings
+
+        csrf_strings.install()
