@@ -1,15 +1,20 @@
 """Requests per second and latency under wrk, against gunicorn with production settings.
 
-    python bench/bench_http.py [--seconds 10] [--connections 16]
+    python bench/bench_http.py [--seconds 10] [--connections 16] [--only NAME]
 
 Starts `gunicorn --config config/gunicorn.conf.py` on a free port with a scratch SQLite
 database holding the bundled lessons (bench/site.py), then runs wrk (Debian's package) on each page. The
 machine is shared and noisy, so each page is reported as a ratio to a trivial Django view
 (/healthz) measured in the same run, before the first page and after each (a page's ratio is
 to the two runs beside it), each after an unmeasured two-second run that lets every
-worker build what it keeps. The signed-in card page is requested with the session of a
-student who signed up, showed the card's answer and rated it through the site's own forms.
-Issue 14's target: the card page at 0.35 of the trivial view or more.
+worker build what it keeps.
+
+Issue 23's pages are requested signed in: before each, a new student signs up, shows and rates
+step 1 and shows step 3 through the site's own forms, so step 1 is rated (the page says so for
+a minute), step 3 shown and not rated, step 2 not opened. The two POSTs are sent as htmx sends
+them (HX-Request, the CSRF token in the body, the session's cookies) by wrk with a Lua script
+that sets the method and body. Targets: every signed-in page 0.4 of the trivial view, /sim/
+0.6, the POSTs 0.25; issue 14's anonymous card page 0.35.
 """
 
 from __future__ import annotations
