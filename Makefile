@@ -136,6 +136,7 @@ bench: $(VENV)/.dev chromium nginx bench/lighthouse/node_modules/.bin/lighthouse
 	-$(PY) bench/bench_engine_web.py --pages
 	-$(PY) bench/bench_flood.py
 	-$(PY) bench/bench_cluster.py
+	-$(PY) bench/bench_study.py
 	-$(PY) bench/bench_lighthouse.py
 
 # The cluster proof: nginx, two app hosts, a task worker, PostgreSQL and Redis on this machine.

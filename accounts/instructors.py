@@ -10,6 +10,9 @@ code); grant_permissions() gives them back after a transactional test's flush re
 from typing import Any
 
 INSTRUCTORS_GROUP = "Instructors"
+# The attribute that remembers the answer on a user: set by accounts.backends when it loads the
+# request's user, or by is_instructor() after asking the database once.
+INSTRUCTOR_FLAG = "felab_is_instructor"
 CONTENT_ACTIONS = ("add", "change", "delete", "view")
 VIEW_ONLY = ("view",)
 
@@ -21,10 +24,10 @@ def is_instructor(user: Any) -> bool:
     if user.is_superuser:
         return True
     # Asked by the nav on every page and again by the view: remember it on the user.
-    cached = getattr(user, "_felab_is_instructor", None)
+    cached = getattr(user, INSTRUCTOR_FLAG, None)
     if cached is None:
         cached = user.groups.filter(name=INSTRUCTORS_GROUP).exists()
-        user._felab_is_instructor = cached
+        setattr(user, INSTRUCTOR_FLAG, cached)
     return cached
 
 

@@ -27,7 +27,7 @@ def signup(request: HttpRequest) -> HttpResponse:
         user = form.save()
         account_created.send(sender=SignupForm, user=user, choices=form.cleaned_data)
         # Logging in joins what this visitor studied so far to the new account.
-        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        login(request, user, backend="accounts.backends.InstructorFlagBackend")
         messages.success(
             request, f"Welcome, {user.get_username()}. Your progress is now kept in your account."
         )

@@ -153,6 +153,13 @@ WHITENOISE_MAX_AGE = 0 if DEBUG else 60 * 60 * 24 * 365
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# The first loads the request's user with their Instructors flag in one query. A session
+# records the backend that logged it in: Django's, listed second, keeps the sessions it
+# started logged in (the first refuses every log in it cannot make, so it never runs twice).
+AUTHENTICATION_BACKENDS = [
+    "accounts.backends.InstructorFlagBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "home"
@@ -262,6 +269,12 @@ else:
             else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
         )
     }
+    # Development serves from one process, whose memory is then every request's cache: sessions
+    # are read from it as from Redis. A host's file cache is not shared with other hosts, where
+    # a session ended on one would live on in another's: production without Redis reads the
+    # database.
+    if not PRODUCTION:
+        SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 
 LOGGING = {
     "version": 1,

@@ -12,6 +12,7 @@ from django.utils import timezone
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 
+from serving.kept_pages import render_kept
 from serving.ratelimit import rate_limited
 
 from .charts import plots
@@ -61,18 +62,32 @@ def sweep_json(request: HttpRequest) -> JsonResponse:
 @rate_limited("sweep")
 def sim_page(request: HttpRequest) -> HttpResponse:
     """The explorable simulator: a GET form whose URL holds the parameters."""
+    try:
+        if not request.GET and not request.htmx:
+            # The default page is the same for every visitor but its per_visitor parts (the
+            # nav, the run queue, the run form): kept per content version (serving/kept_pages.py).
+            response = render_kept(request, "felab_sim/sim.html", lambda: _sim_context(request)[0], ("sim",))
+        else:
+            context, status = _sim_context(request)
+            template = "felab_sim/sim.html#results" if request.htmx else "felab_sim/sim.html"
+            response = render(request, template, context, status=status)
+    except SimulatorBusy:
+        return _simulator_busy(request)
+    patch_vary_headers(response, ["HX-Request"])
+    return response
+
+
+def _sim_context(request: HttpRequest) -> tuple[dict, int]:
+    """The page's context for the settings in the address, and its status (400 for bad ones)."""
     form = SweepForm({**SweepForm.defaults(), **request.GET.dict()}, repeated_parameter(request.GET))
     overlay = _run_to_overlay(request.GET.get("run"))
     measured = [(f"run {overlay.pk}", overlay.measured_rows())] if overlay else []
     result, figure = None, None
     if form.is_valid():
-        try:
-            params = form.cleaned_data["params"]
-            with _simulation_permit(params):
-                result = cached_sweep(params)
-                figure = _sim_figure(result, measured)
-        except SimulatorBusy:
-            return _simulator_busy(request)
+        params = form.cleaned_data["params"]
+        with _simulation_permit(params):
+            result = cached_sweep(params)
+            figure = _sim_figure(result, measured)
     rows = published_beside(result) if result else []
     context = {
         "form": form,
@@ -84,16 +99,11 @@ def sim_page(request: HttpRequest) -> HttpResponse:
         "course_run_shown": any(course for _, course in rows),
         "course_run_settings": COURSE_RUN_SETTINGS,
         "overlay": overlay,
-        "recent_runs": Run.objects.sweeps().finished()[:5],
-        "running": Run.objects.running().first(),
-        "waiting": Run.objects.queued().count(),
+        "query": request.GET.urlencode(),
         "run_form": RealSweepForm(),
         "calculators": CALCULATORS.values(),
     }
-    template = "felab_sim/sim.html#results" if request.htmx else "felab_sim/sim.html"
-    response = render(request, template, context, status=200 if result else 400)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+    return context, 200 if result else 400
 
 
 def _simulation_permit(params: SweepParams) -> AbstractContextManager:

@@ -29,20 +29,33 @@ def glossary(request: HttpRequest) -> HttpResponse:
     """Every word to know, each with the cards that use it, under an A–Z index; ?q= keeps the
     terms that mention it (the filter box's search when JavaScript does not filter as one types)."""
     query = request.GET.get("q", "").replace("\x00", "").strip()[:GLOSSARY_QUERY_MAX]
-    terms = GlossaryTerm.objects.with_cards(drafts=is_instructor(request.user)).matching(query)
+    drafts = is_instructor(request.user)
+    if not query:
+        # The whole index is the same for every visitor but its per_visitor parts: kept per
+        # content version (serving/kept_pages.py). A search is rendered for its asker only.
+        return render_kept(
+            request,
+            "lessons/glossary.html",
+            lambda: _glossary_context(query, drafts=drafts),
+            ("glossary", drafts),
+        )
+    return render(request, "lessons/glossary.html", _glossary_context(query, drafts=drafts))
+
+
+def _glossary_context(query: str, *, drafts: bool) -> dict[str, object]:
+    terms = GlossaryTerm.objects.with_cards(drafts=drafts).matching(query)
     # Sorted here, not by the database, so "p95" files under P on SQLite and PostgreSQL alike.
     terms = sorted(terms, key=lambda term: term.term.casefold())
     groups: dict[str, list[GlossaryTerm]] = {}
     for term in terms:
         groups.setdefault(term.index_letter, []).append(term)
     letters = ALPHABET + (["#"] if "#" in groups else [])
-    context = {
+    return {
         "terms": terms,
         "query": query,
         "groups": sorted(groups.items(), key=lambda item: letters.index(item[0])),
         "index": [(letter, letter in groups) for letter in letters],
     }
-    return render(request, "lessons/glossary.html", context)
 
 
 def lesson_detail(request: HttpRequest, course_slug: str, lesson_slug: str) -> HttpResponse:

@@ -1,6 +1,7 @@
 """The instructor's and the progress page's charts, built with plotly's Python API and sent to
 the page as JSON (drawn there as SVG on the server, felab_sim/charts/svgchart.py)."""
 
+import functools
 import json
 import math
 from typing import Any
@@ -70,7 +71,13 @@ COMING_COLOUR = "#1f5fbf"
 
 def due_forecast_figure(summary: ProgressSummary) -> dict[str, Any]:
     """Reviews due per day over the next days, the cards due now first, as Anki's statistics show."""
-    days = summary.forecast_days
+    return json.loads(_due_forecast_json(tuple(summary.forecast_days)))
+
+
+# Building a plotly figure costs more than the rest of /progress/; the figure depends on the
+# counts alone, which few learners differ in, so each process remembers the latest ones.
+@functools.lru_cache(maxsize=256)
+def _due_forecast_json(days: tuple[tuple[str, int], ...]) -> str:
     labels = [label for label, _ in days]
     most = max((count for _, count in days), default=0)
     figure = go.Figure(
@@ -111,4 +118,4 @@ def due_forecast_figure(summary: ProgressSummary) -> dict[str, Any]:
             hovertemplate="%{y} due in %{x} days<extra></extra>",
         )
     )
-    return json.loads(figure.to_json())
+    return figure.to_json()

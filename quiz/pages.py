@@ -183,15 +183,32 @@ class CardStudy:
 
     @classmethod
     def of(cls, learner: Owner, card: Card) -> CardStudy:
+        """One query: the learner's showings of the card with their reviews, oldest first.
+
+        The latest showing is the one a rating belongs to while it is open (as
+        Showing.objects.current_for says); the others' reviews are the history the previews
+        replay. A review always belongs to its showing's learner, so these are the learner's
+        reviews of the card.
+        """
         now = clock.now()
-        showing = Showing.objects.current_for(learner, card, now)
-        history: list[tuple[int, datetime]] = []
-        if learner.known:
-            reviews = Review.objects.for_learner(learner)
-            if showing is not None:
-                # A rating being changed within the window: preview from before it.
-                reviews = reviews.exclude(showing=showing)
-            history = reviews.history(card)
+        if not learner.known:
+            return cls(None, tuple(Preview.for_history(card.pk, [], now)))
+        showings = list(
+            Showing.objects.for_learner(learner)
+            .filter(card=card)
+            .select_related("review")
+            .order_by("shown_at", "id")
+        )
+        latest = showings[-1] if showings else None
+        showing = latest if latest is not None and latest.open_for_rating(now) else None
+        # A rating being changed within the window: preview from before it.
+        reviews = [
+            review
+            for review in (each.review_or_none for each in showings if each is not showing)
+            if review is not None
+        ]
+        reviews.sort(key=lambda review: (review.reviewed_at, review.pk))
+        history = [(review.rating, review.reviewed_at) for review in reviews]
         return cls(showing, tuple(Preview.for_history(card.pk, history, now)))
 
     @property

@@ -25,6 +25,7 @@ from django_htmx.http import push_url
 from accounts.instructors import is_instructor
 from lessons.models import Card, Course
 from lessons.views import card_for_page, render_card
+from serving.content_cache import kept
 
 from . import charts, clock, scheduling
 from .forms import SharingForm
@@ -71,7 +72,7 @@ def show_answer(request: HttpRequest, course_slug: str, lesson_slug: str, step: 
 
 @require_POST
 def rate_card(request: HttpRequest, course_slug: str, lesson_slug: str, step: int) -> HttpResponse:
-    card = _card_or_404(request, course_slug, lesson_slug, step)
+    card = card_for_page(request, course_slug, lesson_slug, step)  # kept per content version
     try:
         rating = Rating(int(request.POST.get("rating", "")))
     except ValueError:
@@ -123,7 +124,8 @@ def open_layer(request: HttpRequest, course_slug: str, lesson_slug: str, step: i
 
 def progress(request: HttpRequest) -> HttpResponse:
     learner = Learner.of(request)
-    courses = list(Course.objects.with_lessons_and_steps())
+    # The course and its cards as every student sees them, kept per content version.
+    courses = kept(request, ("courses", False), lambda: list(Course.objects.with_lessons_and_steps()))
     lessons = [lesson for course in courses for lesson in course.lessons.all()]
     now = clock.now()
     by_lesson = LessonProgress.by_lesson(CardState.objects.for_learner(learner), lessons, now)

@@ -28,7 +28,7 @@ register = template.Library()
 def card_study(context: template.Context, card: Card) -> CardStudy:
     """The requesting learner's typed answer and rating previews for a card whose answer is shown.
 
-    Two queries, made once per request: each of the card page's per-visitor parts asks for it.
+    One query, made once per request: each of the card page's per-visitor parts asks for it.
     """
     if card.pk is None:  # an admin preview of a card not saved yet: no one's work, a first-timer's buttons
         return CardStudy(None, tuple(Preview.for_history(0, [], clock.now())))

@@ -1,0 +1,57 @@
+"""How a request's user is loaded: with whether they are an instructor, in the same query.
+
+Every page asks is_instructor() (the nav's links, drafts shown or not), which would otherwise
+cost a query of the user's groups on each request. The flag is read fresh with the user on
+every request, so joining or leaving the Instructors group takes effect on the next page.
+"""
+
+from functools import cache
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.backends import ModelBackend
+from django.contrib.auth.models import Group
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import connection
+from django.db.models import Exists, OuterRef
+
+from .instructors import INSTRUCTOR_FLAG, INSTRUCTORS_GROUP
+
+# Stands for the user's id while the query is compiled; replaced by the id on each request.
+_ANY_ID = -7_340_211
+
+
+@cache
+def _user_query(vendor: str) -> tuple[str, tuple[Any, ...]]:
+    """The SQL that loads one user with the flag, compiled once per process and database kind:
+    Django's ORM takes about ten times longer to build this query than the database to answer it
+    (bench/bench_http.py), and it is asked on every signed-in request."""
+    in_group = Group.objects.filter(user=OuterRef("pk"), name=INSTRUCTORS_GROUP)
+    users = get_user_model()._default_manager.annotate(**{INSTRUCTOR_FLAG: Exists(in_group)})
+    return users.filter(pk=_ANY_ID).query.sql_with_params()
+
+
+class InstructorFlagBackend(ModelBackend):
+    def authenticate(
+        self, request: Any, username: str | None = None, password: str | None = None, **kwargs: Any
+    ):
+        user = super().authenticate(request, username, password, **kwargs)
+        if user is None:
+            # Stops Django trying the next backend, ModelBackend, which would hash the
+            # password a second time for the same answer; Django reports a failed log in.
+            raise PermissionDenied
+        return user
+
+    def get_user(self, user_id: Any):
+        User = get_user_model()
+        try:
+            pk = User._meta.pk.to_python(user_id)
+        except ValidationError:
+            return None
+        sql, params = _user_query(connection.vendor)
+        users = list(User._default_manager.raw(sql, [pk if param == _ANY_ID else param for param in params]))
+        if not users or not self.user_can_authenticate(users[0]):
+            return None
+        user = users[0]
+        setattr(user, INSTRUCTOR_FLAG, bool(getattr(user, INSTRUCTOR_FLAG)))
+        return user

@@ -1,0 +1,255 @@
+"""A study session: N simulated students signing up and working through cards, as the site's forms do.
+
+    python bench/bench_study.py [--students 50,200,500] [--seconds 60] [--think-s 5] [--hosts 1,2]
+
+Each student is an httpx async client with its own cookies (issue 23). It signs up through the
+sign-up form, then goes through the course's cards in order: opens a card, waits, presses Show
+answer, waits, rates it (both POSTs as htmx sends them, with the CSRF token), waits, and every
+fifth card opens /review/ and every tenth /progress/. A wait is drawn from an exponential
+distribution of mean --think-s. Students sign up before the measured minute (PBKDF2 makes a
+sign-up cost about half a second of CPU; their own row in the table), then all study at once.
+
+Against one gunicorn host (tests/support/cluster.py's hosts with PostgreSQL and Redis, asked
+directly), then two hosts behind nginx. Per level: pages per second, p50 and p99 per page
+kind, errors, and every acknowledged rating looked up in the database (0 lost). The machine's
+load average is printed beside each run: it is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import re
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.support.cluster import running_cluster
+
+PASSWORD = "study-" + "p4ss-w0rd-long-enough"
+KINDS = ("card", "show", "rate", "review", "progress")
+P99_TARGET_MS = 300.0
+SIGNUPS_AT_ONCE = 4
+
+
+@dataclass
+class Level:
+    students: int
+    seconds: float
+    think_s: float
+    latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    errors: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    acknowledged: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # ratings per student
+
+    @property
+    def pages(self) -> int:
+        return sum(len(times) for times in self.latencies.values())
+
+    def worst_p99(self) -> float:
+        return max(percentile(times, 99) for times in self.latencies.values() if times)
+
+
+def percentile(values: list[float], p: float) -> float:
+    """Nearest rank: index ceil(p/100 × n) − 1 of the sorted values."""
+    ordered = sorted(values)
+    return ordered[max(0, -(-len(ordered) * p // 100) - 1)] if ordered else float("nan")
+
+
+def csrf(client: httpx.AsyncClient) -> str:
+    return client.cookies.get("csrftoken", "")
+
+
+async def timed(level: Level, kind: str, request) -> httpx.Response | None:
+    started = time.perf_counter()
+    try:
+        response = await request
+    except httpx.HTTPError:
+        level.errors[kind] += 1
+        return None
+    level.latencies[kind].append((time.perf_counter() - started) * 1000)
+    if response.status_code >= 400:
+        level.errors[kind] += 1
+        return None
+    return response
+
+
+async def sign_up(base_url: str, username: str) -> httpx.Cookies:
+    async with httpx.AsyncClient(base_url=base_url, timeout=120) as client:
+        await client.get("/accounts/signup/")
+        response = await client.post(
+            "/accounts/signup/",
+            data={"username": username, "password1": PASSWORD, "password2": PASSWORD},
+            headers={"X-CSRFToken": csrf(client)},
+        )
+        if response.status_code != 302:
+            raise RuntimeError(f"sign-up of {username} failed: {response.status_code}")
+        return client.cookies
+
+
+async def study(base_url: str, username: str, cookies: httpx.Cookies, cards: list[str], level: Level) -> None:
+    rng = random.Random(username)
+    deadline = time.monotonic() + level.seconds
+    think = level.think_s
+
+    async def wait() -> None:
+        await asyncio.sleep(rng.expovariate(1 / think) if think else 0)
+
+    async with httpx.AsyncClient(base_url=base_url, cookies=cookies, timeout=60) as client:
+        index = rng.randrange(len(cards))
+        while time.monotonic() < deadline:
+            card = cards[index % len(cards)]
+            index += 1
+            await wait()  # the students do not all press at the same moment
+            if await timed(level, "card", client.get(card)) is None:
+                continue
+            await wait()
+            htmx = {"X-CSRFToken": csrf(client), "HX-Request": "true"}
+            shown = await timed(
+                level,
+                "show",
+                client.post(card + "show/", data={"answer": f"{username} {index}"}, headers=htmx),
+            )
+            if shown is None:
+                continue
+            await wait()
+            rated = await timed(
+                level, "rate", client.post(card + "rate/", data={"rating": rng.randint(1, 4)}, headers=htmx)
+            )
+            if rated is not None and "Saved" in rated.text:
+                level.acknowledged[username] += 1
+            if index % 5 == 0:
+                await wait()
+                await timed(level, "review", client.get("/review/"))
+            if index % 10 == 0:
+                await wait()
+                await timed(level, "progress", client.get("/progress/"))
+
+
+async def course_cards(base_url: str) -> list[str]:
+    """Every card of the course, in order, as the home page and the lessons link to them."""
+    async with httpx.AsyncClient(base_url=base_url, timeout=60) as client:
+        home = (await client.get("/")).text
+        lessons = list(dict.fromkeys(re.findall(r'href="(/learn/[^"/]+/[^"/]+/)"', home)))
+        cards: list[str] = []
+        for lesson in lessons:
+            page = (await client.get(lesson)).text
+            cards += [card for card in dict.fromkeys(re.findall(r'href="(/learn/[^"]+/step-\d+/)"', page))]
+        return list(dict.fromkeys(cards))
+
+
+def stored_ratings(database_url: str) -> dict[str, int]:
+    import psycopg
+
+    with psycopg.connect(database_url) as conn:
+        rows = conn.execute(
+            "SELECT u.username, count(*) FROM quiz_review r JOIN auth_user u ON u.id = r.user_id"
+            " WHERE u.username LIKE 'study-%' GROUP BY u.username"
+        ).fetchall()
+    return dict(rows)
+
+
+async def run_levels(
+    base_url: str, database_url: str, counts: list[int], args: argparse.Namespace
+) -> list[tuple]:
+    cookies: dict[str, httpx.Cookies] = {}
+    acknowledged: dict[str, int] = defaultdict(int)
+    cards = await course_cards(base_url)
+    rows = []
+    gate = asyncio.Semaphore(SIGNUPS_AT_ONCE)
+
+    async def signed_up(name: str) -> None:
+        async with gate:
+            cookies[name] = await sign_up(base_url, name)
+
+    for count in counts:
+        names = [f"study-{index:04d}" for index in range(count)]
+        new = [name for name in names if name not in cookies]
+        started = time.perf_counter()
+        await asyncio.gather(*(signed_up(name) for name in new))
+        signup_s = time.perf_counter() - started
+        level = Level(count, args.seconds, args.think_s)
+        load_before = os.getloadavg()[0]
+        await asyncio.gather(*(study(base_url, name, cookies[name], cards, level) for name in names))
+        for name, ratings in level.acknowledged.items():
+            acknowledged[name] += ratings
+        stored = stored_ratings(database_url)
+        lost = sum(max(0, ratings - stored.get(name, 0)) for name, ratings in acknowledged.items())
+        rows.append(
+            (
+                level,
+                len(new),
+                signup_s,
+                lost,
+                sum(level.acknowledged.values()),
+                load_before,
+                os.getloadavg()[0],
+            )
+        )
+    return rows
+
+
+def print_rows(target: str, rows: list[tuple], seconds: float, think_s: float) -> None:
+    print(f"\n{target}: {seconds:.0f} s per level, think time {think_s} s mean")
+    header = " | ".join(f"{kind} p50/p99 ms" for kind in KINDS)
+    print(f"| students | load avg | sign-ups (s) | pages/s | {header} | errors | ratings | lost |")
+    print("| ---: | ---: | ---: | ---: | " + " | ".join("---:" for _ in KINDS) + " | ---: | ---: | ---: |")
+    carried = 0
+    for level, new, signup_s, lost, ratings, load_before, load_after in rows:
+        cells = " | ".join(
+            f"{percentile(level.latencies[kind], 50):.0f} / {percentile(level.latencies[kind], 99):.0f}"
+            for kind in KINDS
+        )
+        errors = sum(level.errors.values())
+        print(
+            f"| {level.students} | {load_before:.1f} to {load_after:.1f} | {new} in {signup_s:.0f} | "
+            f"{level.pages / seconds:.1f} | {cells} | {errors} | {ratings} | {lost} |"
+        )
+        if level.worst_p99() <= P99_TARGET_MS and errors == 0:
+            carried = max(carried, level.students)
+    print(
+        f"students carried at p99 <= {P99_TARGET_MS:.0f} ms on every page kind: {carried or 'none measured'}"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--students", default="50,200,500")
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--think-s", type=float, default=5.0)
+    parser.add_argument("--hosts", default="1,2")
+    parser.add_argument("--workers-per-host", type=int, default=3)
+    args = parser.parse_args()
+    counts = [int(count) for count in args.students.split(",")]
+    lost = 0
+    for hosts in [int(hosts) for hosts in args.hosts.split(",")]:
+        with running_cluster(
+            hosts=hosts,
+            workers_per_host=args.workers_per_host,
+            database_name="felab_study_bench",
+            login_limit=0,
+        ) as cluster:
+            # One host is asked directly; two through nginx, as docs/deploy.md runs them.
+            url, target = (
+                (cluster.hosts[0].url, "one gunicorn host, PostgreSQL and Redis")
+                if hosts == 1
+                else (cluster.url, f"{hosts} hosts behind nginx, PostgreSQL and Redis")
+            )
+            rows = asyncio.run(run_levels(url, cluster.database_url, counts, args))
+            print_rows(f"{target}, {args.workers_per_host} workers each", rows, args.seconds, args.think_s)
+            lost += sum(row[3] for row in rows)
+    print("\nevery acknowledged rating is stored" if not lost else f"\n{lost} RATINGS LOST")
+    return 1 if lost else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
