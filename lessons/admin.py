@@ -225,3 +225,7 @@ def _kept_rows(formset: forms.BaseModelFormSet) -> list[Any]:
         if id(form) not in deleted and (form.instance.pk is not None or form.has_changed())
     ]
     return sorted(rows, key=lambda row: row.order)
+
+
+# Registered from their own module, which builds on the mixins above.
+from . import practice_admin  # noqa: E402, F401

@@ -309,6 +309,8 @@ def import_content(directory: Path = CONTENT_DIR, *, force: bool = False) -> Imp
     Matching is by natural key. A field an instructor edited since the last import is
     left as it is and reported as a conflict; force takes the file's value instead.
     """
+    from . import practice_files  # here: it reads this module's loading and merging helpers
+
     if not directory.is_dir():
         raise ContentError(f"{directory}: no such content directory")
     merger = _Merger(force)
@@ -325,6 +327,9 @@ def import_content(directory: Path = CONTENT_DIR, *, force: bool = False) -> Imp
         for lesson_path in sorted(course_path.parent.glob("lesson-*.yaml")):
             with _reading(lesson_path):
                 _import_lesson(course, lesson_path, terms, scenarios, merger)
+        for practice_path in sorted(course_path.parent.glob(practice_files.FILE_GLOB)):
+            with _reading(practice_path):
+                practice_files.import_file(course, practice_path, merger)
     return merger.report
 
 
@@ -567,6 +572,8 @@ def _check_figures(values: dict[str, Any], scenarios: dict[str, Any], path: Path
 
 def export_content(directory: Path = CONTENT_DIR) -> list[Path]:
     """Write every course, lesson, card and term to YAML files; returns the files written."""
+    from . import practice_files  # here: it reads this module's loading and merging helpers
+
     written: list[Path] = []
     glossary = [
         {"term": t.term, "definition": t.definition, "example": t.example}
@@ -589,6 +596,7 @@ def export_content(directory: Path = CONTENT_DIR) -> list[Path]:
             path = course_dir / f"lesson-{lesson.number:02d}-{lesson.slug}.yaml"
             _dump({**_lesson_entry(lesson), "cards": cards}, path)
             written.append(path)
+        written += practice_files.export_files(course, course_dir)
     return written
 
 
