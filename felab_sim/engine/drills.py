@@ -5,7 +5,7 @@ drawn (a list of values or presets, a range with a step, a log range) and the qu
 with ``{placeholders}`` for the drawn values. A seed draws one problem (``random.Random(seed)``),
 so an address with ``?seed=N`` always shows the same numbers. The answer is the calculator's own
 value: at the drawn settings, after a change (``change``: each named input multiplied), or the
-ratio of the two. docs/architecture.md ("Practice problems") describes the content side.
+ratio of the two. docs/practice.md ("Practice problems") describes templates and their files.
 
 Pure Python: no Django. Units are pint's; see :mod:`felab_sim.engine.answers`.
 """
@@ -225,8 +225,8 @@ class DrillSpec:
         return self.unit or self.calc.outputs[self.calc.output_keys.index(self.output)].unit
 
     def placeholder_names(self) -> set[str]:
-        """What the question may name: each draw, each fixed input."""
-        return {d.name for d in self.draws} | set(self.fixed)
+        """What the question may name: each draw, the inputs its presets set, each fixed input."""
+        return {d.name for d in self.draws} | {n for d in self.draws for n in d.inputs} | set(self.fixed)
 
 
 @dataclass(frozen=True)
@@ -299,6 +299,8 @@ def draw_problem(spec: DrillSpec, seed: int) -> Problem:
         picked, label = draw.pick(rng)
         inputs.update(picked)
         shown[draw.name] = label if isinstance(label, str) and draw.presets else _shown(label)
+        for name, value in picked.items():  # a preset's inputs can be named in the question too
+            shown.setdefault(name, _shown(value))
     inputs.update(spec.fixed)
     for name, value in spec.fixed.items():
         shown[name] = _shown(value)
@@ -423,9 +425,9 @@ def _shape_problems(spec: DrillSpec) -> list[DrillError]:
         if not numeric or not isinstance(factor, int | float) or isinstance(factor, bool) or factor <= 0:
             problems.append(DrillError("change", f"change {name}: a numeric input and a factor above 0"))
     problems += _placeholder_problems(spec)
-    if not problems and spec.unit:
-        if problem := unit_problem(spec.unit, spec.calc.outputs[calc.output_keys.index(spec.output)].unit):
-            problems.append(DrillError("unit", problem))
+    output_unit = calc.outputs[calc.output_keys.index(spec.output)].unit if not problems else ""
+    if not problems and spec.unit and (problem := unit_problem(spec.unit, output_unit)):
+        problems.append(DrillError("unit", problem))
     return problems
 
 
