@@ -143,3 +143,45 @@ def test_every_bundled_template_renders_and_answers_without_javascript(client, l
         page = checked.content.decode()
         assert "Right" in page, row.slug
         assert "{" not in page.split("Worked solution")[1].split("</section>")[0], row.slug
+
+
+def test_an_anonymous_learners_attempts_join_the_account_at_log_in(client, template, student):
+    from tests.conftest import PASSWORD
+
+    answer(client, 4, f"{expected(template, 4)}")
+    assert PracticeAttempt.objects.get().user is None
+    response = client.post("/accounts/login/", {"username": student.username, "password": PASSWORD})
+    assert response.status_code == 302
+    attempt = PracticeAttempt.objects.get()
+    assert attempt.user == student and attempt.anonymous_id == ""
+    assert PracticeState.objects.get().user == student
+
+
+def test_the_lesson_page_lists_its_practice_problems(client, template):
+    page = client.get("/learn/llm-inference-performance/kv-cache/").content.decode()
+    assert 'id="practice-list-title"' in page and template.get_absolute_url() in page
+
+
+def test_progress_shows_a_simulated_improving_students_calibration_getting_sharper(client, template):
+    # Ten problems: the first five three times too high, the last five within 5%.
+    for seed in range(1, 11):
+        factor = 3 if seed <= 5 else 1.05
+        answer(client, seed, f"{expected(template, seed) * factor}", shown_at=time.time() - 3600)
+    page = client.get("/progress/").content.decode()
+    assert "Practice problems" in page
+    practice = page.split('id="practice-progress"')[1]
+    row = practice.split("05 · KV cache and context length")[1].split("</tr>")[0]
+    assert "<td>10</td>" in row and "<td>50%</td>" in row and "3× → 1.1×" in row
+
+
+def test_the_instructor_sees_each_templates_answers_grouped_by_how_far_off(
+    client, template, instructor_client
+):
+    answer(client, 1, f"{expected(template, 1)}")
+    answer(client, 2, f"{expected(template, 2) * 12}")
+    answer(client, 3, f"{expected(template, 3) * 12}")
+    answer(client, 4, f"{expected(template, 4) / 3}")
+    page = instructor_client.get("/instructor/").content.decode()
+    row = page.split(f"L05 · {template.title}")[1].split("</tr>")[0]
+    assert "<td>4</td>" in row and "<td>25%</td>" in row
+    assert "over 10× high: 2 · 2–10× low: 1 · right: 1" in row
