@@ -92,7 +92,7 @@ class ReadAnswer:
 
     value: float
     typed: str
-    note: str  # "No unit given: read as 17.2 GB." or "17,180 MB = 17.2 GB."
+    note: str  # "no unit given: read as 17.2 GB" or "17,180 MB = 17.2 GB"
 
 
 def read_answer(text: str, unit: str) -> ReadAnswer:
@@ -125,7 +125,7 @@ def read_answer(text: str, unit: str) -> ReadAnswer:
     wanted = pint_unit(unit)
     if not unit_text:
         if wanted != registry().dimensionless and rest == "":
-            note = f"No unit given: read as {format_figure(number, unit)}."
+            note = f"no unit given: read as {format_figure(number, unit)}"
         else:
             note = ""
         return ReadAnswer(number, typed, note)
@@ -141,7 +141,7 @@ def read_answer(text: str, unit: str) -> ReadAnswer:
             f" (or a unit that converts to it)."
         )
     value = float(registry().Quantity(number, given).to(wanted).magnitude)
-    note = "" if given == wanted else f"{typed} = {format_figure(value, unit)}."
+    note = "" if given == wanted else f"{typed} = {format_figure(value, unit)}"
     return ReadAnswer(value, typed, note)
 
 

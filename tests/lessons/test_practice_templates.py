@@ -211,3 +211,22 @@ def test_a_practice_file_naming_no_lesson_of_its_course_is_refused(tmp_path):
     write_course(tmp_path, PRACTICE_FILE.replace("lesson: kv-cache", "lesson: nowhere"))
     with pytest.raises(CommandError, match="no lesson 'nowhere' in course c"):
         run("import_lessons", "--dir", str(tmp_path))
+
+
+def test_the_drill_command_lists_templates_and_prints_a_seeds_problem_as_json(lessons):
+    import json
+
+    listed = json.loads(run("drill", "--list", "--json"))
+    assert len(listed) >= 34 and {"template", "lesson", "title"} <= set(listed[0])
+    printed = json.loads(run("drill", "l05-kv-per-conversation", "--seed", "3", "--json"))
+    problem = PracticeTemplate.objects.get(slug="l05-kv-per-conversation").problem(3)
+    assert printed == {
+        "template": "l05-kv-per-conversation",
+        "seed": 3,
+        "question": problem.question,
+        "inputs": printed["inputs"],
+        "answer": {"value": problem.answer, "unit": "GB"},
+        "tolerance": 0.1,
+    }
+    with pytest.raises(CommandError, match="is not a practice template"):
+        run("drill", "nothing-here")
