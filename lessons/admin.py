@@ -15,6 +15,10 @@ from django.utils.decorators import method_decorator
 from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_POST
 
+from felab_sim.engine import calculators
+from felab_sim.engine.numbers import format_with_unit
+
+from . import models as lesson_models
 from . import number_checks
 from .markdown import normalise_line_ends
 from .models import Card, CardNumber, CardTerm, Course, GlossaryTerm, Lesson
@@ -225,3 +229,63 @@ def _kept_rows(formset: forms.BaseModelFormSet) -> list[Any]:
         if id(form) not in deleted and (form.instance.pk is not None or form.has_changed())
     ]
     return sorted(rows, key=lambda row: row.order)
+
+
+# Practice templates (issue 22): saved only when valid (the model's clean says why), with
+# Published, and a preview of the first problems its draws make.
+PREVIEW_SEEDS = (1, 2, 3)
+
+
+class IndentedJSONField(forms.JSONField):
+    """JSON shown indented, one draw a line block, so an instructor can edit it in the box."""
+
+    def prepare_value(self, value: Any) -> str:
+        if isinstance(value, str):
+            return value
+        return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+@admin.register(lesson_models.PracticeTemplate)
+class PracticeTemplateAdmin(PlainNewlines, PublishingActions, admin.ModelAdmin):
+    list_display = ("slug", "title", "lesson", "calculator", "output", "published")
+    list_filter = ("lesson__course", "lesson", "calculator", "published")
+    search_fields = ("slug", "title", "question")
+    actions = ("publish", "make_draft")
+    readonly_fields = ("preview",)
+    fieldsets = (
+        (None, {"fields": ("lesson", "slug", "title", "order", "published")}),
+        ("The question", {"fields": ("question", "calculator", "output", "asks", "unit", "tolerance")}),
+        ("How inputs are drawn", {"fields": ("draws", "fixed", "change")}),
+        ("Help and solution", {"fields": ("hint", "solution")}),
+        ("Preview", {"fields": ("preview",)}),
+    )
+
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        if db_field.name in ("draws", "fixed", "change"):
+            kwargs["form_class"] = IndentedJSONField
+            kwargs["widget"] = forms.Textarea(attrs={"rows": 8, "cols": 80})
+        if db_field.name == "calculator":
+            kwargs["widget"] = forms.Select(
+                choices=[(n, f"{n}: {c.title}") for n, c in calculators.CALCULATORS.items()]
+            )
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
+
+    @admin.display(description="Problems it draws (as saved)")
+    def preview(self, template: lesson_models.PracticeTemplate) -> str:
+        if template.pk is None:
+            return "Save the template to preview the problems it draws."
+        if problems := template.problems():
+            return format_html("Cannot draw: {}", problems[0].message)
+        rows = []
+        for seed in PREVIEW_SEEDS:
+            problem = template.problem(seed)
+            url = f"{template.get_absolute_url()}?seed={seed}"
+            rows.append((url, seed, problem.question, _answer_text(problem)))
+        return format_html(
+            "<ol class='practice-preview'>{}</ol>",
+            format_html_join("", "<li><a href='{}'>seed {}</a>: {} <strong>Answer: {}</strong></li>", rows),
+        )
+
+
+def _answer_text(problem: Any) -> str:
+    return format_with_unit(problem.answer, problem.unit)

@@ -29,6 +29,7 @@ from django.db import transaction
 
 from felab_sim.engine import citations, live_numbers
 
+from . import models as lesson_models
 from . import number_checks
 from .content_sections import SectionFile, installed_sections
 from .markdown import as_written_and_shown, live_number_markup_problems, normalise_line_ends
@@ -325,6 +326,9 @@ def import_content(directory: Path = CONTENT_DIR, *, force: bool = False) -> Imp
         for lesson_path in sorted(course_path.parent.glob("lesson-*.yaml")):
             with _reading(lesson_path):
                 _import_lesson(course, lesson_path, terms, scenarios, merger)
+        for practice_path in sorted(course_path.parent.glob(PRACTICE_FILE_GLOB)):
+            with _reading(practice_path):
+                _import_practice_file(course, practice_path, merger)
     return merger.report
 
 
@@ -610,6 +614,7 @@ def export_content(directory: Path = CONTENT_DIR) -> list[Path]:
             path = course_dir / f"lesson-{lesson.number:02d}-{lesson.slug}.yaml"
             _dump({**_lesson_entry(lesson), "cards": cards}, path)
             written.append(path)
+        written += _export_practice_files(course, course_dir)
     return written
 
 
@@ -640,4 +645,97 @@ def _card_entry(card: Card) -> dict[str, Any]:
     entry["terms"] = values["terms"]
     if values["checks"]:
         entry["checks"] = values["checks"]
+    return entry
+
+
+# Practice templates (issue 22), one file per lesson beside its cards:
+#     <course-slug>/practice-NN-<lesson-slug>.yaml   lesson: <lesson-slug>, templates: [...]
+# Each template's keys are written in PRACTICE_FIELDS' order, optional ones only when they differ
+# from their default, so an export reproduces the file byte for byte; a template its calculator
+# cannot draw is refused with felab_sim.engine.drills' reason, naming the file and the slug.
+
+PRACTICE_FILE_GLOB = "practice-*.yaml"
+PRACTICE_TEXT_FIELDS = ("question", "hint", "solution")
+# In file order; each optional one is written only when it differs from its default.
+PRACTICE_FIELDS = ("title", "published", "calculator", "output", "asks", "question", "draws", "fixed", "change",
+          "tolerance", "unit", "hint", "solution")  # fmt: skip
+PRACTICE_DEFAULTS: dict[str, Any] = {"published": True, "asks": "value", "fixed": {}, "change": {}, "tolerance": 0.1,
+                            "unit": "", "hint": "", "solution": ""}  # fmt: skip
+
+
+def practice_file_name(lesson: Lesson) -> str:
+    return f"practice-{lesson.number:02d}-{lesson.slug}.yaml"
+
+
+def template_values(template: lesson_models.PracticeTemplate) -> dict[str, Any]:
+    """A template as its file holds it (what the import compares against)."""
+    return {
+        "order": template.order,
+        "lesson": template.lesson.slug,
+        **{n: getattr(template, n) for n in PRACTICE_FIELDS},
+    }
+
+
+def _import_practice_file(course: Course, path: Path, merger: _Merger) -> None:
+    data = _load(path)
+    lesson_slug = str(_require(data, "lesson", path))
+    lesson = Lesson.objects.filter(course=course, slug=lesson_slug).first()
+    if lesson is None:
+        raise ContentError(f"{path}: no lesson '{lesson_slug}' in course {course.slug}")
+    for order, entry in enumerate(_require(data, "templates", path) or [], start=1):
+        _import_template(lesson, order, entry, path, merger)
+
+
+def _import_template(lesson: Lesson, order: int, entry: Any, path: Path, merger: _Merger) -> None:
+    slug = str(_require(entry, "slug", path))
+    values: dict[str, Any] = {"order": order, "lesson": lesson.slug}
+    for name in PRACTICE_FIELDS:
+        value = entry.get(name, PRACTICE_DEFAULTS.get(name))
+        if value is None:
+            raise ContentError(f"{path}: template {slug}: missing '{name}'")
+        values[name] = _text(entry, name) if name in PRACTICE_TEXT_FIELDS else value
+    values["published"] = _published(entry, path)
+    template = lesson_models.PracticeTemplate.objects.filter(slug=slug).select_related("lesson").first()
+    created = template is None
+    template = template or lesson_models.PracticeTemplate(slug=slug, lesson=lesson)
+    to_write = merger.merge(f"practice {slug}", created, values, {} if created else template_values(template))
+    if "lesson" in to_write:
+        to_write.pop("lesson")
+        to_write["lesson"] = lesson
+    candidate = lesson_models.PracticeTemplate(**{**_model_values(template), **to_write})
+    if problems := candidate.problems():
+        reasons = "; ".join(f"{problem.field}: {problem.message}" for problem in problems)
+        raise ContentError(f"{path}: template {slug}: {reasons}")
+    _write_fields(template, to_write, created)
+
+
+def _model_values(template: lesson_models.PracticeTemplate) -> dict[str, Any]:
+    return {
+        "slug": template.slug,
+        "lesson": template.lesson,
+        **{n: getattr(template, n) for n in PRACTICE_FIELDS},
+    }
+
+
+def _export_practice_files(course: Course, course_dir: Path) -> list[Path]:
+    """One file per lesson that has templates; returns the files written."""
+    written = []
+    templates = lesson_models.PracticeTemplate.objects.filter(lesson__course=course).select_related("lesson")
+    by_lesson: dict[Lesson, list[lesson_models.PracticeTemplate]] = {}
+    for template in templates.order_by("lesson__order", "lesson__number", "order", "slug"):
+        by_lesson.setdefault(template.lesson, []).append(template)
+    for lesson, rows in by_lesson.items():
+        path = course_dir / practice_file_name(lesson)
+        _dump({"lesson": lesson.slug, "templates": [_practice_entry(t) for t in rows]}, path)
+        written.append(path)
+    return written
+
+
+def _practice_entry(template: lesson_models.PracticeTemplate) -> dict[str, Any]:
+    entry: dict[str, Any] = {"slug": template.slug}
+    for name in PRACTICE_FIELDS:
+        value = getattr(template, name)
+        if name in PRACTICE_DEFAULTS and value == PRACTICE_DEFAULTS[name]:
+            continue
+        entry[name] = value
     return entry

@@ -12,6 +12,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator, slugify
 
 from felab_sim.engine import citations, live_numbers
+from felab_sim.engine import drills as drill_engine
 from felab_sim.engine.calculator import Result
 from felab_sim.engine.calculators import CALCULATORS
 from felab_sim.engine.metrics import SweepResult
@@ -707,3 +708,116 @@ class ImportBaseline(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+
+# Practice templates (issue 22): numeric problems drawn from a calculator. The drawing,
+# checking and validating are felab_sim.engine.drills'; this is the content row.
+
+PRACTICE_DRAWS_HELP = (
+    "How each input is drawn, a list in question order: "
+    '[{"name": "prompt_tokens", "range": [1000, 8000], "step": 1000}, '
+    '{"name": "context_tokens", "log": [1024, 131072]}, {"name": "kv_dtype", "values": ["f16", "fp8"]}, '
+    '{"name": "gpu", "presets": [{"label": "an H100 SXM (3,350 GB/s)", "inputs": {"bandwidth_gbs": 3350}}]}]. '
+    "A log range draws two significant digits. Each name is a placeholder in the question."
+)
+
+
+class PracticeTemplateQuerySet(ContentQuerySet["PracticeTemplate"]):
+    def published(self) -> PracticeTemplateQuerySet:
+        return self.filter(published=True, lesson__published=True)
+
+    def visible(self, *, drafts: bool) -> PracticeTemplateQuerySet:
+        """What a visitor may open: students only published templates, instructors drafts too."""
+        return self if drafts else self.published()
+
+
+class PracticeTemplate(models.Model):
+    """A practice problem's template: a calculator's output asked with freshly drawn inputs."""
+
+    class Asks(models.TextChoices):
+        VALUE = "value", "the output at the drawn settings"
+        AFTER = "after", "the output after the change"
+        RATIO = "ratio", "after the change ÷ before it"
+
+    lesson = models.ForeignKey(Lesson, on_delete=models.CASCADE, related_name="practice_templates")
+    slug = models.SlugField(unique=True, help_text="Its address: /learn/COURSE/LESSON/practice/SLUG/.")
+    title = models.CharField(max_length=200, help_text="A few words on the idea it drills.")
+    order = models.PositiveSmallIntegerField(default=0, help_text="Templates are listed by this in a lesson.")
+    question = models.TextField(
+        help_text="The question, with {name} where each drawn (or fixed) input's value goes."
+    )
+    # No choices here: a new calculator must not need a migration; the admin offers them.
+    calculator = models.CharField(max_length=40, help_text="The calculator's name, e.g. kv-cache.")
+    output = models.CharField(max_length=60, help_text="The calculator's output key the answer is.")
+    asks = models.CharField(max_length=10, choices=Asks.choices, default=Asks.VALUE)
+    draws = models.JSONField(default=list, help_text=PRACTICE_DRAWS_HELP)
+    fixed = models.JSONField(
+        default=dict, blank=True, help_text='Inputs every problem shares, e.g. {"layers": 32}.'
+    )
+    change = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='For "after" and "ratio": each input multiplied, e.g. {"context_tokens": 2} doubles it.',
+    )
+    tolerance = models.FloatField(default=0.1, help_text="Right within this share: 0.1 is 10%.")
+    unit = models.CharField(
+        max_length=30, blank=True, help_text="The unit the answer is given in; blank: the output's."
+    )
+    hint = models.TextField(blank=True, help_text="Shown on request before answering (plain text).")
+    solution = models.TextField(
+        blank=True,
+        help_text="The worked solution: the formula with {name} inputs, {out.KEY} outputs, "
+        "{after.KEY} after the change and {answer}.",
+    )
+    published = models.BooleanField(
+        default=True, help_text="Students see only published templates; a draft is shown to instructors only."
+    )
+
+    objects = PracticeTemplateQuerySet.as_manager()
+
+    SPEC_FIELDS = ("calculator", "output", "asks", "question", "draws", "fixed", "change", "tolerance",
+                   "unit", "solution")  # fmt: skip
+
+    class Meta:
+        ordering = ["lesson", "order", "slug"]
+        verbose_name = "practice template"
+
+    def __str__(self) -> str:
+        return f"{self.slug} · {self.title}"
+
+    def save(self, *args, **kwargs) -> None:
+        normalise_text_fields(self)
+        super().save(*args, **kwargs)
+
+    def get_absolute_url(self) -> str:
+        return reverse("practice_problem", args=[self.lesson.course.slug, self.lesson.slug, self.slug])
+
+    @property
+    def is_draft(self) -> bool:
+        return not self.published or not self.lesson.published
+
+    def spec(self) -> drill_engine.DrillSpec:
+        """The engine's reading of this row; DrillError naming the field when it cannot be read."""
+        return drill_engine.DrillSpec.from_data(
+            self.slug, {name: getattr(self, name) for name in self.SPEC_FIELDS}
+        )
+
+    def problems(self) -> list[drill_engine.DrillError]:
+        try:
+            return drill_engine.spec_problems(self.spec())
+        except drill_engine.DrillError as error:
+            return [error]
+
+    def clean(self) -> None:
+        """Refused with the reason when its placeholders, draws or unit do not hold."""
+        errors: dict[str, list[str]] = {}
+        for problem in self.problems():
+            errors.setdefault(problem.field, []).append(problem.message)
+        if errors:
+            raise ValidationError(errors)
+
+    def problem(self, seed: int) -> drill_engine.Problem:
+        return drill_engine.draw_problem(self.spec(), seed)
+
+    def natural_key(self) -> tuple[str]:
+        return (self.slug,)

@@ -71,6 +71,11 @@ def lesson_detail(request: HttpRequest, course_slug: str, lesson_slug: str) -> H
         "cards": page.cards,
         "try_it": page.try_it,
         "drafts": drafts,
+        "practice": kept(
+            request,
+            ("lesson-practice", drafts, course_slug, lesson_slug),
+            lambda: list(lesson.practice_templates.visible(drafts=drafts).select_related("lesson__course")),
+        ),
     }
     return render(request, "lessons/lesson.html", context)
 

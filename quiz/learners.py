@@ -21,7 +21,7 @@ from django.http import HttpRequest
 from accounts.signals import account_created
 
 from . import clock
-from .models import CardState, LearnerProfile, Review, Showing
+from .models import CardState, LearnerProfile, PracticeAttempt, PracticeState, Review, Showing
 
 # The anonymous learner's id lives in the session's data. It is a random id of its own,
 # never the session key: rows and the admin may show it without handing anyone a
@@ -94,7 +94,20 @@ class Learner:
         account = Learner(user=user)
         for card_id in sorted(card_ids):
             CardState.rebuild(account, card_id)
+        self._merge_practice_into(account)
         return moved
+
+    def _merge_practice_into(self, account: Learner) -> None:
+        """Practice attempts join the account too; a draw both answered keeps the account's."""
+        mine = PracticeAttempt.objects.for_learner(self)
+        template_ids = set(mine.values_list("template_id", flat=True))
+        answered = PracticeAttempt.objects.for_learner(account).values_list("template_id", "seed")
+        for template_id, seed in answered:
+            mine.filter(template_id=template_id, seed=seed).delete()
+        mine.update(user=account.user, anonymous_id="")
+        PracticeState.objects.for_learner(self).delete()
+        for template_id in sorted(template_ids):
+            PracticeState.rebuild(account, template_id)
 
     def export(self) -> dict[str, Any]:
         """Everything recorded about this learner, as plain JSON-ready data."""

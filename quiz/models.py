@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import models, transaction
 
 from accounts.instructors import is_instructor
+from felab_sim.engine import answers
 from lessons.models import Card
 
 from . import clock, scheduling
@@ -451,3 +452,197 @@ class LearnerProfile(models.Model):
 
     def __str__(self) -> str:
         return f"profile of {self.user}"
+
+
+# Practice problems (issue 22): a learner's numeric answers to problems drawn from a lesson's
+# PracticeTemplate, each fed to FSRS like a card's rating (one schedule per template).
+
+
+class Verdict(models.TextChoices):
+    RIGHT = "right", "right"
+    CLOSE = "close", "close (within 2×)"
+    OFF = "off", "off"
+
+
+class PracticeAttemptQuerySet(LearnerQuerySet):
+    def history(self, template_id: int) -> list[tuple[int, datetime]]:
+        """(rating, when) of the learner's attempts at one template, oldest first, for fsrs."""
+        rows = self.filter(template_id=template_id).order_by("answered_at", "id")
+        return list(rows.values_list("rating", "answered_at"))
+
+    def latest_for(self, template_id: int) -> PracticeAttempt | None:
+        return self.filter(template_id=template_id).order_by("-answered_at", "-id").first()
+
+
+class PracticeAttempt(models.Model):
+    """One answer to one drawn problem: what was typed, how far off it was, the rating it gave."""
+
+    template = models.ForeignKey(
+        "lessons.PracticeTemplate", on_delete=models.CASCADE, related_name="attempts"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="practice_attempts",
+    )
+    anonymous_id = models.CharField(max_length=40, blank=True, db_index=True)
+    seed = models.PositiveIntegerField()
+    typed = models.CharField(max_length=80)
+    value = models.FloatField(help_text="The answer in the template's unit.")
+    expected = models.FloatField(help_text="The calculator's answer.")
+    ratio = models.FloatField(help_text="value ÷ expected")
+    verdict = models.CharField(max_length=10, choices=Verdict.choices)
+    seconds = models.FloatField(null=True, blank=True, help_text="From the problem shown to answered.")
+    proposed_rating = models.PositiveSmallIntegerField(choices=Rating.choices)
+    rating = models.PositiveSmallIntegerField(choices=Rating.choices)
+    answered_at = models.DateTimeField(default=clock.now, db_index=True)
+
+    objects = PracticeAttemptQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-answered_at"]
+        constraints = [
+            _has_a_learner("practice_attempt_has_one_learner"),
+            # A problem counts once: answering the same draw again, after its solution, would
+            # feed the schedule an answer read off the page.
+            models.UniqueConstraint(
+                fields=["template", "seed", "user"],
+                condition=models.Q(user__isnull=False),
+                name="practice_problem_counted_once_per_account",
+            ),
+            models.UniqueConstraint(
+                fields=["template", "seed", "anonymous_id"],
+                condition=models.Q(user__isnull=True),
+                name="practice_problem_counted_once_per_anonymous_learner",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.template.slug} seed {self.seed}: {self.verdict}"
+
+    @classmethod
+    def record(
+        cls, learner: Owner, template_id: int, seed: int, typed: str, value: float, expected: float,
+        checked: answers.Checked, seconds: float | None,
+    ) -> tuple[PracticeAttempt, bool]:  # fmt: skip
+        """The learner's first answer to this draw, rated and scheduled; (the earlier one, False)
+        when this draw was answered before."""
+        mine = cls.objects.for_learner(learner)
+        if (earlier := mine.filter(template_id=template_id, seed=seed).first()) is not None:
+            return earlier, False
+        latest = mine.latest_for(template_id)
+        previous_right = latest is not None and latest.verdict == Verdict.RIGHT
+        proposed = answers.proposed_rating(checked.verdict, previous_right, seconds)
+        with transaction.atomic():
+            attempt = cls.objects.create(
+                template_id=template_id, seed=seed, typed=typed[:80], value=value, expected=expected,
+                ratio=checked.ratio, verdict=checked.verdict, seconds=seconds, proposed_rating=proposed,
+                rating=proposed, answered_at=clock.now(), **learner.owner_fields(),
+            )  # fmt: skip
+            PracticeState.rebuild(learner, template_id)
+        return attempt, True
+
+    @property
+    def known(self) -> bool:
+        return True
+
+    def owner_filter(self) -> models.Q:
+        if self.user_id is not None:
+            return models.Q(user_id=self.user_id)
+        return models.Q(user__isnull=True, anonymous_id=self.anonymous_id)
+
+    def owner_fields(self) -> dict[str, Any]:
+        return {"user_id": self.user_id, "anonymous_id": self.anonymous_id}
+
+    def open_for_rating(self, now: datetime) -> bool:
+        return now - self.answered_at < CHANGE_WINDOW
+
+    @property
+    def error_ratio(self) -> float:
+        """How many times off, 1.0 when exact (never below 1)."""
+        if self.ratio <= 0:
+            return float("inf")
+        return max(self.ratio, 1 / self.ratio)
+
+    def change_rating(self, rating: Rating) -> bool:
+        """The student's own rating instead of the proposed one, within the window; False after."""
+        if not self.open_for_rating(clock.now()):
+            return False
+        with transaction.atomic():
+            if self.rating != rating:
+                self.rating = rating
+                self.save(update_fields=["rating"])
+            PracticeState.rebuild(self, self.template_id)
+        return True
+
+
+class PracticeStateQuerySet(LearnerQuerySet):
+    def due(self, now: datetime) -> PracticeStateQuerySet:
+        return self.filter(due__lte=now, template__published=True, template__lesson__published=True).order_by(
+            "due", "template_id"
+        )
+
+
+class PracticeState(models.Model):
+    """Where one learner stands with one template: FSRS's memory of it and when it is due."""
+
+    template = models.ForeignKey("lessons.PracticeTemplate", on_delete=models.CASCADE, related_name="states")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="practice_states",
+    )
+    anonymous_id = models.CharField(max_length=40, blank=True)
+    fsrs_card = models.JSONField("FSRS card", default=dict)
+    due = models.DateTimeField(db_index=True)
+    last_rating = models.PositiveSmallIntegerField(choices=Rating.choices)
+    last_reviewed_at = models.DateTimeField()
+    review_count = models.PositiveIntegerField(default=0)
+
+    objects = PracticeStateQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["due"]
+        verbose_name = "practice schedule"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["template", "user"],
+                condition=models.Q(user__isnull=False),
+                name="one_practice_schedule_per_account",
+            ),
+            models.UniqueConstraint(
+                fields=["template", "anonymous_id"],
+                condition=models.Q(user__isnull=True),
+                name="one_practice_schedule_per_anonymous_learner",
+            ),
+            _has_a_learner("practice_schedule_has_one_learner"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.template.slug} due {self.due:%Y-%m-%d %H:%M}"
+
+    @classmethod
+    def rebuild(cls, learner: Owner, template_id: int) -> PracticeState | None:
+        """Replay the learner's attempts at a template through the cards' FSRS scheduler."""
+        history = PracticeAttempt.objects.for_learner(learner).history(template_id)
+        mine = cls.objects.for_learner(learner).filter(template_id=template_id)
+        if not history:
+            mine.delete()
+            return None
+        fsrs_card = scheduling.replay(template_id, history, start=history[0][1])
+        state, _ = cls.objects.update_or_create(
+            template_id=template_id,
+            **learner.owner_fields(),
+            defaults={
+                "fsrs_card": fsrs_card.to_dict(),
+                "due": fsrs_card.due,
+                "last_rating": history[-1][0],
+                "last_reviewed_at": history[-1][1],
+                "review_count": len(history),
+            },
+        )
+        return state

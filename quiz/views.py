@@ -23,14 +23,24 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import push_url
 
 from accounts.instructors import is_instructor
-from lessons.models import Card, Course
+from lessons.models import Card, Course, PracticeTemplate
 from lessons.views import card_for_page, render_card
 from serving.content_cache import kept
 
-from . import charts, clock, scheduling
+from . import charts, clock, practice_stats, scheduling
 from .forms import SharingForm
 from .learners import Learner
-from .models import CardState, Layer, LayerOpening, LearnerProfile, Outcome, Rating, Review, Showing
+from .models import (
+    CardState,
+    Layer,
+    LayerOpening,
+    LearnerProfile,
+    Outcome,
+    PracticeAttempt,
+    Rating,
+    Review,
+    Showing,
+)
 from .pages import FORECAST_DAYS, CardOverview, LessonProgress, ProgressSummary
 
 LATEST_ANSWERS = 20
@@ -145,6 +155,8 @@ def progress(request: HttpRequest) -> HttpResponse:
         "summary": summary,
         "forecast_figure": charts.due_forecast_figure(summary) if summary.rated else None,
         "forecast_days": FORECAST_DAYS,
+        "practice": practice_stats.learner_practice(PracticeAttempt.objects.for_learner(learner)),
+        "calibration_window": practice_stats.CALIBRATION_WINDOW,
     }
     return render(request, "quiz/progress.html", context)
 
@@ -223,5 +235,11 @@ def instructor(request: HttpRequest) -> HttpResponse:
         "answers": Showing.objects.latest_answers(LATEST_ANSWERS),
         "layers": [label for _, label in Layer.choices],
         "ratings": Rating.choices,
+        "practice": practice_stats.template_overviews(
+            PracticeTemplate.objects.select_related("lesson__course").order_by(
+                "lesson__course__order", "lesson__order", "lesson__number", "order", "slug"
+            ),
+            PracticeAttempt.objects.values_list("template_id", "ratio", "verdict"),
+        ),
     }
     return render(request, "quiz/instructor.html", context)

@@ -8,6 +8,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from felab_sim.models import Run
 
 CARD = "/learn/llm-inference-performance/concurrency-sweep/step-1/"
+PRACTICE = "/learn/llm-inference-performance/concurrency-sweep/practice/l03-replicas-with-headroom/"
 URLS = [
     "/",
     "/learn/llm-inference-performance/concurrency-sweep/",
@@ -20,6 +21,9 @@ URLS = [
     "/progress/export.json",
     "/progress/sharing/",
     "/review/",
+    PRACTICE,
+    PRACTICE + "?seed=3",
+    PRACTICE + "rate/",
     "/review/next/",
     "/instructor/",
     "/accounts/signup/",
@@ -81,7 +85,9 @@ def test_every_route_is_in_the_hostile_list():
             "<slug:lesson_slug>", "concurrency-sweep"
         ).replace("<int:step>", "1").replace("<int:run_id>", "{run}").replace(
             "<slug:name>", "prefill"
-        ).replace("<uidb64>/<token>", "MQ/set-password")
+        ).replace("<uidb64>/<token>", "MQ/set-password").replace(
+            "<slug:template_slug>", "l03-replicas-with-headroom"
+        )
         assert concrete in covered, f"{route} is not exercised by the hostile request tests"
 
 

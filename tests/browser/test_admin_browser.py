@@ -26,7 +26,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, Response, expect
 
 from felab_sim.models import ParameterSet, Scenario
 from lessons.content_files import CONTENT_DIR
-from lessons.models import Card, Course, GlossaryTerm, Lesson
+from lessons.models import Card, Course, GlossaryTerm, Lesson, PracticeTemplate
 from tests.conftest import PASSWORD
 
 TIMEOUT_MS = 30_000  # generous: the machine is shared
@@ -86,6 +86,12 @@ STUDENT_VIEWS: dict[type[Model], StudentView] = {
         lambda parameter_set: _published_card_citing(f"{{{{calc.{parameter_set.slug}.").get_absolute_url(),
         value="273",
         shows=_cited_number_text,
+    ),
+    # A practice template's title heads each problem it draws.
+    PracticeTemplate: StudentView(
+        lambda: PracticeTemplate.objects.published().order_by("lesson__number", "order").first(),
+        "title",
+        lambda template: f"{template.get_absolute_url()}?seed=1",
     ),
 }
 CITED_SET = "test-browser-ceiling"

@@ -1,0 +1,222 @@
+"""A student's typed answer to a practice problem: read with its unit, compared, rated.
+
+"24", "24 tok/s", "17.2 GB", "17,180 MB", "1.2e3", "$0.029": the number and its unit are read
+apart, the unit converted by pint (never matched as text), and the value compared with the
+calculator's answer. A missing unit is read as the answer's and said so; a unit of another kind
+(ms for a speed) or a text that is no number is an :class:`AnswerError`: explained, never
+counted wrong. Pure Python: no Django.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+import pint
+
+from .numbers import format_number, format_with_unit
+
+Verdict = Literal["right", "close", "off"]
+CLOSE_FACTOR = 2.0  # within 2x is "close"
+FAR_FACTOR = 10.0  # the instructor's groups: within 2x, 2-10x, over 10x
+# Answered within this many seconds of the problem being shown counts as "quickly" (Easy).
+QUICK_SECONDS = 90
+MAX_ANSWER_CHARS = 80
+
+# The course's count units, each its own kind, so "18 replicas" reads and "18 ms" is refused.
+_COUNT_UNITS = (
+    "token = [token] = tok",
+    "replica = [replica]",
+    "user = [user]",
+    "conversation = [conversation]",
+    "sequence = [sequence] = seq",
+    "ticket = [ticket]",
+    "task = [task]",
+    "step = [step]",
+    "example = [example]",
+    "nat = [nat]",
+    "FLOP = [flop] = flop",
+    "dollar = [currency] = USD = usd",
+    "cent = 0.01 dollar",
+)
+# Calculator output units as pint reads them ("" and "×" are plain numbers).
+_CALC_UNITS = {"": "", "×": "", "x": "", "%": "percent", "$": "dollar", "tokens": "token",
+               "tok/s": "token / second", "params": ""}  # fmt: skip
+_UNIT_WORDS = {"×": "", "x": "", "times": "", "%": "percent", "tps": "token / second"}
+_NUMBER = re.compile(
+    r"^(?P<sign>[-+−]?)(?P<dollar>\$?)\s*(?P<int>\d{1,3}(?:,\d{3})+|\d*)(?P<frac>\.\d+)?"
+    r"(?:[eE](?P<exp>[-+]?\d+))?"
+)
+
+
+class AnswerError(ValueError):
+    """An answer that cannot be read or compared: the message says why and what to type."""
+
+
+@functools.cache
+def registry() -> pint.UnitRegistry:
+    units = pint.UnitRegistry(cache_folder=None)
+    for definition in _COUNT_UNITS:
+        units.define(definition)
+    return units
+
+
+def pint_unit(calc_unit: str) -> pint.Unit:
+    """A calculator's unit text ("tok/s", "GB", "%") as pint's unit."""
+    text = _CALC_UNITS.get(calc_unit, calc_unit)
+    return registry().parse_units(text) if text else registry().dimensionless
+
+
+def unit_problem(unit: str, output_unit: str) -> str:
+    """Why a template's answer unit cannot stand for its output's; empty when it can."""
+    try:
+        given, wanted = pint_unit(unit), pint_unit(output_unit)
+    except (pint.errors.PintError, ValueError, AttributeError) as error:
+        return f"{unit!r} is not a unit the site reads ({error})"
+    if given.dimensionality != wanted.dimensionality:
+        return f"{unit!r} does not convert to the output's {output_unit!r}"
+    return ""
+
+
+def convert(value: float, from_unit: str, to_unit: str) -> float:
+    """A value in one calculator unit, in another of the same kind."""
+    return float(registry().Quantity(value, pint_unit(from_unit)).to(pint_unit(to_unit)).magnitude)
+
+
+@dataclass(frozen=True)
+class ReadAnswer:
+    """The student's number in the answer's unit, and how it was read."""
+
+    value: float
+    typed: str
+    note: str  # "no unit given: read as 17.2 GB" or "17,180 MB = 17.2 GB"
+
+
+def read_answer(text: str, unit: str) -> ReadAnswer:
+    """The typed answer as a number in ``unit``; ``AnswerError`` with what to type instead."""
+    typed = " ".join(text.split())
+    example = format_with_unit(24, unit) if unit not in {"×", "$"} else ("2.4×" if unit == "×" else "$0.03")
+    if not typed:
+        raise AnswerError(f"Type a number, for example {example}.")
+    if len(typed) > MAX_ANSWER_CHARS:
+        raise AnswerError(f"That is {len(typed)} characters; type just the number and its unit.")
+    match = _NUMBER.match(typed)
+    digits = (match.group("int") or "") + (match.group("frac") or "") if match else ""
+    if not match or not any(ch.isdigit() for ch in digits):
+        raise AnswerError(f"“{typed}” is not a number: type digits, for example {example}.")
+    number = float(
+        f"{'-' if match.group('sign') in '-−' and match.group('sign') else ''}"
+        f"{(match.group('int') or '0').replace(',', '')}{match.group('frac') or ''}"
+        f"{'e' + match.group('exp') if match.group('exp') else ''}"
+    )
+    if not math.isfinite(number):
+        raise AnswerError(f"“{typed}” is too large to be an answer; check the digits.")
+    rest = typed[match.end() :].strip()
+    if re.match(r"[,.]\d", rest):
+        raise AnswerError(
+            f"“{typed}”: write a decimal with a point (1.2); commas only separate thousands (17,180)."
+        )
+    if match.group("dollar") or rest.startswith("$"):
+        rest = ("dollar " + rest.removeprefix("$")).strip()
+    unit_text = _UNIT_WORDS.get(rest, rest)
+    wanted = pint_unit(unit)
+    if not unit_text:
+        if wanted != registry().dimensionless and rest == "":
+            note = f"no unit given: read as {format_with_unit(number, unit)}"
+        else:
+            note = ""
+        return ReadAnswer(number, typed, note)
+    try:
+        given = registry().parse_units(_pint_words(unit_text))
+    except (pint.errors.PintError, ValueError, AttributeError, TypeError, SyntaxError):
+        raise AnswerError(
+            f"“{rest}” is not a unit the site knows; give the answer in {unit or 'a plain number'}."
+        ) from None
+    if given.dimensionality != wanted.dimensionality:
+        raise AnswerError(
+            f"“{rest}” is not the kind of unit this answer is in: give it in {unit or 'a plain number'}"
+            f" (or a unit that converts to it)."
+        )
+    value = float(registry().Quantity(number, given).to(wanted).magnitude)
+    note = "" if given == wanted else f"{typed} = {format_with_unit(value, unit)}"
+    return ReadAnswer(value, typed, note)
+
+
+def _pint_words(text: str) -> str:
+    """What students write that pint spells otherwise: "tok/s", "tokens/sec", "GB/s"."""
+    text = text.replace("sec", "s") if re.search(r"\bsec\b", text) else text
+    return text.replace("%", "percent")
+
+
+@dataclass(frozen=True)
+class Checked:
+    """How far an answer is from the calculator's."""
+
+    verdict: Verdict
+    ratio: float  # given ÷ expected; 0 for an answer of 0 or below
+    words: str  # "right: 3% high", "2.3× too high"
+
+    @property
+    def error_ratio(self) -> float:
+        """How many times off, never below 1 (1.0 exact); infinite for an answer of 0 or below."""
+        if self.ratio <= 0:
+            return math.inf
+        return max(self.ratio, 1 / self.ratio)
+
+    @property
+    def group(self) -> str:
+        """The instructor's group: right, within 2×, 2-10× or over 10× off, high or low."""
+        return ratio_group(self.ratio, self.verdict)
+
+
+def check(given: float, expected: float, tolerance: float) -> Checked:
+    """Right within the tolerance, close within 2×, off beyond it."""
+    if expected <= 0 or not math.isfinite(expected):
+        raise ValueError(f"expected answer must be above 0, got {expected!r}")
+    if given <= 0:
+        return Checked("off", 0.0, "zero or below: the answer is above zero")
+    ratio = given / expected
+    if abs(ratio - 1) <= tolerance + 1e-12:
+        share = round(abs(ratio - 1) * 100)
+        side = "high" if ratio > 1 else "low"
+        return Checked("right", ratio, "right on" if share == 0 else f"right: {share}% {side}")
+    verdict: Verdict = "close" if 1 / CLOSE_FACTOR <= ratio <= CLOSE_FACTOR else "off"
+    if ratio > 1:
+        return Checked(verdict, ratio, f"{_times(ratio)} too high")
+    return Checked(verdict, ratio, f"{_times(1 / ratio)} too low")
+
+
+def ratio_group(ratio: float, verdict: Verdict) -> str:
+    if verdict == "right":
+        return "right"
+    if ratio <= 0:
+        return "zero or below"
+    side = "high" if ratio > 1 else "low"
+    far = max(ratio, 1 / ratio)
+    if far <= CLOSE_FACTOR:
+        return f"within 2× {side}"
+    if far <= FAR_FACTOR:
+        return f"2–10× {side}"
+    return f"over 10× {side}"
+
+
+def _times(ratio: float) -> str:
+    return f"{format_number(ratio)}×"
+
+
+# FSRS's ratings, by the values quiz stores (Again 1, Hard 2, Good 3, Easy 4).
+AGAIN, HARD, GOOD, EASY = 1, 2, 3, 4
+
+
+def proposed_rating(verdict: Verdict, previous_right: bool, seconds: float | None) -> int:
+    """The rating the site proposes: right → Good, right twice in a row quickly → Easy,
+    close → Hard, off → Again. "Quickly": within QUICK_SECONDS of the problem being shown."""
+    if verdict == "off":
+        return AGAIN
+    if verdict == "close":
+        return HARD
+    quick = seconds is not None and 0 <= seconds <= QUICK_SECONDS
+    return EASY if previous_right and quick else GOOD

@@ -1,0 +1,472 @@
+"""Practice problems made from the calculators: a template's draws, its problems and their checking.
+
+A *drill* (a practice template) names a calculator, the output it asks for, how each input is
+drawn (a list of values or presets, a range with a step, a log range) and the question text
+with ``{placeholders}`` for the drawn values. A seed draws one problem (``random.Random(seed)``),
+so an address with ``?seed=N`` always shows the same numbers. The answer is the calculator's own
+value: at the drawn settings, after a change (``change``: each named input multiplied), or the
+ratio of the two. docs/practice.md ("Practice problems") describes templates and their files.
+
+Pure Python: no Django. Units are pint's; see :mod:`felab_sim.engine.answers`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .answers import convert, unit_problem
+from .calculator import Calculator, Result
+from .calculators import CALCULATORS
+from .numbers import format_number
+from .params import ParamError, ParamValue
+
+__all__ = ["PLACEHOLDER", "Draw", "DrillSpec", "Problem", "draw_problem", "spec_problems"]
+
+Asks = Literal["value", "after", "ratio"]
+ASKS: dict[str, str] = {
+    "value": "the output at the drawn settings",
+    "after": "the output after the change",
+    "ratio": "the output after the change ÷ before it",
+}
+PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)?)\}")
+# A log range draws this many significant digits, so a problem reads "3,400 tokens", not "3,417.6".
+LOG_DIGITS = 2
+# How many seeds, beyond every combination of extremes, a template is checked with when saved.
+SAMPLE_SEEDS = 64
+MAX_EXTREME_CASES = 256
+
+
+class DrillError(ValueError):
+    """A template that cannot be drawn, with the field to fix."""
+
+    def __init__(self, field_name: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field_name
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Draw:
+    """How one input (or, for presets, a group of inputs under one name) is drawn."""
+
+    name: str
+    values: tuple[ParamValue, ...] = ()
+    presets: tuple[tuple[str, Mapping[str, ParamValue]], ...] = ()  # (label, inputs)
+    low: float | None = None
+    high: float | None = None
+    step: float | None = None
+    log: bool = False
+
+    @classmethod
+    def from_data(cls, data: object) -> Draw:
+        """A draw as content files and the admin write it (see ``as_data``)."""
+        if not isinstance(data, Mapping) or not isinstance(data.get("name"), str):
+            raise DrillError("draws", f"each draw is a mapping with a name; got {str(data)[:80]!r}")
+        name = data["name"]
+        kinds = [key for key in ("values", "presets", "range", "log") if key in data]
+        if len(kinds) != 1:
+            raise DrillError("draws", f"draw {name}: give exactly one of values, presets, range or log")
+        kind = kinds[0]
+        if kind == "values":
+            values = data["values"]
+            if not isinstance(values, list) or not values:
+                raise DrillError("draws", f"draw {name}: values must be a non-empty list")
+            return cls(name, values=tuple(values))
+        if kind == "presets":
+            presets = data["presets"]
+            if not isinstance(presets, list) or not presets:
+                raise DrillError("draws", f"draw {name}: presets must be a non-empty list")
+            parsed = []
+            for preset in presets:
+                if (
+                    not isinstance(preset, Mapping)
+                    or not isinstance(preset.get("label"), str)
+                    or not isinstance(preset.get("inputs"), Mapping)
+                    or not preset["inputs"]
+                ):
+                    raise DrillError("draws", f"draw {name}: each preset has a label and inputs")
+                parsed.append((preset["label"], dict(preset["inputs"])))
+            return cls(name, presets=tuple(parsed))
+        bounds = data[kind]
+        if (
+            not isinstance(bounds, list)
+            or len(bounds) != 2
+            or not all(isinstance(b, int | float) and not isinstance(b, bool) for b in bounds)
+        ):
+            raise DrillError("draws", f"draw {name}: {kind} must be [low, high]")
+        low, high = float(bounds[0]), float(bounds[1])
+        if not low < high:
+            raise DrillError("draws", f"draw {name}: {kind} must have low below high")
+        if kind == "log":
+            if low <= 0:
+                raise DrillError("draws", f"draw {name}: a log range starts above 0")
+            return cls(name, low=low, high=high, log=True)
+        step = data.get("step")
+        if not isinstance(step, int | float) or isinstance(step, bool) or step <= 0:
+            raise DrillError("draws", f"draw {name}: a range needs a step above 0")
+        return cls(name, low=low, high=high, step=float(step))
+
+    def as_data(self) -> dict[str, object]:
+        if self.values:
+            return {"name": self.name, "values": list(self.values)}
+        if self.presets:
+            return {
+                "name": self.name,
+                "presets": [{"label": label, "inputs": dict(inputs)} for label, inputs in self.presets],
+            }
+        bounds = [_plain(self.low), _plain(self.high)]
+        if self.log:
+            return {"name": self.name, "log": bounds}
+        return {"name": self.name, "range": bounds, "step": _plain(self.step)}
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """The calculator inputs this draw sets."""
+        if self.presets:
+            return tuple(dict.fromkeys(key for _, inputs in self.presets for key in inputs))
+        return (self.name,)
+
+    def pick(self, rng: random.Random) -> tuple[dict[str, ParamValue], ParamValue | str]:
+        """The inputs drawn, and what the question shows for the placeholder."""
+        if self.presets:
+            label, inputs = rng.choice(self.presets)
+            return dict(inputs), label
+        if self.values:
+            value = rng.choice(self.values)
+            return {self.name: value}, value
+        assert self.low is not None and self.high is not None
+        if self.log:
+            value = _significant(math.exp(rng.uniform(math.log(self.low), math.log(self.high))))
+            value = min(max(value, self.low), self.high)
+        else:
+            assert self.step is not None
+            steps = math.floor((self.high - self.low) / self.step + 1e-9)
+            value = round(self.low + rng.randint(0, steps) * self.step, 10)
+        return {self.name: value}, value
+
+    def extremes(self) -> list[dict[str, ParamValue]]:
+        """The draws at its edges: each preset, the smallest and largest value, a range's ends."""
+        if self.presets:
+            return [dict(inputs) for _, inputs in self.presets]
+        if self.values:
+            numbers = [v for v in self.values if isinstance(v, int | float) and not isinstance(v, bool)]
+            if len(numbers) == len(self.values):
+                return [{self.name: min(numbers)}, {self.name: max(numbers)}]
+            return [{self.name: value} for value in self.values]
+        assert self.low is not None and self.high is not None
+        if self.log:
+            return [{self.name: self.low}, {self.name: self.high}]
+        assert self.step is not None
+        steps = math.floor((self.high - self.low) / self.step + 1e-9)
+        return [{self.name: self.low}, {self.name: round(self.low + steps * self.step, 10)}]
+
+
+@dataclass(frozen=True)
+class DrillSpec:
+    """A practice template as the engine reads it (lessons' PracticeTemplate carries the same fields)."""
+
+    slug: str
+    calculator: str
+    output: str
+    question: str
+    draws: tuple[Draw, ...]
+    fixed: Mapping[str, ParamValue] = field(default_factory=dict)
+    change: Mapping[str, float] = field(default_factory=dict)
+    asks: str = "value"
+    tolerance: float = 0.1
+    unit: str = ""
+    solution: str = ""
+
+    @classmethod
+    def from_data(cls, slug: str, data: Mapping[str, object]) -> DrillSpec:
+        """From a content file's or a model's fields; ``DrillError`` naming the field if unreadable."""
+        draws = data.get("draws") or []
+        if not isinstance(draws, list):
+            raise DrillError("draws", "draws must be a list")
+        fixed = data.get("fixed") or {}
+        change = data.get("change") or {}
+        for name, value in (("fixed", fixed), ("change", change)):
+            if not isinstance(value, Mapping):
+                raise DrillError(name, f"{name} must be a mapping of input names to values")
+        tolerance = data.get("tolerance", 0.1)
+        if not isinstance(tolerance, int | float) or isinstance(tolerance, bool) or not 0 < tolerance < 1:
+            raise DrillError(
+                "tolerance", "tolerance must be a fraction above 0 and below 1, e.g. 0.1 for 10%"
+            )
+        return cls(
+            slug=slug,
+            calculator=str(data.get("calculator", "")),
+            output=str(data.get("output", "")),
+            question=str(data.get("question", "")),
+            draws=tuple(Draw.from_data(d) for d in draws),
+            fixed=dict(fixed),
+            change=dict(change),
+            asks=str(data.get("asks") or "value"),
+            tolerance=float(tolerance),
+            unit=str(data.get("unit") or ""),
+            solution=str(data.get("solution") or ""),
+        )
+
+    @property
+    def calc(self) -> Calculator:
+        return CALCULATORS[self.calculator]
+
+    @property
+    def answer_unit(self) -> str:
+        """The unit the answer is given in: the template's, else the output's; a ratio has none."""
+        if self.asks == "ratio":
+            return "×"
+        return self.unit or self.calc.outputs[self.calc.output_keys.index(self.output)].unit
+
+    def placeholder_names(self) -> set[str]:
+        """What the question may name: each draw, the inputs its presets set, each fixed input."""
+        return {d.name for d in self.draws} | {n for d in self.draws for n in d.inputs} | set(self.fixed)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One drawn problem: the question with its numbers, the calculator's results, the answer."""
+
+    spec: DrillSpec
+    seed: int
+    inputs: dict[str, ParamValue]  # what the calculator is given (drawn and fixed)
+    shown: dict[str, str]  # each placeholder as the question prints it
+    before: Result
+    after: Result | None
+    answer: float
+
+    @property
+    def question(self) -> str:
+        return fill(self.spec.question, self.shown)
+
+    @property
+    def unit(self) -> str:
+        return self.spec.answer_unit
+
+    @property
+    def result(self) -> Result:
+        """The result the answer is read from (the changed settings' when it asks after a change)."""
+        return self.after if self.after is not None and self.spec.asks == "after" else self.before
+
+    def solution_values(self) -> dict[str, str]:
+        """Every name a worked solution may use: inputs, ``out.KEY``, ``after.KEY``, ``answer``."""
+        values = dict(self.shown)
+        for name, value in self.before.params.items():
+            values.setdefault(name, _shown(value))
+        for key, output in self.before.outputs.items():
+            values[f"out.{key}"] = output.text()
+        if self.after is not None:
+            for name, value in self.after.params.items():
+                values[f"after.{name}"] = _shown(value)
+            for key, output in self.after.outputs.items():
+                values[f"after.{key}"] = output.text()
+        values["answer"] = format_number(self.answer)
+        return values
+
+    @property
+    def solution(self) -> str:
+        return fill(self.spec.solution, self.solution_values())
+
+    def as_json(self) -> dict[str, object]:
+        """The shape ``manage.py drill SLUG --seed N --json`` prints."""
+        return {
+            "template": self.spec.slug,
+            "seed": self.seed,
+            "question": self.question,
+            "inputs": dict(self.before.params),
+            "answer": {"value": self.answer, "unit": self.unit},
+            "tolerance": self.spec.tolerance,
+        }
+
+
+def fill(text: str, values: Mapping[str, str]) -> str:
+    """The text with each ``{name}`` replaced; an unknown name stays as written (refused on save)."""
+    return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
+
+
+def draw_problem(spec: DrillSpec, seed: int) -> Problem:
+    """The problem seed ``seed`` draws; ``DrillError`` if the calculator refuses it."""
+    rng = random.Random(seed)
+    inputs: dict[str, ParamValue] = {}
+    shown: dict[str, str] = {}
+    for draw in spec.draws:
+        picked, label = draw.pick(rng)
+        inputs.update(picked)
+        shown[draw.name] = label if isinstance(label, str) and draw.presets else _shown(label)
+        for name, value in picked.items():  # a preset's inputs can be named in the question too
+            shown.setdefault(name, _shown(value))
+    inputs.update(spec.fixed)
+    for name, value in spec.fixed.items():
+        shown[name] = _shown(value)
+    return _solve(spec, seed, inputs, shown)
+
+
+def _solve(spec: DrillSpec, seed: int, inputs: dict[str, ParamValue], shown: dict[str, str]) -> Problem:
+    calc = spec.calc
+    try:
+        before = calc.run(inputs)
+        after = calc.run(_changed(calc, before.params, spec.change)) if spec.change else None
+    except ParamError as error:
+        drawn = ", ".join(f"{k}={_shown(v)}" for k, v in inputs.items())
+        raise DrillError("draws", f"seed {seed} draws {drawn}, which {calc.name} refuses: {error}") from None
+    answer = _answer(spec, before, after)
+    return Problem(spec, seed, inputs, shown, before, after, answer)
+
+
+def _answer(spec: DrillSpec, before: Result, after: Result | None) -> float:
+    value_before = before.value(spec.output)
+    if spec.asks == "value":
+        value: object = value_before
+    else:
+        assert after is not None
+        value_after = after.value(spec.output)
+        if spec.asks == "after":
+            value = value_after
+        elif isinstance(value_before, int | float) and isinstance(value_after, int | float) and value_before:
+            value = value_after / value_before
+        else:
+            value = None
+    if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+        raise DrillError("output", f"{spec.output} has no finite value here ({value!r})")
+    if value <= 0:
+        raise DrillError("output", f"{spec.output} is {value!r} here; an answer must be above 0")
+    output_unit = spec.calc.outputs[spec.calc.output_keys.index(spec.output)].unit
+    if spec.unit and spec.asks != "ratio" and spec.unit != output_unit:
+        return convert(float(value), output_unit, spec.unit)
+    return float(value)
+
+
+def _changed(calc: Calculator, params: Mapping[str, ParamValue], change: Mapping[str, float]) -> dict:
+    changed = dict(params)
+    for name, factor in change.items():
+        value = changed[name]
+        assert isinstance(value, int | float)
+        scaled = value * factor
+        changed[name] = round(scaled) if calc.param(name).kind == "int" else scaled
+    return changed
+
+
+def spec_problems(spec: DrillSpec, *, seeds: int = SAMPLE_SEEDS) -> list[DrillError]:
+    """Why the template cannot be saved, field by field; empty when it can.
+
+    Beyond its shape, every combination of its draws' extremes and ``seeds`` sampled seeds go
+    through the calculator's own validation, and each must give a finite answer above 0.
+    """
+    shape = _shape_problems(spec)
+    if shape:
+        return shape
+    cases: list[tuple[str, dict[str, ParamValue]]] = []
+    combos = itertools.product(*(draw.extremes() for draw in spec.draws))
+    for combo in itertools.islice(combos, MAX_EXTREME_CASES):
+        inputs: dict[str, ParamValue] = {}
+        for picked in combo:
+            inputs.update(picked)
+        cases.append(("the extremes", {**inputs, **spec.fixed}))
+    for seed in range(seeds):
+        problem_inputs: dict[str, ParamValue] = {}
+        rng = random.Random(seed)
+        for draw in spec.draws:
+            problem_inputs.update(draw.pick(rng)[0])
+        cases.append((f"seed {seed}", {**problem_inputs, **spec.fixed}))
+    for where, inputs in cases:
+        try:
+            _solve(spec, 0, inputs, {})
+        except DrillError as error:
+            drawn = ", ".join(f"{k}={_shown(v)}" for k, v in inputs.items())
+            message = error.message.split(", which ", 1)[-1] if error.field == "draws" else error.message
+            return [DrillError(error.field, f"{where} ({drawn}): {message}")]
+    return []
+
+
+def _shape_problems(spec: DrillSpec) -> list[DrillError]:
+    if spec.calculator not in CALCULATORS:
+        return [
+            DrillError("calculator", f"{spec.calculator!r} is not a calculator: {', '.join(CALCULATORS)}")
+        ]
+    calc = spec.calc
+    problems: list[DrillError] = []
+    if spec.output not in calc.output_keys:
+        problems.append(
+            DrillError("output", f"{calc.name} has no output {spec.output!r}: {', '.join(calc.output_keys)}")
+        )
+    if spec.asks not in ASKS:
+        problems.append(DrillError("asks", f"asks must be one of {', '.join(ASKS)}"))
+    if spec.asks != "value" and not spec.change:
+        problems.append(
+            DrillError("change", "asking after a change needs the change (an input and its factor)")
+        )
+    declared = {param.name for param in calc.params}
+    names = [draw.name for draw in spec.draws]
+    if not names:
+        problems.append(DrillError("draws", "a practice template draws at least one input"))
+    if len(set(names)) != len(names):
+        problems.append(DrillError("draws", "two draws share a name"))
+    set_by_draws = [name for draw in spec.draws for name in draw.inputs]
+    for name in set_by_draws + list(spec.fixed):
+        if name not in declared:
+            problems.append(
+                DrillError("draws" if name in set_by_draws else "fixed", f"{calc.name} has no input {name!r}")
+            )
+    for draw in spec.draws:
+        if draw.presets and draw.name in declared:
+            problems.append(
+                DrillError("draws", f"presets {draw.name!r} share an input's name; name them apart")
+            )
+    if overlap := set(set_by_draws) & set(spec.fixed):
+        problems.append(DrillError("fixed", f"{', '.join(sorted(overlap))} both drawn and fixed"))
+    for name, factor in spec.change.items():
+        numeric = name in declared and calc.param(name).kind in ("int", "float")
+        if not numeric or not isinstance(factor, int | float) or isinstance(factor, bool) or factor <= 0:
+            problems.append(DrillError("change", f"change {name}: a numeric input and a factor above 0"))
+    problems += _placeholder_problems(spec)
+    output_unit = calc.outputs[calc.output_keys.index(spec.output)].unit if not problems else ""
+    if not problems and spec.unit and (problem := unit_problem(spec.unit, output_unit)):
+        problems.append(DrillError("unit", problem))
+    return problems
+
+
+def _placeholder_problems(spec: DrillSpec) -> list[DrillError]:
+    problems = []
+    in_question = set(PLACEHOLDER.findall(spec.question))
+    allowed = spec.placeholder_names()
+    if unknown := in_question - allowed:
+        problems.append(DrillError("question", f"{{{sorted(unknown)[0]}}} is neither drawn nor fixed"))
+    if missing := {d.name for d in spec.draws} - in_question:
+        problems.append(
+            DrillError("question", f"the question never shows the drawn {{{sorted(missing)[0]}}}")
+        )
+    declared = {param.name for param in spec.calc.params}
+    keys = set(spec.calc.output_keys)
+    solution_names = allowed | declared | {"answer"} | {f"out.{k}" for k in keys}
+    if spec.change:
+        solution_names |= {f"after.{k}" for k in keys | declared}
+    if unknown := set(PLACEHOLDER.findall(spec.solution)) - solution_names:
+        problems.append(DrillError("solution", f"{{{sorted(unknown)[0]}}} names no input or output"))
+    return problems
+
+
+def _significant(value: float, digits: int = LOG_DIGITS) -> float:
+    if value == 0:
+        return 0.0
+    return round(value, digits - 1 - math.floor(math.log10(abs(value))))
+
+
+def _plain(value: float | None) -> float | int | None:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _shown(value: object) -> str:
+    """A drawn value as the question prints it: a number by the site's rule, a word as it is."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return format_number(int(value))
+    if isinstance(value, int | float):
+        return format_number(value)
+    return str(value)

@@ -1,0 +1,187 @@
+"""A practice problem's page: drawn from the seed, answered with a unit, checked, rated, scheduled."""
+
+import time
+
+import pytest
+from django.test import Client
+from django.utils.html import escape
+
+from lessons.models import PracticeTemplate
+from quiz.models import PracticeAttempt, PracticeState, Rating
+
+pytestmark = pytest.mark.django_db
+
+SLUG = "l05-kv-per-conversation"
+URL = f"/learn/llm-inference-performance/kv-cache/practice/{SLUG}/"
+
+
+@pytest.fixture
+def template(lessons) -> PracticeTemplate:
+    return PracticeTemplate.objects.get(slug=SLUG)
+
+
+def answer(client: Client, seed: int, typed: str, **extra) -> str:
+    response = client.post(URL, {"seed": seed, "answer": typed, "shown_at": time.time(), **extra})
+    assert response.status_code == 200, response.content[:400]
+    return response.content.decode()
+
+
+def expected(template: PracticeTemplate, seed: int) -> float:
+    return template.problem(seed).answer
+
+
+def test_without_a_seed_the_page_draws_one_into_the_address(client, template):
+    response = client.get(URL)
+    assert response.status_code == 302 and "?seed=" in response["Location"]
+
+
+def test_the_same_seed_shows_the_same_problem_and_another_seed_can_differ(client, template):
+    first, again = client.get(f"{URL}?seed=3").content.decode(), client.get(f"{URL}?seed=3").content.decode()
+    question = escape(template.problem(3).question)
+    assert question in first and question in again
+    questions = {template.problem(seed).question for seed in range(10)}
+    assert len(questions) > 1
+
+
+@pytest.mark.parametrize("seed", ["abc", "-1", "1.5", "99999999999", ""])
+def test_a_seed_that_is_not_a_whole_number_is_a_clear_400(client, template, seed):
+    response = client.get(f"{URL}?seed={seed}")
+    assert response.status_code == 400
+    assert "The seed must be a whole number" in response.content.decode()
+
+
+def test_a_right_answer_is_right_stored_rated_good_and_scheduled(client, template):
+    value = expected(template, 4)
+    page = answer(client, 4, f"{value:.3f} GB")
+    assert "Right" in page and "Worked solution" in page and "Another one like this" in page
+    attempt = PracticeAttempt.objects.get()
+    assert attempt.verdict == "right" and attempt.rating == attempt.proposed_rating == Rating.GOT_IT
+    assert PracticeState.objects.get(template=template).review_count == 1
+    assert "/sim/calc/kv-cache/?" in page  # the calculator at these settings
+
+
+def test_another_unit_is_converted_not_string_matched(client, template):
+    value = expected(template, 4)
+    page = answer(client, 4, f"{value * 1000:,.0f} MB")
+    assert "Right" in page and f"{value * 1000:,.0f} MB =" in page
+
+
+def test_close_and_off_answers_say_how_far_and_which_way(client, template):
+    value = expected(template, 4)
+    close = answer(client, 4, f"{value * 1.5} GB")
+    assert "Close" in close and "1.5× too high" in close
+    off = answer(client, 5, f"{expected(template, 5) / 2.3}")
+    assert "Off" in off and "2.3× too low" in off
+    ratings = list(PracticeAttempt.objects.order_by("answered_at", "id").values_list("verdict", "rating"))
+    assert ratings == [("close", Rating.HARD), ("off", Rating.MISSED_IT)]
+
+
+@pytest.mark.parametrize(
+    ("typed", "words"),
+    [
+        ("", "Type a number"),
+        ("about right", "is not a number"),
+        ("nan", "is not a number"),
+        ("12 ms", "is not the kind of unit this answer is in"),
+        ("12 parsecs", "is not the kind of unit"),
+        ("12 zorks", "is not a unit the site knows"),
+        ("1,2 GB", "commas only separate thousands"),
+    ],
+)
+def test_an_answer_that_cannot_be_read_is_explained_and_not_counted(client, template, typed, words):
+    page = answer(client, 4, typed)
+    assert words in page and "Not counted." in page
+    assert not PracticeAttempt.objects.exists()
+
+
+def test_a_problem_counts_once_even_if_answered_again(client, template):
+    value = expected(template, 4)
+    answer(client, 4, "1 GB" if value > 2 else "100 GB")
+    page = answer(client, 4, f"{value} GB")
+    assert "not counted" in page
+    assert PracticeAttempt.objects.count() == 1
+
+
+def test_right_twice_in_a_row_quickly_proposes_easy(client, template):
+    answer(client, 1, f"{expected(template, 1)}")
+    answer(client, 2, f"{expected(template, 2)}")
+    slow = answer(client, 3, f"{expected(template, 3)}", shown_at=time.time() - 3600)
+    assert "Proposed from your error: <strong>Got it</strong>" in slow
+    ratings = list(PracticeAttempt.objects.order_by("answered_at", "id").values_list("rating", flat=True))
+    assert ratings == [Rating.GOT_IT, Rating.EASY, Rating.GOT_IT]
+
+
+def test_the_student_may_change_the_proposed_rating(client, template):
+    answer(client, 4, f"{expected(template, 4)}")
+    attempt = PracticeAttempt.objects.get()
+    response = client.post(URL + "rate/", {"attempt": attempt.pk, "rating": Rating.HARD})
+    assert response.status_code == 200 and "Rating: Hard." in response.content.decode()
+    attempt.refresh_from_db()
+    assert attempt.rating == Rating.HARD and attempt.proposed_rating == Rating.GOT_IT
+    assert PracticeState.objects.get().last_rating == Rating.HARD
+
+
+def test_nobody_rates_another_learners_attempt(client, template):
+    answer(client, 4, f"{expected(template, 4)}")
+    attempt = PracticeAttempt.objects.get()
+    response = Client().post(URL + "rate/", {"attempt": attempt.pk, "rating": Rating.MISSED_IT})
+    assert response.status_code == 404
+
+
+def test_a_draft_template_is_not_found_by_students(client, template):
+    PracticeTemplate.objects.filter(pk=template.pk).update(published=False)
+    assert client.get(f"{URL}?seed=1").status_code == 404
+
+
+def test_every_bundled_template_renders_and_answers_without_javascript(client, lessons):
+    for row in PracticeTemplate.objects.select_related("lesson__course"):
+        url = row.get_absolute_url()
+        problem = row.problem(11)
+        shown = client.get(f"{url}?seed=11")
+        assert shown.status_code == 200 and escape(problem.question) in shown.content.decode(), row.slug
+        checked = client.post(url, {"seed": 11, "answer": repr(problem.answer)})
+        page = checked.content.decode()
+        assert "Right" in page, row.slug
+        assert "{" not in page.split("Worked solution")[1].split("</section>")[0], row.slug
+
+
+def test_an_anonymous_learners_attempts_join_the_account_at_log_in(client, template, student):
+    from tests.conftest import PASSWORD
+
+    answer(client, 4, f"{expected(template, 4)}")
+    assert PracticeAttempt.objects.get().user is None
+    response = client.post("/accounts/login/", {"username": student.username, "password": PASSWORD})
+    assert response.status_code == 302
+    attempt = PracticeAttempt.objects.get()
+    assert attempt.user == student and attempt.anonymous_id == ""
+    assert PracticeState.objects.get().user == student
+
+
+def test_the_lesson_page_lists_its_practice_problems(client, template):
+    page = client.get("/learn/llm-inference-performance/kv-cache/").content.decode()
+    assert 'id="practice-list-title"' in page and template.get_absolute_url() in page
+
+
+def test_progress_shows_a_simulated_improving_students_calibration_getting_sharper(client, template):
+    # Ten problems: the first five three times too high, the last five within 5%.
+    for seed in range(1, 11):
+        factor = 3 if seed <= 5 else 1.05
+        answer(client, seed, f"{expected(template, seed) * factor}", shown_at=time.time() - 3600)
+    page = client.get("/progress/").content.decode()
+    assert "Practice problems" in page
+    practice = page.split('id="practice-progress"')[1]
+    row = practice.split("05 · KV cache and context length")[1].split("</tr>")[0]
+    assert "<td>10</td>" in row and "<td>50%</td>" in row and "3× → 1.1×" in row
+
+
+def test_the_instructor_sees_each_templates_answers_grouped_by_how_far_off(
+    client, template, instructor_client
+):
+    answer(client, 1, f"{expected(template, 1)}")
+    answer(client, 2, f"{expected(template, 2) * 12}")
+    answer(client, 3, f"{expected(template, 3) * 12}")
+    answer(client, 4, f"{expected(template, 4) / 3}")
+    page = instructor_client.get("/instructor/").content.decode()
+    row = page.split(f"L05 · {template.title}")[1].split("</tr>")[0]
+    assert "<td>4</td>" in row and "<td>25%</td>" in row
+    assert "over 10× high: 2 · 2–10× low: 1 · right: 1" in row
