@@ -26,6 +26,8 @@ from ..chart import (
     points,
     these_settings,
 )
+from ..model_params import MODEL, MODEL_CONFIG, TENSOR_PARALLEL, check_tensor_parallel, shape_of, typed_shape
+from ..model_shapes import AttentionKind, kv_bytes_for_sequence, kv_bytes_per_token
 from ..params import Param
 
 # Bytes per stored value; llama.cpp's block formats carry a small scale overhead.
@@ -41,17 +43,33 @@ KIB = 1024
 MIB = 1024**2
 
 
+def _check(p: Params) -> None:
+    check_tensor_parallel(shape_of(p), p["tensor_parallel"])
+
+
 def _compute(p: Params) -> dict[str, float]:
-    per_token = 2 * p["layers"] * p["kv_heads"] * p["head_dim"] * KV_DTYPE_BYTES[p["kv_dtype"]]
-    per_conversation = per_token * p["context_tokens"]
+    """Per GPU under tensor parallelism (each keeps max(1, KV heads ÷ TP) heads; an MLA latent
+    whole), and over the TP group; a sliding layer keeps at most its window of tokens."""
+    shape = shape_of(p)
+    per_value = KV_DTYPE_BYTES[p["kv_dtype"]]
+    tp = p["tensor_parallel"]
+    by_kind = kv_bytes_per_token(shape, per_value, tp)
+    per_token = sum(by_kind.values())
+    conversation = kv_bytes_for_sequence(shape, p["context_tokens"], per_value, tp).per_gpu
     return {
         "kv_bytes_per_token": per_token,
+        "kv_bytes_per_token_full": by_kind.get(AttentionKind.FULL, 0.0),
+        "kv_bytes_per_token_sliding": by_kind.get(AttentionKind.SLIDING, 0.0),
+        "kv_bytes_per_token_mla": by_kind.get(AttentionKind.MLA, 0.0),
+        "kv_bytes_per_context_token": conversation / p["context_tokens"],
+        "kv_bytes_per_token_all_gpus": per_token * tp,
         "kv_kib_per_token": per_token / KIB,
-        "kv_gb_per_conversation": per_conversation / GB,
-        "kv_mib_per_conversation": per_conversation / MIB,
-        "kv_gb_total": per_conversation * p["users"] / GB,
+        "kv_gb_per_conversation": conversation / GB,
+        "kv_mib_per_conversation": conversation / MIB,
+        "kv_gb_per_conversation_all_gpus": conversation * tp / GB,
+        "kv_gb_total": conversation * p["users"] / GB,
         # A small tolerance so 18 GiB ÷ 1 GiB is 18, not 17 after rounding error.
-        "max_conversations": math.floor(p["free_gb"] * GB / per_conversation + 1e-9),
+        "max_conversations": math.floor(p["free_gb"] * GB / conversation + 1e-9),
     }
 
 
@@ -61,8 +79,22 @@ LESSON_05_RUNS = ((4096, 512, 272), (32768, 4096, 2176), (131072, 16384, 8704))
 LLAMA_8B_KV = {"layers": 32, "kv_heads": 8, "head_dim": 128}
 
 
+def _is_llama_8b_on_one_gpu(p: Params) -> bool:
+    shape = shape_of(p)
+    return (
+        p["tensor_parallel"] == 1
+        and shape.layer_attention == typed_shape(**LLAMA_8B_KV).layer_attention
+        and (
+            shape.kv_heads,
+            shape.head_dim,
+            shape.mla,
+        )
+        == (LLAMA_8B_KV["kv_heads"], LLAMA_8B_KV["head_dim"], None)
+    )
+
+
 def _measured(p: Params) -> list[Measured]:
-    if any(p[key] != value for key, value in LLAMA_8B_KV.items()):
+    if not _is_llama_8b_on_one_gpu(p):
         return []
     rows = []
     for tokens, f16, q8 in LESSON_05_RUNS:
@@ -109,7 +141,16 @@ CALCULATOR = Calculator(
         "straight line with context and users, and it, not the weights, usually runs out first."
     ),
     params=(
-        Param("layers", "int", 32, "Transformer layers (Llama-3.1-8B: 32).", low=1, high=1000),
+        MODEL,
+        MODEL_CONFIG,
+        Param(
+            "layers",
+            "int",
+            32,
+            "Transformer layers (Llama-3.1-8B: 32); with a model chosen or pasted, its own.",
+            low=1,
+            high=1000,
+        ),
         Param(
             "kv_heads",
             "int",
@@ -151,22 +192,32 @@ CALCULATOR = Calculator(
             "free_gb",
             "float",
             20.0,
-            "Memory left for the cache after the weights.",
+            "Memory left for the cache after the weights, on each GPU.",
             "GB",
             label="free memory",
             low=0,
             high=10_000_000,
         ),
+        TENSOR_PARALLEL,
     ),
     outputs=(
-        OutputSpec("kv_bytes_per_token", "B", "per token"),
+        OutputSpec("kv_bytes_per_token", "B", "per token, every layer (one GPU's share)"),
+        OutputSpec("kv_bytes_per_token_full", "B", "per token in full-attention layers"),
+        OutputSpec(
+            "kv_bytes_per_token_sliding", "B", "per token in sliding-window layers, until the window fills"
+        ),
+        OutputSpec("kv_bytes_per_token_mla", "B", "per token in latent-attention (MLA) layers"),
+        OutputSpec("kv_bytes_per_context_token", "B", "per token of this context, windows capped"),
+        OutputSpec("kv_bytes_per_token_all_gpus", "B", "per token, all tensor-parallel GPUs together"),
         OutputSpec("kv_kib_per_token", "KiB", "per token"),
-        OutputSpec("kv_gb_per_conversation", "GB", "per conversation"),
+        OutputSpec("kv_gb_per_conversation", "GB", "per conversation (one GPU's share)"),
         OutputSpec("kv_mib_per_conversation", "MiB", "per conversation"),
-        OutputSpec("kv_gb_total", "GB", "for all users"),
+        OutputSpec("kv_gb_per_conversation_all_gpus", "GB", "per conversation, all GPUs together"),
+        OutputSpec("kv_gb_total", "GB", "for all users (one GPU's share)"),
         OutputSpec("max_conversations", "conversations", "full-length conversations that fit"),
     ),
     compute=_compute,
+    check=_check,
     chart=_chart,
     chart_description="KV cache gigabytes against context length for each cache type, beside the free memory.",
     measured=_measured,

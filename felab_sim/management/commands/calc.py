@@ -20,7 +20,7 @@ from felab_sim.engine import reference
 from felab_sim.engine.calculator import Calculator, Result
 from felab_sim.engine.calculators import CALCULATORS
 from felab_sim.engine.params import ParamError
-from felab_sim.management.declared import add_declared_flags, flag_error
+from felab_sim.management.declared import add_declared_flags, flag_error, read_file_flags
 
 
 def format_result(result: Result) -> str:
@@ -79,7 +79,8 @@ class Command(BaseCommand):
             self.stdout.write(f"{calculator.title}\n{format_result(result)}")
 
     def run(self, calculator: Calculator, options: dict) -> Result:
-        raw = {param.name: options[param.name] for param in calculator.params if param.name in options}
+        given = {param.name: options[param.name] for param in calculator.params if param.name in options}
+        raw = read_file_flags(given, calculator.params)
         try:
             return calculator.run(raw)
         except ParamError as error:

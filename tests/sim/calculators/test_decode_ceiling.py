@@ -36,8 +36,9 @@ def test_usable_memory_and_largest_model_reproduce_lesson_00s_formulas():
 
 
 def test_moe_reads_only_its_active_parameters_lesson_12s_formula():
-    dense = outputs("decode-ceiling", params_b=70)
-    moe = outputs("decode-ceiling", params_b=117, active_params_b=5.1)
+    # On the 128 GB M4 Max: neither model's weights fit the 36 GB Mac's 70%.
+    dense = outputs("decode-ceiling", params_b=70, ram_gb=128)
+    moe = outputs("decode-ceiling", params_b=117, active_params_b=5.1, ram_gb=128)
     assert moe["ceiling_tok_s"] / dense["ceiling_tok_s"] == pytest.approx(13.7, abs=0.05)
     assert moe["model_gb"] / dense["model_gb"] == pytest.approx(1.7, abs=0.05)
 
