@@ -10,10 +10,10 @@ the course write them.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from ..calculator import Calculator, OutputSpec, Params, WorkedExample, require
+from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, require, typed
 from ..chart import (
     BLUE,
     GREEN,
@@ -172,11 +172,89 @@ def _compute(p: Params) -> dict[str, float | str | None]:
         "ms_per_token": 1000.0 / ceiling,
         "bits_per_weight": bits,
         "efficiency_pct": None if measured is None or shown is None else 100.0 * measured / shown,
+        "measured_check": measured_check(p, shown),
         "usable_gb": usable,
         "largest_model_b": (usable - p["overhead_gb"] - kv_gb) / (bits / 8),
         "memory_needed_gb": needed,
         "fits": "yes" if fits else "no",
         "largest_batch": None if per_sequence_gb == 0 else max(0, math.floor(room / per_sequence_gb + 1e-9)),
+    }
+
+
+IMPOSSIBLE = (
+    "impossible at these settings: faster than memory can deliver the bytes. Likely causes: a "
+    "smaller model or file than entered, an MoE reading only its active experts (give active "
+    "parameters), speculative decoding (several tokens per step), or more bandwidth than entered"
+)
+
+
+def measured_check(p: Params, ceiling: float | None) -> str | None:
+    """What a measured speed says beside the ceiling; None without one."""
+    measured = p["measured_tok_s"]
+    if measured is None:
+        return None
+    if ceiling is None:
+        return "the settings do not fit in memory, so there is no ceiling to compare with"
+    return IMPOSSIBLE if measured > ceiling else "possible: at or under the ceiling"
+
+
+def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
+    model = (
+        f"{out('model_gb')}: the file's size, as given"
+        if p["model_gb"] is not None
+        else f"{out('model_gb')} = {typed(p['params_b'])} × 10⁹ weights × {out('bits_per_weight')} ÷ 8"
+    )
+    weights = (
+        f"{out('gb_per_token')} = {out('model_gb')} × {typed(p['active_params_b'])} active ÷ {typed(p['params_b'])} × 10⁹ weights"
+        if p["active_params_b"] is not None
+        else f"{out('gb_per_token')} = the whole model, read once per step"
+    )
+    kv = f"{counted(p['batch'], 'sequence')} × {counted(p['context_tokens'], 'token')} × {typed(p['kv_bytes_per_token'], 'B')}"
+    bandwidth = typed(p["bandwidth_gbs"], "GB/s")
+    fits = out("fits") == "yes"
+    no_room = f"does not fit: needs {out('memory_needed_gb')} of {out('usable_gb')}"
+    ceiling = f"{out('ceiling_tok_s')} = {bandwidth} ÷ {out('gb_per_step')}" if fits else f"— : {no_room}"
+    measured = p["measured_tok_s"]
+    return {
+        "model_gb": model,
+        "gb_per_token": weights,
+        "kv_gb_per_step": f"{out('kv_gb_per_step')} = {kv} ÷ 10⁹",
+        "gb_per_step": f"{out('gb_per_step')} = {out('gb_per_token')} + {out('kv_gb_per_step')}",
+        "kv_share_pct": f"{out('kv_share_pct')} = {out('kv_gb_per_step')} ÷ {out('gb_per_step')}",
+        "ceiling_tok_s": ceiling,
+        "total_tok_s": f"{out('total_tok_s')} = {out('ceiling_tok_s')} × {counted(p['batch'], 'sequence')}"
+        if fits
+        else f"— : {no_room}",
+        "expected_low_tok_s": f"{out('expected_low_tok_s')} = {out('ceiling_tok_s')} × {typed(p['efficiency_low'])}",
+        "expected_high_tok_s": f"{out('expected_high_tok_s')} = {out('ceiling_tok_s')} × {typed(p['efficiency_high'])}",
+        "ms_per_token": f"{out('ms_per_token')} = 1,000 × {out('gb_per_step')} ÷ {bandwidth}",
+        "bits_per_weight": (
+            f"{out('bits_per_weight')}: as given"
+            if p["bits_per_weight"] is not None
+            else f"{out('bits_per_weight')}: {QUANT_LABELS[p['quant']]}"
+        ),
+        "efficiency_pct": (
+            "— : no measured speed given"
+            if measured is None
+            else f"{out('efficiency_pct')} = {typed(measured, 'tok/s')} ÷ {out('ceiling_tok_s')}"
+        ),
+        "measured_check": "—" if measured is None else out("measured_check"),
+        "usable_gb": f"{out('usable_gb')} = {typed(p['memory_utilization'])} × {typed(p['ram_gb'], 'GB')}",
+        "largest_model_b": (
+            f"{out('largest_model_b')} = ({out('usable_gb')} − {typed(p['overhead_gb'], 'GB')} overhead − "
+            f"{out('kv_gb_per_step')} KV) ÷ ({out('bits_per_weight')} ÷ 8)"
+        ),
+        "memory_needed_gb": (
+            f"{out('memory_needed_gb')} = {out('model_gb')} weights + {out('kv_gb_per_step')} KV + "
+            f"{typed(p['overhead_gb'], 'GB')} overhead"
+        ),
+        "fits": f"{out('fits')}: {out('memory_needed_gb')} {'≤' if fits else '>'} {out('usable_gb')}",
+        "largest_batch": (
+            "— : at context 0 no KV is kept, so memory sets no limit on the batch"
+            if p["context_tokens"] == 0
+            else f"{out('largest_batch')} = ⌊({out('usable_gb')} − {out('model_gb')} − {typed(p['overhead_gb'], 'GB')}) ÷ "
+            f"({counted(p['context_tokens'], 'token')} × {typed(p['kv_bytes_per_token'], 'B')})⌋"
+        ),
     }
 
 
@@ -243,8 +321,9 @@ CALCULATOR = Calculator(
     title="Decode ceiling: the bandwidth wall",
     lessons=("00", "04", "12"),
     meaning=(
-        "Each new token reads every active weight from memory once, so no server can type faster "
-        "than bandwidth ÷ bytes per token; a healthy one reaches 60–85% of that ceiling."
+        "Each new token reads every active weight and its conversation's KV cache from memory, so "
+        "no server can type faster than bandwidth ÷ bytes per step; a healthy one reaches 60–85% "
+        "of that ceiling, and longer conversations lower it."
     ),
     params=(
         BANDWIDTH_GBS,
@@ -347,6 +426,7 @@ CALCULATOR = Calculator(
         OutputSpec("ms_per_token", "ms", "fastest time per token"),
         OutputSpec("bits_per_weight", "bits", "bits per weight used"),
         OutputSpec("efficiency_pct", "%", "measured ÷ ceiling (empty without a measured speed)"),
+        OutputSpec("measured_check", "", "what the measured speed says"),
         OutputSpec("usable_gb", "GB", "memory for weights and KV cache (the memory share of it)"),
         OutputSpec("largest_model_b", "B", "largest model that fits at these bits, beside this KV"),
         OutputSpec("memory_needed_gb", "GB", "memory needed: weights + KV + overhead"),
@@ -357,6 +437,7 @@ CALCULATOR = Calculator(
     ),
     compute=_compute,
     check=_check,
+    formulas=_formulas,
     chart=_chart,
     chart_description="Decode ceiling against bits per weight, with the 60–85% band real servers reach.",
     measured=_measured,

@@ -7,9 +7,9 @@ head. GB are 10⁹ bytes; the course also quotes KiB and MiB (2¹⁰, 2²⁰), g
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from ..calculator import Calculator, OutputSpec, Params, WorkedExample
+from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, typed
 from ..chart import (
     BLUE,
     GREEN,
@@ -27,7 +27,7 @@ from ..chart import (
     these_settings,
 )
 from ..model_params import MODEL, MODEL_CONFIG, TENSOR_PARALLEL, check_tensor_parallel, shape_of, typed_shape
-from ..model_shapes import AttentionKind, kv_bytes_for_sequence, kv_bytes_per_token
+from ..model_shapes import AttentionKind, kv_bytes_for_sequence, kv_bytes_per_token, kv_heads_per_gpu
 from ..params import Param
 
 # Bytes per stored value; llama.cpp's block formats carry a small scale overhead.
@@ -70,6 +70,71 @@ def _compute(p: Params) -> dict[str, float]:
         "kv_gb_total": conversation * p["users"] / GB,
         # A small tolerance so 18 GiB ÷ 1 GiB is 18, not 17 after rounding error.
         "max_conversations": math.floor(p["free_gb"] * GB / conversation + 1e-9),
+    }
+
+
+def _kind_terms(p: Params) -> dict[AttentionKind, str]:
+    """Each layer kind's bytes per token, written out with the shape's numbers."""
+    shape = shape_of(p)
+    per_value = typed(KV_DTYPE_BYTES[p["kv_dtype"]], "B")
+    tp = p["tensor_parallel"]
+    terms = {}
+    for kind in AttentionKind:
+        layers = shape.layers_of_kind(kind)
+        if not layers:
+            continue
+        if kind is AttentionKind.MLA:
+            assert shape.mla is not None
+            latent = f"({shape.mla.kv_lora_rank} + {shape.mla.qk_rope_head_dim})"
+            terms[kind] = f"{layers} MLA layers × {latent} × {per_value}"
+            continue
+        heads = f"{kv_heads_per_gpu(shape, tp)} KV heads"
+        if tp > 1:
+            heads += f" ({shape.kv_heads} ÷ {tp} GPUs, at least 1)"
+        named = "layers" if kind is AttentionKind.FULL else "sliding layers"
+        terms[kind] = f"2 × {layers} {named} × {heads} × {shape.head_dim} × {per_value}"
+    return terms
+
+
+def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
+    terms = _kind_terms(p)
+    shape = shape_of(p)
+    tp, tokens = p["tensor_parallel"], p["context_tokens"]
+    none = {
+        AttentionKind.FULL: "no full-attention layers",
+        AttentionKind.SLIDING: "no sliding-window layers",
+        AttentionKind.MLA: "no latent-attention layers",
+    }
+    keys = {
+        AttentionKind.FULL: "kv_bytes_per_token_full",
+        AttentionKind.SLIDING: "kv_bytes_per_token_sliding",
+        AttentionKind.MLA: "kv_bytes_per_token_mla",
+    }
+    if shape.sliding_window is None:
+        per_context = f"{out('kv_bytes_per_context_token')} = every layer keeps every token"
+    else:
+        kept = min(tokens, shape.sliding_window)
+        others = " + ".join(out(keys[k]) for k in terms if k is not AttentionKind.SLIDING) or "0 B"
+        per_context = (
+            f"{out('kv_bytes_per_context_token')} = {others} + {out('kv_bytes_per_token_sliding')}"
+            f" × {typed(kept)} ÷ {typed(tokens)} tokens (a sliding layer keeps its {typed(shape.sliding_window)}-token window)"
+        )
+    per_conversation = f"{out('kv_bytes_per_context_token')} × {typed(tokens)} tokens"
+    return {
+        "kv_bytes_per_token": f"{out('kv_bytes_per_token')} = {' + '.join(terms.values())}",
+        **{keys[k]: f"{out(keys[k])} = {terms[k]}" if k in terms else f"0 B: {none[k]}" for k in keys},
+        "kv_bytes_per_context_token": per_context,
+        "kv_bytes_per_token_all_gpus": f"{out('kv_bytes_per_token_all_gpus')} = {out('kv_bytes_per_token')} × {counted(tp, 'GPU')}",
+        "kv_kib_per_token": f"{out('kv_kib_per_token')} = {out('kv_bytes_per_token')} ÷ 1,024",
+        "kv_gb_per_conversation": f"{out('kv_gb_per_conversation')} = {per_conversation} ÷ 10⁹",
+        "kv_mib_per_conversation": f"{out('kv_mib_per_conversation')} = {per_conversation} ÷ 2²⁰",
+        "kv_gb_per_conversation_all_gpus": (
+            f"{out('kv_gb_per_conversation_all_gpus')} = {out('kv_gb_per_conversation')} × {counted(tp, 'GPU')}"
+        ),
+        "kv_gb_total": f"{out('kv_gb_total')} = {out('kv_gb_per_conversation')} × {counted(p['users'], 'user')}",
+        "max_conversations": (
+            f"{out('max_conversations')} = ⌊{typed(p['free_gb'], 'GB')} ÷ {out('kv_gb_per_conversation')}⌋"
+        ),
     }
 
 
@@ -218,6 +283,7 @@ CALCULATOR = Calculator(
     ),
     compute=_compute,
     check=_check,
+    formulas=_formulas,
     chart=_chart,
     chart_description="KV cache gigabytes against context length for each cache type, beside the free memory.",
     measured=_measured,

@@ -12,10 +12,10 @@ of every sequence and a stated overhead must fit in the memory an engine may use
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from ..calculator import Calculator, OutputSpec, Params, WorkedExample, require
+from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, require, typed
 from ..chart import BLUE, Figure, Series, layout, line, these_settings
 from ..params import Param
 from .decode_ceiling import (
@@ -120,15 +120,61 @@ def _chart(p: Params, measured: Sequence[Series]) -> Figure:
     return {"data": data, "layout": described}
 
 
+def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
+    peak, bandwidth = typed(p["peak_tflops"], "TFLOP/s"), typed(p["bandwidth_gbs"], "GB/s")
+    active = typed(active_b(p))
+    sequences = counted(p["batch"], "sequence")
+    fits = out("fits") == "yes"
+    no_room = f"— : does not fit, needs {out('memory_needed_gb')} of {out('memory_usable_gb')}"
+    kv = f"{sequences} × {counted(p['context_tokens'], 'token')} × {typed(p['kv_bytes_per_token'], 'B')}"
+    flop = f"2 × {active} × 10⁹ weights × {sequences}"
+    return {
+        "ridge_flop_per_byte": f"{out('ridge_flop_per_byte')} = {peak} ÷ {bandwidth}",
+        "decode_flop_per_byte": f"{out('decode_flop_per_byte')} = {flop} ÷ {out('gb_per_step')}",
+        "bound": (
+            f"{out('bound')}: memory time {out('gb_per_step')} ÷ {bandwidth} against compute time {flop} ÷ {peak}"
+        ),
+        "weights_gb_per_step": f"{out('weights_gb_per_step')} = {active} × 10⁹ weights × {typed(p['bytes_per_weight'], 'B')}",
+        "kv_gb_per_step": f"{out('kv_gb_per_step')} = {kv} ÷ 10⁹",
+        "gb_per_step": f"{out('gb_per_step')} = {out('weights_gb_per_step')} + {out('kv_gb_per_step')}",
+        "kv_share_pct": f"{out('kv_share_pct')} = {out('kv_gb_per_step')} ÷ {out('gb_per_step')}",
+        "step_ms": f"{out('step_ms')} = max({out('gb_per_step')} ÷ {bandwidth}, {flop} ÷ {peak})",
+        "attainable_tflops": f"{out('attainable_tflops')} = {flop} ÷ {out('step_ms')}" if fits else no_room,
+        "attainable_tok_s": f"{out('attainable_tok_s')} = {sequences} ÷ {out('step_ms')}"
+        if fits
+        else no_room,
+        "tok_s_per_user": f"{out('tok_s_per_user')} = 1 ÷ {out('step_ms')}" if fits else no_room,
+        "ridge_batch": (
+            f"{out('ridge_batch')} = ({out('weights_gb_per_step')} ÷ {bandwidth}) ÷ (2 × {active} × 10⁹ ÷ {peak} − "
+            f"{counted(p['context_tokens'], 'token')} × {typed(p['kv_bytes_per_token'], 'B')} ÷ {bandwidth})"
+            if out("ridge_batch") != "—"
+            else "— : each sequence's KV read takes longer than its compute, so no batch reaches the ridge"
+        ),
+        "memory_needed_gb": (
+            f"{out('memory_needed_gb')} = {typed(p['params_b'])} × 10⁹ weights × {typed(p['bytes_per_weight'], 'B')} weights + "
+            f"{out('kv_gb_per_step')} KV + {typed(p['overhead_gb'], 'GB')} overhead"
+        ),
+        "memory_usable_gb": f"{out('memory_usable_gb')} = {typed(p['memory_utilization'])} × {typed(p['memory_gb'], 'GB')}",
+        "fits": f"{out('fits')}: {out('memory_needed_gb')} {'≤' if fits else '>'} {out('memory_usable_gb')}",
+        "largest_batch": (
+            "— : at context 0 no KV is kept, so memory sets no limit on the batch"
+            if p["context_tokens"] == 0
+            else f"{out('largest_batch')} = ⌊({out('memory_usable_gb')} − {typed(p['params_b'])} × 10⁹ × "
+            f"{typed(p['bytes_per_weight'], 'B')} − {typed(p['overhead_gb'], 'GB')}) ÷ "
+            f"({counted(p['context_tokens'], 'token')} × {typed(p['kv_bytes_per_token'], 'B')})⌋"
+        ),
+    }
+
+
 CALCULATOR = Calculator(
     name="roofline",
     order=60,
     title="Roofline: memory-bound or compute-bound",
     lessons=("00", "04", "12"),
     meaning=(
-        "Decoding one sequence does about one multiply-add per byte of weights read, far below "
-        "what a GPU's compute could use, so it waits on memory until the batch is large enough "
-        "to reach the ridge point."
+        "A decode step reads every active weight once for the whole batch but each sequence's KV "
+        "cache for itself, so batching raises the work per byte only until the KV reads dominate; "
+        "and the weights and every sequence's KV must fit in memory."
     ),
     params=(
         Param(
@@ -204,6 +250,7 @@ CALCULATOR = Calculator(
     ),
     compute=_compute,
     check=_check,
+    formulas=_formulas,
     chart=_chart,
     chart_description=(
         "Attainable compute against arithmetic intensity: the slope is the memory limit, the flat "

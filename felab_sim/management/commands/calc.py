@@ -24,13 +24,17 @@ from felab_sim.management.declared import add_declared_flags, flag_error, read_f
 
 
 def format_result(result: Result) -> str:
-    """One output a line: label, value with its unit, and the key cards cite it by."""
+    """One output a line: label, value with its unit, and the key cards cite it by; under it, its
+    formula with the settings' numbers."""
     rows = [(out.label, out.text(), key) for key, out in result.outputs.items()]
     label_width = max(len(label) for label, _, _ in rows)
     value_width = max(len(value) for _, value, _ in rows)
-    return "\n".join(
-        f"{label.ljust(label_width)}  {value.rjust(value_width)}  {key}" for label, value, key in rows
-    )
+    lines = []
+    for (label, value, key), out in zip(rows, result.outputs.values(), strict=True):
+        lines.append(f"{label.ljust(label_width)}  {value.rjust(value_width)}  {key}")
+        if out.formula:
+            lines.append(f"    {out.formula}")
+    return "\n".join(lines)
 
 
 def format_list() -> str:

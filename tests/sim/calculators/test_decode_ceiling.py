@@ -47,3 +47,39 @@ def test_active_parameters_cannot_exceed_the_total():
     with pytest.raises(ParamError) as error:
         get("decode-ceiling").run({"params_b": 8, "active_params_b": 9})
     assert error.value.param == "active_params_b"
+
+
+# Every sequence's KV cache is read at every step; weights and KV must fit (issue 21) ------------
+
+
+def test_the_ceiling_at_32k_tokens_is_lower_than_at_1k():
+    at_1k = outputs("decode-ceiling", context_tokens=1024)["ceiling_tok_s"]
+    at_32k = outputs("decode-ceiling", context_tokens=32_768)["ceiling_tok_s"]
+    assert at_32k < at_1k < outputs("decode-ceiling")["ceiling_tok_s"]
+    # 546 GB/s ÷ (4.8 GB of weights + 32,768 × 131,072 B of KV).
+    assert at_32k == pytest.approx(546 / (4.8 + 32_768 * 131_072 / 1e9))
+
+
+def test_a_batch_shares_the_weights_and_reads_each_sequences_kv():
+    out = outputs("decode-ceiling", batch=8, context_tokens=4096, ram_gb=128)
+    kv_gb = 8 * 4096 * 131_072 / 1e9
+    assert out["kv_gb_per_step"] == pytest.approx(kv_gb)
+    assert out["ceiling_tok_s"] == pytest.approx(546 / (4.8 + kv_gb))
+    assert out["total_tok_s"] == pytest.approx(8 * 546 / (4.8 + kv_gb))
+    assert out["kv_share_pct"] == pytest.approx(100 * kv_gb / (4.8 + kv_gb))
+
+
+def test_usable_memory_and_largest_model_follow_the_memory_entered():
+    h100 = outputs("decode-ceiling", bandwidth_gbs=3350, ram_gb=85.9, memory_utilization=0.9)
+    assert h100["usable_gb"] == pytest.approx(77.31)
+    assert h100["largest_model_b"] == pytest.approx(77.31 / 0.6)  # Q4_K_M: 4.8 bits = 0.6 B
+
+
+def test_settings_that_do_not_fit_give_no_ceiling_but_say_why():
+    out = outputs("decode-ceiling", params_b=70)  # 42 GB of weights in a 36 GB Mac's 25.2
+    assert out["fits"] == "no"
+    assert out["memory_needed_gb"] == pytest.approx(42)
+    assert out["ceiling_tok_s"] is None and out["total_tok_s"] is None
+    assert outputs("decode-ceiling", context_tokens=8192)["largest_batch"] == int(
+        (25.2 - 4.8) * 1e9 // (8192 * 131_072)
+    )
