@@ -7,7 +7,9 @@ head. GB are 10⁹ bytes; the course also quotes KiB and MiB (2¹⁰, 2²⁰), g
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, typed
 from ..chart import (
@@ -28,7 +30,7 @@ from ..chart import (
 )
 from ..model_params import MODEL, MODEL_CONFIG, TENSOR_PARALLEL, check_tensor_parallel, shape_of, typed_shape
 from ..model_shapes import AttentionKind, kv_bytes_for_sequence, kv_bytes_per_token, kv_heads_per_gpu
-from ..params import Param
+from ..params import Param, ParamError
 
 # Bytes per stored value; llama.cpp's block formats carry a small scale overhead.
 KV_DTYPE_BYTES = {"f16": 2.0, "q8_0": 1.0625, "q4_0": 0.5625, "fp8": 1.0}
@@ -43,8 +45,96 @@ KIB = 1024
 MIB = 1024**2
 
 
+# What an engine's start-up log says about its KV pool. vLLM prints "GPU KV cache size: 216,496
+# tokens" and "Maximum concurrency for 8,192 tokens per request: 26.43x" (vllm/v1/core/
+# kv_cache_utils.py; older versions without the commas) and, from its workers, "Available KV
+# cache memory: 26.43 GiB" (vllm/v1/worker/gpu_worker.py).
+ENGINE_TOKENS = re.compile(r"KV cache size:\s*([\d,]+)\s*tokens")
+ENGINE_CONCURRENCY = re.compile(r"Maximum concurrency for\s*([\d,]+)\s*tokens per request:\s*([\d.]+)x")
+ENGINE_MEMORY = re.compile(r"Available KV cache memory:\s*([\d.]+)\s*GiB")
+GIB = 1024**3
+LOG_CHARS = 20_000
+
+
+@dataclass(frozen=True)
+class EngineLog:
+    """The KV pool an engine reported; each part None when the log has no such line."""
+
+    tokens: int | None
+    concurrency: float | None
+    tokens_per_request: int | None
+    memory_bytes: float | None
+
+
+def read_engine_log(text: str) -> EngineLog:
+    """The KV lines of a vLLM start-up log; ``ParamError`` naming ``engine_log`` if it has none."""
+
+    def whole(found: str) -> int:
+        return int(found.replace(",", ""))
+
+    tokens = ENGINE_TOKENS.search(text)
+    concurrency = ENGINE_CONCURRENCY.search(text)
+    memory = ENGINE_MEMORY.search(text)
+    if tokens is None and concurrency is None:
+        raise ParamError(
+            "engine_log",
+            "engine_log has no 'GPU KV cache size: N tokens' or 'Maximum concurrency for N tokens per "
+            "request: Xx' line: paste the lines vLLM prints at start-up",
+        )
+    return EngineLog(
+        tokens=whole(tokens.group(1)) if tokens else None,
+        concurrency=float(concurrency.group(2)) if concurrency else None,
+        tokens_per_request=whole(concurrency.group(1)) if concurrency else None,
+        memory_bytes=float(memory.group(1)) * GIB if memory else None,
+    )
+
+
 def _check(p: Params) -> None:
     check_tensor_parallel(shape_of(p), p["tensor_parallel"])
+    if p["engine_log"]:
+        read_engine_log(p["engine_log"])
+
+
+def _difference_pct(felab: float | None, engine: float | None) -> float | None:
+    return None if felab is None or not engine else 100.0 * (felab - engine) / engine
+
+
+def _beside_the_engine(p: Params, per_token: float) -> dict[str, float | None]:
+    """felab's pool beside the engine's, from the same memory: the log's "Available KV cache
+    memory" when it has one, else the free memory entered."""
+    nothing = dict.fromkeys(ENGINE_KEYS)
+    if not p["engine_log"]:
+        return nothing
+    log = read_engine_log(p["engine_log"])
+    pool = log.memory_bytes if log.memory_bytes is not None else p["free_gb"] * GB
+    felab_tokens = pool / per_token
+    felab_concurrency = None
+    if log.tokens_per_request:
+        shape, per_value = shape_of(p), KV_DTYPE_BYTES[p["kv_dtype"]]
+        sequence = kv_bytes_for_sequence(
+            shape, log.tokens_per_request, per_value, p["tensor_parallel"]
+        ).per_gpu
+        felab_concurrency = pool / sequence
+    return {
+        "pool_gb": pool / GB,
+        "engine_kv_tokens": log.tokens,
+        "felab_kv_tokens": felab_tokens,
+        "kv_tokens_difference_pct": _difference_pct(felab_tokens, log.tokens),
+        "engine_max_concurrency": log.concurrency,
+        "felab_max_concurrency": felab_concurrency,
+        "concurrency_difference_pct": _difference_pct(felab_concurrency, log.concurrency),
+    }
+
+
+ENGINE_KEYS = (
+    "pool_gb",
+    "engine_kv_tokens",
+    "felab_kv_tokens",
+    "kv_tokens_difference_pct",
+    "engine_max_concurrency",
+    "felab_max_concurrency",
+    "concurrency_difference_pct",
+)
 
 
 def _compute(p: Params) -> dict[str, float]:
@@ -70,6 +160,7 @@ def _compute(p: Params) -> dict[str, float]:
         "kv_gb_total": conversation * p["users"] / GB,
         # A small tolerance so 18 GiB ÷ 1 GiB is 18, not 17 after rounding error.
         "max_conversations": math.floor(p["free_gb"] * GB / conversation + 1e-9),
+        **_beside_the_engine(p, per_token),
     }
 
 
@@ -134,6 +225,36 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
         "kv_gb_total": f"{out('kv_gb_total')} = {out('kv_gb_per_conversation')} × {counted(p['users'], 'user')}",
         "max_conversations": (
             f"{out('max_conversations')} = ⌊{typed(p['free_gb'], 'GB')} ÷ {out('kv_gb_per_conversation')}⌋"
+        ),
+        **_engine_formulas(p, out),
+    }
+
+
+def _engine_formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
+    if not p["engine_log"]:
+        return dict.fromkeys(ENGINE_KEYS, "— : no engine log pasted")
+    log = read_engine_log(p["engine_log"])
+    pool = (
+        f"{out('pool_gb')} = the log's {typed(log.memory_bytes / GIB, 'GiB')} × 2³⁰ ÷ 10⁹"
+        if log.memory_bytes is not None
+        else f"{out('pool_gb')}: the free memory entered (the log states none)"
+    )
+    requested = f"{typed(log.tokens_per_request)}-token" if log.tokens_per_request else "—"
+    return {
+        "pool_gb": pool,
+        "engine_kv_tokens": f"{out('engine_kv_tokens')}: the log's GPU KV cache size",
+        "felab_kv_tokens": f"{out('felab_kv_tokens')} = {out('pool_gb')} ÷ {out('kv_bytes_per_token')}",
+        "kv_tokens_difference_pct": (
+            f"{out('kv_tokens_difference_pct')} = ({out('felab_kv_tokens')} − {out('engine_kv_tokens')}) ÷ "
+            f"{out('engine_kv_tokens')}"
+        ),
+        "engine_max_concurrency": f"{out('engine_max_concurrency')}: the log's maximum concurrency",
+        "felab_max_concurrency": (
+            f"{out('felab_max_concurrency')} = {out('pool_gb')} ÷ the KV of one {requested} conversation"
+        ),
+        "concurrency_difference_pct": (
+            f"{out('concurrency_difference_pct')} = ({out('felab_max_concurrency')} − "
+            f"{out('engine_max_concurrency')}) ÷ {out('engine_max_concurrency')}"
         ),
     }
 
@@ -264,6 +385,15 @@ CALCULATOR = Calculator(
             high=10_000_000,
         ),
         TENSOR_PARALLEL,
+        Param(
+            "engine_log",
+            "text",
+            None,
+            "A vLLM start-up log pasted whole; felab reads its KV cache lines and sets its own figures beside them.",
+            label="engine log",
+            optional=True,
+            max_chars=LOG_CHARS,
+        ),
     ),
     outputs=(
         OutputSpec("kv_bytes_per_token", "B", "per token, every layer (one GPU's share)"),
@@ -280,6 +410,13 @@ CALCULATOR = Calculator(
         OutputSpec("kv_gb_per_conversation_all_gpus", "GB", "per conversation, all GPUs together"),
         OutputSpec("kv_gb_total", "GB", "for all users (one GPU's share)"),
         OutputSpec("max_conversations", "conversations", "full-length conversations that fit"),
+        OutputSpec("pool_gb", "GB", "KV pool compared with the engine's"),
+        OutputSpec("engine_kv_tokens", "tokens", "the engine's KV pool (from its log)"),
+        OutputSpec("felab_kv_tokens", "tokens", "felab's KV pool in the same memory"),
+        OutputSpec("kv_tokens_difference_pct", "%", "felab against the engine, KV pool"),
+        OutputSpec("engine_max_concurrency", "×", "the engine's maximum concurrency (from its log)"),
+        OutputSpec("felab_max_concurrency", "×", "felab's maximum concurrency at the log's length"),
+        OutputSpec("concurrency_difference_pct", "%", "felab against the engine, concurrency"),
     ),
     compute=_compute,
     check=_check,

@@ -83,3 +83,27 @@ def test_settings_that_do_not_fit_give_no_ceiling_but_say_why():
     assert outputs("decode-ceiling", context_tokens=8192)["largest_batch"] == int(
         (25.2 - 4.8) * 1e9 // (8192 * 131_072)
     )
+
+
+def test_a_measured_speed_above_the_ceiling_is_flagged_impossible_with_its_likely_causes():
+    out = outputs("decode-ceiling", bandwidth_gbs=546, model_gb=4.9, measured_tok_s=490)
+    assert out["efficiency_pct"] == pytest.approx(440, abs=0.5)  # the 440%
+    assert out["measured_check"].startswith("impossible at these settings")
+    assert "MoE" in out["measured_check"] and "speculative decoding" in out["measured_check"]
+    assert outputs("decode-ceiling", model_gb=4.9, measured_tok_s=86)["measured_check"].startswith("possible")
+    assert outputs("decode-ceiling")["measured_check"] is None
+
+
+def test_the_measurement_is_drawn_on_the_chart():
+    calculator = get("decode-ceiling")
+    params = calculator.validate({"measured_tok_s": "300"})
+    drawn = [
+        series for series in calculator.chart(params, [])["data"] if series["name"] == "your measurement"
+    ]
+    assert drawn and drawn[0]["y"] == [300]
+
+
+@pytest.mark.django_db
+def test_a_measured_point_stays_in_the_shareable_address(client):
+    html = client.get("/sim/calc/decode-ceiling/", {"measured_tok_s": "300"}).content.decode()
+    assert "decode-ceiling.json?measured_tok_s=300" in html

@@ -148,3 +148,40 @@ def test_the_page_offers_a_text_area_for_the_config_and_shows_each_layer_kind(cl
     assert '<textarea name="model_config"' in html
     assert 'data-key="kv_bytes_per_token_sliding">24,576 B<' in html
     assert 'data-key="kv_bytes_per_context_token">24,672 B<' in html
+
+
+# An engine's start-up log beside felab's figures ----------------------------------------------
+
+# Three lines of a published vLLM start-up log (an 8B model at 16 bits on one GPU, 14.99 GiB of
+# weights): its pool is 26.43 GiB ÷ 131,072 B a token, so it caches as Llama-3.1-8B does.
+VLLM_LOG = """\
+(EngineCore_DP0 pid=10258) INFO 02-19 17:10:11 [gpu_worker.py:356] Available KV cache memory: 26.43 GiB
+(EngineCore_DP0 pid=10258) INFO 02-19 17:10:11 [kv_cache_utils.py:1307] GPU KV cache size: 216,496 tokens
+(EngineCore_DP0 pid=10258) INFO 02-19 17:10:11 [kv_cache_utils.py:1312] Maximum concurrency for 8,192 tokens per request: 26.43x
+"""
+
+
+def test_a_pasted_vllm_log_sets_the_engines_pool_beside_felabs_within_2_percent():
+    out = outputs("kv-cache", engine_log=VLLM_LOG)
+    assert out["engine_kv_tokens"] == 216_496
+    assert out["pool_gb"] == pytest.approx(26.43 * 2**30 / 1e9)
+    assert out["felab_kv_tokens"] == pytest.approx(26.43 * 2**30 / 131_072)
+    assert abs(out["kv_tokens_difference_pct"]) < 2
+    assert out["engine_max_concurrency"] == 26.43
+    assert out["felab_max_concurrency"] == pytest.approx(26.43 * 2**30 / (8192 * 131_072))
+    assert abs(out["concurrency_difference_pct"]) < 2
+
+
+def test_a_log_without_its_memory_line_uses_the_free_memory_entered_and_older_numbers_read():
+    out = outputs("kv-cache", free_gb=10, engine_log="INFO GPU KV cache size: 76288 tokens")
+    assert out["engine_kv_tokens"] == 76_288
+    assert out["felab_kv_tokens"] == pytest.approx(10e9 / 131_072)
+    assert out["engine_max_concurrency"] is None and out["concurrency_difference_pct"] is None
+    assert outputs("kv-cache")["engine_kv_tokens"] is None
+
+
+def test_a_log_with_no_kv_line_is_refused_naming_it(client):
+    response = client.get("/sim/calc/kv-cache.json", {"engine_log": "INFO Starting vLLM API server"})
+    assert response.status_code == 400
+    assert response.json()["error"]["param"] == "engine_log"
+    assert "GPU KV cache size" in response.json()["error"]["message"]
