@@ -99,6 +99,7 @@ def _output_rows(result: Result, measured: dict[str, float | None]) -> list[dict
             "key": key,
             "label": heading(out.label),
             "value": out.text(),
+            "formula": out.formula,
             "measured": format_with_unit(measured.get(key), out.unit) if measured else "",
         }
         for key, out in result.outputs.items()

@@ -146,6 +146,10 @@ def param_field(param: Param, *, unit_in_help: bool = True, check_range: bool = 
     the field checks it too unless ``check_range`` leaves that to the code the form feeds."""
     label = heading(param.label)
     parsed = param if check_range else replace(param, low=None, high=None)
+    if param.is_long_text:
+        attrs = {"rows": "6", "spellcheck": "false", "autocomplete": "off", "maxlength": str(param.max_chars)}
+        widget = forms.Textarea(attrs=attrs)
+        return DeclaredField(parsed, label=label, help_text=_help(param, unit_in_help), widget=widget)
     if param.kind == "text":
         widget = forms.TextInput(attrs={"inputmode": "numeric", "autocomplete": "off"})
         return DeclaredField(parsed, label=label, help_text=_help(param, unit_in_help), widget=widget)
@@ -183,6 +187,7 @@ def plain_field_rows(form: forms.BaseForm) -> list[dict[str, object]]:
                 "value": "" if value is None else str(value),
                 "choices": list(widget.choices) if isinstance(widget, forms.Select) else None,
                 "type": getattr(widget, "input_type", "text"),
+                "textarea": isinstance(widget, forms.Textarea),
                 # The declaration's range, step and input mode, escaped here as one string.
                 "attrs": flatatt(widget.attrs),
                 "errors": bound.errors,

@@ -8,11 +8,17 @@ import pytest
 from django.contrib.auth.models import Group, Permission, User
 from django.db.models import Q
 from django.test import Client
+from hypothesis import settings as hypothesis_settings
 
 from accounts.instructors import INSTRUCTORS_GROUP
 from lessons.models import Card
 from tests.support.bundled_lessons import load_bundled_lessons
 from tests.support.lanes import mark_lanes
+
+# Property tests judge what a function returns, never how fast: on two cores shared by several
+# test runs an example can take longer than hypothesis's 200 ms deadline and fail for no bug.
+hypothesis_settings.register_profile("felab", deadline=None)
+hypothesis_settings.load_profile("felab")
 
 PASSWORD = "correct-horse-battery-staple"
 SEED_CARD_URL = "/learn/llm-inference-performance/concurrency-sweep/step-1/"

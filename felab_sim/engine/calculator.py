@@ -17,7 +17,17 @@ from .chart import Figure, Measured, Series
 from .numbers import MISSING, format_number, format_with_unit
 from .params import Param, ParamError, ParamValue, parse_all
 
-__all__ = ["Calculator", "Output", "OutputSpec", "Params", "Result", "WorkedExample"]
+__all__ = [
+    "Calculator",
+    "Formulas",
+    "Output",
+    "OutputSpec",
+    "Params",
+    "Result",
+    "WorkedExample",
+    "counted",
+    "typed",
+]
 
 Params = Mapping[str, ParamValue]
 # A number, or a word where the answer is a category (the roofline's "memory" or "compute");
@@ -37,6 +47,8 @@ class Output(NamedTuple):
     value: OutputValue
     unit: str
     label: str
+    # The output's formula with the settings' numbers in it: "131,072 B = 2 × 32 layers × ...".
+    formula: str = ""
 
     def text(self) -> str:
         """The value as a page prints it, by the site's one rule; dollars lead ("$0.029")."""
@@ -74,7 +86,7 @@ class Result:
             "calculator": self.calculator,
             "params": dict(self.params),
             "outputs": {
-                key: {"value": out.value, "unit": out.unit, "label": out.label}
+                key: {"value": out.value, "unit": out.unit, "label": out.label, "formula": out.formula}
                 for key, out in self.outputs.items()
             },
         }
@@ -82,6 +94,30 @@ class Result:
 
 def _nothing_measured(params: Params) -> list[Measured]:
     return []
+
+
+# Each output's formula written with the settings' numbers, by output key; given the validated
+# settings and a function that prints an output as the page does ("131,072 B").
+Formulas = Callable[[Params, Callable[[str], str]], Mapping[str, str]]
+
+
+def typed(value: ParamValue, unit: str = "") -> str:
+    """A setting as a person typed it, inside a formula: every digit that matters (1.0625, 85.9),
+    commas between thousands (131,072), and its unit if it has one."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        text = MISSING if value is None else str(value)
+    elif float(value).is_integer() and abs(value) < 1e15:
+        text = f"{int(value):,}"
+    else:
+        text = f"{value:,.6g}"
+    if unit == "$":
+        return "$" + text
+    return f"{text}{unit}" if unit in {"%", "×"} or not unit else f"{text} {unit}"
+
+
+def counted(value: int | float, noun: str) -> str:
+    """ "1 GPU", "8 GPUs", "8,192 tokens": a count and its noun, plural unless it is one."""
+    return f"{typed(value)} {noun}" if value == 1 else f"{typed(value)} {noun}s"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -109,6 +145,7 @@ class Calculator:
     measured: Callable[[Params], list[Measured]] = _nothing_measured
     examples: tuple[WorkedExample, ...]
     note: str = ""  # what the declaration cannot say, under its heading in docs/calculators.md
+    formulas: Formulas | None = None
 
     def __post_init__(self) -> None:
         names = [param.name for param in self.params]
@@ -142,8 +179,9 @@ class Calculator:
         raise KeyError(name)
 
     def run_with(self, params: Params, **changes: ParamValue) -> Result:
-        """The result at validated settings with some of them changed (a chart's points)."""
-        return self.run({**params, **changes})
+        """The result at validated settings with some of them changed (a chart's points), without
+        the formulas no chart shows."""
+        return self.run({**params, **changes}, with_formulas=False)
 
     def compute_with(self, key: str, params: Params, **changes: ParamValue) -> OutputValue:
         """One output at validated settings varied within the declared ranges along a chart's
@@ -162,7 +200,7 @@ class Calculator:
         """Only the values that differ from the defaults (how parameter sets store them)."""
         return {name: value for name, value in values.items() if value != self.param(name).default}
 
-    def run(self, raw: Mapping[str, object]) -> Result:
+    def run(self, raw: Mapping[str, object], *, with_formulas: bool = True) -> Result:
         values = self.validate(raw)
         computed = self.compute(values)
         if set(computed) != set(self.output_keys):
@@ -170,6 +208,11 @@ class Calculator:
         outputs = {
             spec.key: Output(_defined(computed[spec.key]), spec.unit, spec.label) for spec in self.outputs
         }
+        if with_formulas and self.formulas is not None:
+            written = self.formulas(values, lambda key: outputs[key].text())
+            if not set(written) <= set(outputs):
+                raise AssertionError(f"{self.name}: formulas for {sorted(set(written) - set(outputs))}")
+            outputs = {key: out._replace(formula=written.get(key, "")) for key, out in outputs.items()}
         return Result(self.name, values, outputs)
 
     def as_json(self) -> dict[str, object]:

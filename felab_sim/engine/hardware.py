@@ -175,6 +175,43 @@ HARDWARE: tuple[Hardware, ...] = (
         note="Ampere has no FP8 tensor cores: FP8 weights run at the BF16 rate.",
     ),
     Hardware(
+        "l40s",
+        "NVIDIA L40S",
+        memory_gb=48,
+        memory_unit="GiB",  # 24 GDDR6 chips of 16 Gb on a 384-bit bus: 48 × 2³⁰ bytes
+        memory_bytes=48 * GIB,
+        memory_bandwidth=864 * GB,
+        bf16_flops=362.05 * TERA,
+        fp8_flops=733 * TERA,
+        interconnect=PCIE4_X16,
+        source="https://www.nvidia.com/en-us/data-center/l40s/ (NVIDIA L40S product page and datasheet)",
+        checked_in="mullet.se and itcreations.com, copying the datasheet's table: 48 GB GDDR6, 864 GB/s, "
+        "BF16 362.05 dense / 733 sparse, FP8 733 dense / 1,466 sparse, PCIe Gen4 x16 64 GB/s "
+        "bidirectional, no NVLink",
+        note="The datasheet marks the sparse figures with an asterisk; the dense ones are used here.",
+    ),
+    Hardware(
+        "mi300x",
+        "AMD Instinct MI300X",
+        memory_gb=192,
+        memory_unit="GiB",  # 8 HBM3 stacks of 24 GiB (12 dies of 16 Gb each)
+        memory_bytes=192 * GIB,
+        memory_bandwidth=5300 * GB,
+        bf16_flops=1307.4 * TERA,
+        fp8_flops=2614.9 * TERA,
+        interconnect=Interconnect(
+            "AMD Infinity Fabric (7 links to the other 7 GPUs of a platform)",
+            448 * GB,
+            "MI300X data sheet: 128 GB/s bidirectional per Infinity Fabric link, 7 links",
+        ),
+        source="https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html (AMD Instinct "
+        "MI300X product page and data sheet)",
+        checked_in="aiwiki.ai/wiki/amd_instinct_mi300x and jaredwatkins.com's MI300 summary (192 GB HBM3, "
+        "5.3 TB/s, about 1.3 PFLOPS FP16 and 2.6 PFLOPS FP8 dense); AMD's page prints 1,307.4 TFLOPS "
+        "FP16/BF16 and 2,614.9 FP8 without sparsity",
+        note="AMD prints the sparse figures separately (2,614.9 BF16, 5,229.8 FP8); dense is used here.",
+    ),
+    Hardware(
         "dgx-spark",
         "NVIDIA DGX Spark (GB10 Grace Blackwell)",
         memory_gb=128,

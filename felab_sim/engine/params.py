@@ -83,6 +83,9 @@ class Param:
     low_open: bool = False
     choices: Mapping[str, str] = field(default_factory=dict)
     optional: bool = False
+    # A "text" value longer than a number ever is (a pasted config.json): the page gives it a
+    # text area, and the command line's flag takes a file holding it.
+    max_chars: int = MAX_TEXT
 
     def __post_init__(self) -> None:
         if not self.label:
@@ -93,6 +96,11 @@ class Param:
             raise TypeError(f"{self.name}: only an optional parameter may default to None")
         if self.default is not None:
             self.parse(self.default)  # a declaration whose default it refuses is a bug
+
+    @property
+    def is_long_text(self) -> bool:
+        """Whether the value is a document (a config.json) rather than one short value."""
+        return self.kind == "text" and self.max_chars > MAX_TEXT
 
     @property
     def flag(self) -> str:
@@ -119,7 +127,7 @@ class Param:
         """A checked value from text or a JSON value; ``ParamError`` naming this parameter if not."""
         if isinstance(raw, str):
             text = raw.strip()
-            if len(text) > MAX_TEXT:
+            if len(text) > self.max_chars:
                 raise ParamError(self.name, f"{self.rule()} (got a {len(text)}-character string)")
             if not text:
                 if self.optional:
@@ -197,6 +205,8 @@ class Param:
             data["choices"] = dict(self.choices)
         if self.optional:
             data["optional"] = True
+        if self.max_chars != MAX_TEXT:
+            data["max_chars"] = self.max_chars
         return data
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .calculator import Calculator
+from .hardware import Hardware, hardware_preset
 from .params import ParamValue
 
 
@@ -47,43 +48,36 @@ HARDWARE = (
         "Apple M4 Max (40-core GPU)", "hardware", {"bandwidth_gbs": 546.0}, APPLE_MBP, "Lesson 04's machine."
     ),
     Preset("Apple M3 Ultra", "hardware", {"bandwidth_gbs": 819.0}, "https://www.apple.com/mac-studio/specs/"),
-    Preset(
-        "NVIDIA DGX Spark (GB10)",
-        "hardware",
-        {"bandwidth_gbs": 273.0, "ram_gb": 128.0},
-        "https://www.nvidia.com/en-us/products/workstations/dgx-spark/",
-        "Lesson 14's box.",
-    ),
-    Preset(
-        "NVIDIA L40S",
-        "hardware",
-        {"bandwidth_gbs": 864.0, "peak_tflops": 362.0, "ram_gb": 48.0},
-        "https://www.nvidia.com/en-us/data-center/l40s/",
-    ),
-    Preset(
-        "NVIDIA A100 80GB SXM",
-        "hardware",
-        {"bandwidth_gbs": 2039.0, "peak_tflops": 312.0, "ram_gb": 80.0},
-        "https://www.nvidia.com/en-us/data-center/a100/",
-    ),
-    Preset(
-        "NVIDIA H100 SXM",
-        "hardware",
-        {"bandwidth_gbs": 3350.0, "peak_tflops": 989.0, "ram_gb": 80.0},
-        "https://www.nvidia.com/en-us/data-center/h100/",
-    ),
-    Preset(
-        "NVIDIA H200 SXM",
-        "hardware",
-        {"bandwidth_gbs": 4800.0, "peak_tflops": 989.0, "ram_gb": 141.0},
-        "https://www.nvidia.com/en-us/data-center/h200/",
-    ),
-    Preset(
-        "AMD Instinct MI300X",
-        "hardware",
-        {"bandwidth_gbs": 5300.0, "peak_tflops": 1307.0, "ram_gb": 192.0},
-        "https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html",
-    ),
+)
+# Every GPU's figures come from the one hardware table (engine/hardware.py), with its source:
+# bandwidth, dense BF16 compute where the vendor publishes it, and memory in 10⁹ bytes.
+GPU_PRESETS = ("dgx-spark", "rtx-4090", "rtx-pro-6000", "l40s", "a100-80gb", "h100-sxm", "h200", "mi300x")
+
+
+UNIFIED_MEMORY = {"dgx-spark"}  # shared with the CPU and the OS: the share stays as entered
+
+
+def gpu_preset(name: str, note: str = "") -> Preset:
+    """The calculators' settings for one GPU of the hardware table; the share of memory an engine
+    may use is vLLM's default gpu_memory_utilization, 0.9, on a GPU of its own."""
+    hardware: Hardware = hardware_preset(name)
+    memory_gb = round(hardware.memory_bytes / 1e9, 1)
+    values: dict[str, ParamValue] = {
+        "bandwidth_gbs": hardware.memory_bandwidth / 1e9,
+        "ram_gb": memory_gb,
+        "memory_gb": memory_gb,
+    }
+    if name not in UNIFIED_MEMORY:
+        values["memory_utilization"] = 0.9
+    if hardware.bf16_flops is not None:
+        values["peak_tflops"] = round(hardware.bf16_flops / 1e12, 1)
+    memory = f"{hardware.memory_gb:g} {hardware.memory_unit}"
+    return Preset(hardware.vendor_name, "hardware", values, hardware.source.split(" ")[0], note or memory)
+
+
+HARDWARE = HARDWARE + tuple(
+    gpu_preset(name, "Lesson 14's box: 128 GB shared with the CPU." if name == "dgx-spark" else "")
+    for name in GPU_PRESETS
 )
 
 MODELS = (

@@ -23,6 +23,8 @@ def flag_help(param: Param) -> str:
 
 
 def flag_metavar(param: Param) -> str:
+    if param.is_long_text:
+        return "FILE"
     choices = param.choices or ({"on": "", "off": ""} if param.kind == "bool" else {})
     return "|".join(choices) if choices else param.kind.upper()
 
@@ -37,6 +39,22 @@ def add_declared_flags(parser: argparse.ArgumentParser, params: Iterable[Param])
             default=argparse.SUPPRESS,
             help=flag_help(param),
         )
+
+
+def read_file_flags(raw: Mapping[str, object], params: Iterable[Param]) -> dict[str, object]:
+    """``raw`` with each long-text flag's value (a file's path) replaced by the file's text:
+    ``--model-config config.json`` passes the config itself, as the page and the JSON do."""
+    read = dict(raw)
+    for param in params:
+        if param.is_long_text and isinstance(read.get(param.name), str):
+            try:
+                with open(str(read[param.name]), encoding="utf-8") as file:
+                    read[param.name] = file.read()
+            except OSError as error:
+                raise CommandError(
+                    f"{param.flag}: cannot read {read[param.name]!r} ({error.strerror})"
+                ) from None
+    return read
 
 
 def given_flags(options: Mapping[str, object], params: Iterable[Param]) -> dict[str, object]:

@@ -87,7 +87,9 @@ def test_lesson_13s_measurements_beside_the_formula(client):
 
 def test_presets_keep_the_other_settings(client):
     body = client.get("/sim/calc/decode-ceiling/", {"model_gb": "4.9"}).content.decode()
-    assert 'href="?bandwidth_gbs=3350&amp;model_gb=4.9&amp;ram_gb=80">NVIDIA H100 SXM</a>' in body
+    # The H100's figures from the one hardware table: 80 GiB is 85.9 GB, of which vLLM uses 0.9.
+    h100 = "?bandwidth_gbs=3350&amp;model_gb=4.9&amp;ram_gb=85.9&amp;memory_utilization=0.9"
+    assert f'href="{h100}">NVIDIA H100 SXM5 80GB</a>' in body
     assert "https://www.nvidia.com/en-us/data-center/h100/" in body
 
 
@@ -121,3 +123,21 @@ def test_the_page_shows_the_shape_refusal_beside_the_parameter_count(client):
     response = client.get("/sim/calc/finetune-memory/", {"params_b": "0.05"})
     assert response.status_code == 400
     assert "0.05B stated, but the shape holds 8.03B" in response.content.decode()
+
+
+def test_every_gpu_preset_is_the_hardware_tables_entry_with_its_spec_sheet():
+    from felab_sim.engine.hardware import HARDWARE as GPUS
+    from felab_sim.engine.presets import HARDWARE
+
+    by_name = {preset.name: preset for preset in HARDWARE}
+    for gpu in GPUS:
+        preset = by_name[gpu.vendor_name]
+        assert preset.values["bandwidth_gbs"] == gpu.memory_bandwidth / 1e9
+        assert preset.values["memory_gb"] == round(gpu.memory_bytes / 1e9, 1)
+        assert preset.values.get("peak_tflops") == (
+            None if gpu.bf16_flops is None else round(gpu.bf16_flops / 1e12, 1)
+        )
+        assert preset.source.startswith("https://") and gpu.source.startswith(preset.source)
+    # No GPU is written twice: every other hardware preset is an Apple chip, bandwidth alone.
+    others = [p for p in HARDWARE if p.name not in {gpu.vendor_name for gpu in GPUS}]
+    assert all(p.name.startswith("Apple") and set(p.values) == {"bandwidth_gbs"} for p in others)

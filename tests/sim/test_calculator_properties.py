@@ -166,3 +166,79 @@ def test_finetune_memory_refuses_every_count_more_than_10_percent_from_the_shape
         get("finetune-memory").run({"params_b": params_b})
     assert refused.value.param == "params_b"
     assert "8.03B" in refused.value.message
+
+
+# --------------------------------------------------------------------------- KV reads (issue 21)
+
+context = st.integers(0, 200_000)
+batch = st.integers(1, 2048)
+model_names = st.sampled_from(
+    ["typed", "Llama-3.1-8B", "gpt-oss-20b", "DeepSeek-V3", "Gemma-2-9B", "Qwen2.5-7B"]
+)
+kv_dtypes = st.sampled_from(["f16", "q8_0", "fp8", "q4_0"])
+
+
+@given(model_names, kv_dtypes, st.integers(1, 200_000), st.integers(1, 200_000))
+def test_more_context_never_shrinks_the_kv_cache(model, dtype, t1, t2):
+    short, long = sorted((t1, t2))
+    few = outputs("kv-cache", model=model, kv_dtype=dtype, context_tokens=short)
+    many = outputs("kv-cache", model=model, kv_dtype=dtype, context_tokens=long)
+    assert all_finite(few) and all_finite(many)
+    assert many["kv_gb_per_conversation"] >= few["kv_gb_per_conversation"]
+    assert many["max_conversations"] <= few["max_conversations"]
+    # Per token of context it never grows: a sliding layer stops adding once its window is full.
+    assert (
+        many["kv_bytes_per_context_token"] <= few["kv_bytes_per_context_token"] <= few["kv_bytes_per_token"]
+    )
+
+
+@given(model_names, st.integers(1, 200_000))
+def test_fewer_bits_per_cached_value_never_grow_the_cache(model, tokens):
+    sizes = [
+        outputs("kv-cache", model=model, kv_dtype=d, context_tokens=tokens)["kv_gb_per_conversation"]
+        for d in ("f16", "q8_0", "fp8", "q4_0")
+    ]
+    assert sizes == sorted(sizes, reverse=True)
+
+
+@given(context, context, batch)
+def test_more_context_never_raises_a_ceiling_or_lowers_the_bytes_read(c1, c2, b):
+    short, long = sorted((c1, c2))
+    roomy = {"decode-ceiling": {"ram_gb": 1e6}, "roofline": {"memory_gb": 1e6}}  # everything fits
+    for name, memory in roomy.items():
+        few = outputs(name, context_tokens=short, batch=b, **memory)
+        many = outputs(name, context_tokens=long, batch=b, **memory)
+        assert all_finite(few) and all_finite(many)
+        assert many["gb_per_step"] >= few["gb_per_step"]
+        assert many["kv_share_pct"] >= few["kv_share_pct"]
+    ceiling = [
+        outputs("decode-ceiling", context_tokens=t, batch=b, ram_gb=1e6)["ceiling_tok_s"]
+        for t in (short, long)
+    ]
+    assert ceiling[1] <= ceiling[0]
+    rates = [
+        outputs("roofline", context_tokens=t, batch=b, memory_gb=1e6)["attainable_tok_s"]
+        for t in (short, long)
+    ]
+    assert rates[1] <= rates[0]
+
+
+@given(context, batch, batch)
+def test_more_batch_raises_the_total_but_never_each_users_speed(t, b1, b2):
+    small, large = sorted((b1, b2))
+    few = outputs("roofline", context_tokens=t, batch=small, memory_gb=1e6)
+    many = outputs("roofline", context_tokens=t, batch=large, memory_gb=1e6)
+    assert many["attainable_tok_s"] >= few["attainable_tok_s"] * (1 - 1e-12)
+    assert many["tok_s_per_user"] <= few["tok_s_per_user"] * (1 + 1e-12)
+    assert many["memory_needed_gb"] >= few["memory_needed_gb"]
+    # Once a batch does not fit, a larger one does not either.
+    assert few["fits"] == "yes" or many["fits"] == "no"
+
+
+@given(st.floats(0.1, 8), st.floats(0.1, 8), context, batch)
+def test_fewer_bytes_per_weight_never_slow_decoding(w1, w2, t, b):
+    light, heavy = sorted((w1, w2))
+    fast = outputs("roofline", bytes_per_weight=light, context_tokens=t, batch=b, memory_gb=1e6)
+    slow = outputs("roofline", bytes_per_weight=heavy, context_tokens=t, batch=b, memory_gb=1e6)
+    assert fast["attainable_tok_s"] >= slow["attainable_tok_s"] * (1 - 1e-12)
+    assert fast["memory_needed_gb"] <= slow["memory_needed_gb"]

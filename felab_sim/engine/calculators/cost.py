@@ -6,9 +6,9 @@ providers quote them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from ..calculator import Calculator, OutputSpec, Params, WorkedExample
+from ..calculator import Calculator, OutputSpec, Params, WorkedExample, typed
 from ..chart import BLUE, GREEN, ORANGE, PURPLE, Figure, Series, bars, layout
 from ..params import Param
 
@@ -64,6 +64,41 @@ def _chart(p: Params, measured: Sequence[Series]) -> Figure:
     names = ["list price", "batch", "cached input", "batch + cached"]
     bar = bars("$ per 1,000 tasks", names, [result.value(key) for key in keys], [BLUE, GREEN, ORANGE, PURPLE])
     return {"data": [bar], "layout": layout("", "$ per 1,000 tasks", showlegend=False)}
+
+
+def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
+    price = (
+        f"({typed(p['input_tokens'])} × {typed(p['input_usd_per_m'], '$')} + "
+        f"{typed(p['output_tokens'])} × {typed(p['output_usd_per_m'], '$')}) ÷ 10⁶"
+    )
+    batch = f"(1 − {typed(p['batch_discount'])})"
+    return {
+        "usd_per_task": f"{out('usd_per_task')} = {price}",
+        "usd_per_1k_tasks": f"{out('usd_per_1k_tasks')} = 1,000 × {out('usd_per_task')}",
+        "usd_for_tasks": f"{out('usd_for_tasks')} = {typed(p['tasks'])} × {out('usd_per_task')}",
+        "batch_usd_per_1k_tasks": f"{out('batch_usd_per_1k_tasks')} = {out('usd_per_1k_tasks')} × {batch}",
+        "cached_usd_per_1k_tasks": (
+            f"{out('cached_usd_per_1k_tasks')} = 1,000 × ({typed(p['input_tokens'])} × {out('input_bill_pct')} × "
+            f"{typed(p['input_usd_per_m'], '$')} + {typed(p['output_tokens'])} × {typed(p['output_usd_per_m'], '$')}) ÷ 10⁶"
+        ),
+        "batch_cached_usd_per_1k_tasks": (
+            f"{out('batch_cached_usd_per_1k_tasks')} = {out('cached_usd_per_1k_tasks')} × {batch}"
+        ),
+        "input_bill_pct": (
+            f"{out('input_bill_pct')} = 1 − {typed(p['cached_share'])} + {typed(p['cached_share'])} × "
+            f"{typed(p['cached_price_ratio'])}"
+        ),
+        "training_tokens": (
+            f"{out('training_tokens')} = {typed(p['train_examples'])} examples × {typed(p['epochs'])} epochs × "
+            f"{typed(p['tokens_per_example'])} tokens"
+        ),
+        "training_usd": (
+            f"{out('training_usd')} = {out('training_tokens')} ÷ 10⁶ × {typed(p['training_usd_per_m'], '$')}"
+        ),
+        "serving_usd": (
+            f"{out('serving_usd')} = {typed(p['serving_minutes'])} minutes ÷ 60 × {typed(p['gpu_hour_usd'], '$')}"
+        ),
+    }
 
 
 CALCULATOR = Calculator(
@@ -164,6 +199,7 @@ CALCULATOR = Calculator(
         OutputSpec("serving_usd", "$", "dedicated deployment bill"),
     ),
     compute=_compute,
+    formulas=_formulas,
     chart=_chart,
     chart_description="Dollars per 1,000 tasks at list price, batch, cached input, and both.",
     examples=(

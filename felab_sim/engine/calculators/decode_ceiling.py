@@ -1,19 +1,24 @@
 """Decode ceiling: tokens per second that memory bandwidth allows (lessons 00, 04, 12).
 
-Lessons 00, 04 and 12's formulas. Every generated token reads every active weight once, so the ceiling is
-bandwidth ÷ bytes read per token; real servers reach 60–85% of it. GB here are 10⁹ bytes, as
-spec sheets and the course write them.
+Lessons 00, 04 and 12's formulas. Every decode step reads every active weight once and every
+sequence's KV cache for its context, so each sequence's ceiling is bandwidth ÷ bytes read per
+step; real servers reach 60–85% of it. The weights and every sequence's KV must fit in the
+memory the engine may use, or no throughput is given. GB here are 10⁹ bytes, as spec sheets and
+the course write them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 
-from ..calculator import Calculator, OutputSpec, Params, WorkedExample, require
+from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, require, typed
 from ..chart import (
     BLUE,
     GREEN,
     ORANGE,
+    RED,
     Figure,
     Measured,
     Series,
@@ -34,7 +39,10 @@ QUANT_LABELS = {
     "q4_k_m": "Q4_K_M (4.8 bits)",
     "q3_k_m": "Q3_K_M (3.9 bits)",
 }
-USABLE_SHARE = 0.7  # Lesson 00: weights and KV cache should fit in about 70% of unified memory
+# Lesson 00: weights and KV cache should fit in about 70% of unified memory; on a GPU, vLLM's
+# gpu_memory_utilization (default 0.9) is the same share.
+USABLE_SHARE = 0.7
+GB = 1e9
 
 # Minimums above zero rather than "greater than 0": the formulas divide by these, and a value such
 # as 5e-324 is greater than 0 yet rounds a quotient to zero or infinity.
@@ -59,6 +67,65 @@ PARAMS_B = Param(
     high=100_000,
 )
 
+ACTIVE_PARAMS_B = Param(
+    "active_params_b",
+    "float",
+    None,
+    "Parameters read per token, in billions (MoE: the active experts); empty = all of them.",
+    "B",
+    label="active parameters",
+    low=0.001,
+    high=100_000,
+    optional=True,
+)
+BATCH = Param(
+    "batch", "int", 1, "Sequences decoded together in one step.", "sequences", low=1, high=1_000_000
+)
+CONTEXT_TOKENS = Param(
+    "context_tokens",
+    "int",
+    0,
+    "Tokens of context each sequence holds; its KV cache is read at every step (0 = weights alone).",
+    "tokens",
+    label="context",
+    low=0,
+    high=10_000_000,
+)
+KV_BYTES_PER_TOKEN = Param(
+    "kv_bytes_per_token",
+    "float",
+    131_072.0,
+    "KV cache bytes per token of context (Llama-3.1-8B at 16 bits: 131,072; the kv-cache calculator gives any model's).",
+    "B",
+    label="KV bytes per token",
+    low=0,
+    high=1e9,
+)
+MEMORY_UTILIZATION = Param(
+    "memory_utilization",
+    "float",
+    0.9,
+    "Share of the memory the engine may use (vLLM's gpu_memory_utilization).",
+    label="memory share",
+    low=0,
+    low_open=True,
+    high=1,
+)
+OVERHEAD_GB = Param(
+    "overhead_gb",
+    "float",
+    2.0,
+    "Memory besides weights and KV cache: activations, CUDA graphs, the runtime.",
+    "GB",
+    label="overhead",
+    low=0,
+    high=1_000_000,
+)
+
+
+def active_b(p: Params) -> float:
+    return p["active_params_b"] if p["active_params_b"] is not None else p["params_b"]
+
 
 def bits_per_weight(p: Params) -> float:
     return p["bits_per_weight"] if p["bits_per_weight"] is not None else QUANT_BITS[p["quant"]]
@@ -78,25 +145,116 @@ def _check(p: Params) -> None:
     )
 
 
-def _compute(p: Params) -> dict[str, float | None]:
+def _compute(p: Params) -> dict[str, float | str | None]:
     bits = bits_per_weight(p)
-    active = p["active_params_b"] if p["active_params_b"] is not None else p["params_b"]
     model_gb = p["model_gb"] if p["model_gb"] is not None else p["params_b"] * bits / 8
-    gb_per_token = model_gb * active / p["params_b"]
-    ceiling = p["bandwidth_gbs"] / gb_per_token
-    usable = USABLE_SHARE * p["ram_gb"]
+    weights_gb = model_gb * active_b(p) / p["params_b"]
+    kv_gb = p["batch"] * p["context_tokens"] * p["kv_bytes_per_token"] / GB
+    step_gb = weights_gb + kv_gb
+    ceiling = p["bandwidth_gbs"] / step_gb
+    usable = p["memory_utilization"] * p["ram_gb"]
+    needed = model_gb + kv_gb + p["overhead_gb"]
+    fits = needed <= usable
+    per_sequence_gb = p["context_tokens"] * p["kv_bytes_per_token"] / GB
+    room = usable - model_gb - p["overhead_gb"]
     measured = p["measured_tok_s"]
+    shown = ceiling if fits else None  # no throughput for settings that cannot run
     return {
         "model_gb": model_gb,
-        "gb_per_token": gb_per_token,
-        "ceiling_tok_s": ceiling,
-        "expected_low_tok_s": ceiling * p["efficiency_low"],
-        "expected_high_tok_s": ceiling * p["efficiency_high"],
+        "gb_per_token": weights_gb,
+        "kv_gb_per_step": kv_gb,
+        "gb_per_step": step_gb,
+        "kv_share_pct": 100.0 * kv_gb / step_gb,
+        "ceiling_tok_s": shown,
+        "total_tok_s": None if shown is None else shown * p["batch"],
+        "expected_low_tok_s": None if shown is None else shown * p["efficiency_low"],
+        "expected_high_tok_s": None if shown is None else shown * p["efficiency_high"],
         "ms_per_token": 1000.0 / ceiling,
         "bits_per_weight": bits,
-        "efficiency_pct": None if measured is None else 100.0 * measured / ceiling,
+        "efficiency_pct": None if measured is None or shown is None else 100.0 * measured / shown,
+        "measured_check": measured_check(p, shown),
         "usable_gb": usable,
-        "largest_model_b": usable / (bits / 8),
+        "largest_model_b": (usable - p["overhead_gb"] - kv_gb) / (bits / 8),
+        "memory_needed_gb": needed,
+        "fits": "yes" if fits else "no",
+        "largest_batch": None if per_sequence_gb == 0 else max(0, math.floor(room / per_sequence_gb + 1e-9)),
+    }
+
+
+IMPOSSIBLE = (
+    "impossible at these settings: faster than memory can deliver the bytes. Likely causes: a "
+    "smaller model or file than entered, an MoE reading only its active experts (give active "
+    "parameters), speculative decoding (several tokens per step), or more bandwidth than entered"
+)
+
+
+def measured_check(p: Params, ceiling: float | None) -> str | None:
+    """What a measured speed says beside the ceiling; None without one."""
+    measured = p["measured_tok_s"]
+    if measured is None:
+        return None
+    if ceiling is None:
+        return "the settings do not fit in memory, so there is no ceiling to compare with"
+    return IMPOSSIBLE if measured > ceiling else "possible: at or under the ceiling"
+
+
+def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
+    model = (
+        f"{out('model_gb')}: the file's size, as given"
+        if p["model_gb"] is not None
+        else f"{out('model_gb')} = {typed(p['params_b'])} × 10⁹ weights × {out('bits_per_weight')} ÷ 8"
+    )
+    weights = (
+        f"{out('gb_per_token')} = {out('model_gb')} × {typed(p['active_params_b'])} active ÷ {typed(p['params_b'])} × 10⁹ weights"
+        if p["active_params_b"] is not None
+        else f"{out('gb_per_token')} = the whole model, read once per step"
+    )
+    kv = f"{counted(p['batch'], 'sequence')} × {counted(p['context_tokens'], 'token')} × {typed(p['kv_bytes_per_token'], 'B')}"
+    bandwidth = typed(p["bandwidth_gbs"], "GB/s")
+    fits = out("fits") == "yes"
+    no_room = f"does not fit: needs {out('memory_needed_gb')} of {out('usable_gb')}"
+    ceiling = f"{out('ceiling_tok_s')} = {bandwidth} ÷ {out('gb_per_step')}" if fits else f"— : {no_room}"
+    measured = p["measured_tok_s"]
+    return {
+        "model_gb": model,
+        "gb_per_token": weights,
+        "kv_gb_per_step": f"{out('kv_gb_per_step')} = {kv} ÷ 10⁹",
+        "gb_per_step": f"{out('gb_per_step')} = {out('gb_per_token')} + {out('kv_gb_per_step')}",
+        "kv_share_pct": f"{out('kv_share_pct')} = {out('kv_gb_per_step')} ÷ {out('gb_per_step')}",
+        "ceiling_tok_s": ceiling,
+        "total_tok_s": f"{out('total_tok_s')} = {out('ceiling_tok_s')} × {counted(p['batch'], 'sequence')}"
+        if fits
+        else f"— : {no_room}",
+        "expected_low_tok_s": f"{out('expected_low_tok_s')} = {out('ceiling_tok_s')} × {typed(p['efficiency_low'])}",
+        "expected_high_tok_s": f"{out('expected_high_tok_s')} = {out('ceiling_tok_s')} × {typed(p['efficiency_high'])}",
+        "ms_per_token": f"{out('ms_per_token')} = 1,000 × {out('gb_per_step')} ÷ {bandwidth}",
+        "bits_per_weight": (
+            f"{out('bits_per_weight')}: as given"
+            if p["bits_per_weight"] is not None
+            else f"{out('bits_per_weight')}: {QUANT_LABELS[p['quant']]}"
+        ),
+        "efficiency_pct": (
+            "— : no measured speed given"
+            if measured is None
+            else f"{out('efficiency_pct')} = {typed(measured, 'tok/s')} ÷ {out('ceiling_tok_s')}"
+        ),
+        "measured_check": "—" if measured is None else out("measured_check"),
+        "usable_gb": f"{out('usable_gb')} = {typed(p['memory_utilization'])} × {typed(p['ram_gb'], 'GB')}",
+        "largest_model_b": (
+            f"{out('largest_model_b')} = ({out('usable_gb')} − {typed(p['overhead_gb'], 'GB')} overhead − "
+            f"{out('kv_gb_per_step')} KV) ÷ ({out('bits_per_weight')} ÷ 8)"
+        ),
+        "memory_needed_gb": (
+            f"{out('memory_needed_gb')} = {out('model_gb')} weights + {out('kv_gb_per_step')} KV + "
+            f"{typed(p['overhead_gb'], 'GB')} overhead"
+        ),
+        "fits": f"{out('fits')}: {out('memory_needed_gb')} {'≤' if fits else '>'} {out('usable_gb')}",
+        "largest_batch": (
+            "— : at context 0 no KV is kept, so memory sets no limit on the batch"
+            if p["context_tokens"] == 0
+            else f"{out('largest_batch')} = ⌊({out('usable_gb')} − {out('model_gb')} − {typed(p['overhead_gb'], 'GB')}) ÷ "
+            f"({counted(p['context_tokens'], 'token')} × {typed(p['kv_bytes_per_token'], 'B')})⌋"
+        ),
     }
 
 
@@ -123,8 +281,13 @@ def _measured(p: Params) -> list[Measured]:
 
 def _chart(p: Params, measured: Sequence[Series]) -> Figure:
     xs = evenly(16.0, 56, 2.0)
-    ceilings = [CALCULATOR.run_with(p, bits_per_weight=x, model_gb=None).value("ceiling_tok_s") for x in xs]
+    # The bandwidth's ceiling at every point, fitting or not: the chart shows the physics.
+    ceilings = [
+        p["bandwidth_gbs"] / CALCULATOR.compute_with("gb_per_step", p, bits_per_weight=x, model_gb=None)
+        for x in xs
+    ]
     result = CALCULATOR.run(p)
+    bits = result.value("bits_per_weight")
     data = [
         line("ceiling", xs, ceilings, BLUE),
         dashed(
@@ -143,10 +306,12 @@ def _chart(p: Params, measured: Sequence[Series]) -> Figure:
             1.5,
             "dot",
         ),
-        these_settings(result.value("bits_per_weight"), result.value("ceiling_tok_s")),
+        these_settings(bits, p["bandwidth_gbs"] / result.value("gb_per_step")),
     ]
     if rows := _measured(p):
         data.append(points(f"measured: {LESSON_04}", [r.x for r in rows], [r.measured for r in rows], ORANGE))
+    if p["measured_tok_s"] is not None:
+        data.append(points("your measurement", [bits], [p["measured_tok_s"]], RED, "x"))
     return {"data": data, "layout": layout("bits per weight", "decode tokens per second")}
 
 
@@ -156,23 +321,14 @@ CALCULATOR = Calculator(
     title="Decode ceiling: the bandwidth wall",
     lessons=("00", "04", "12"),
     meaning=(
-        "Each new token reads every active weight from memory once, so no server can type faster "
-        "than bandwidth ÷ bytes per token; a healthy one reaches 60–85% of that ceiling."
+        "Each new token reads every active weight and its conversation's KV cache from memory, so "
+        "no server can type faster than bandwidth ÷ bytes per step; a healthy one reaches 60–85% "
+        "of that ceiling, and longer conversations lower it."
     ),
     params=(
         BANDWIDTH_GBS,
         PARAMS_B,
-        Param(
-            "active_params_b",
-            "float",
-            None,
-            "Parameters read per token, in billions (MoE: the active experts); empty = all of them.",
-            "B",
-            label="active parameters",
-            low=0.001,
-            high=100_000,
-            optional=True,
-        ),
+        ACTIVE_PARAMS_B,
         Param(
             "quant",
             "choice",
@@ -236,28 +392,52 @@ CALCULATOR = Calculator(
             "ram_gb",
             "float",
             36.0,
-            "Unified memory (RAM) of the machine, for the largest model that fits.",
+            "Memory of the machine or GPU (the course's Mac: 36 GB unified memory).",
             "GB",
             label="memory",
             low=0,
             low_open=True,
             high=1_000_000,
         ),
+        replace(
+            MEMORY_UTILIZATION,
+            default=USABLE_SHARE,
+            help="Share of the memory weights and KV may use: lesson 00's 70% on a Mac; vLLM's 0.9 on a GPU.",
+        ),
+        replace(
+            OVERHEAD_GB,
+            default=0.0,
+            help="Memory besides weights and KV (on a GPU: activations, the runtime).",
+        ),
+        BATCH,
+        CONTEXT_TOKENS,
+        KV_BYTES_PER_TOKEN,
     ),
     outputs=(
         OutputSpec("model_gb", "GB", "model size"),
-        OutputSpec("gb_per_token", "GB", "read per token"),
-        OutputSpec("ceiling_tok_s", "tok/s", "decode ceiling"),
+        OutputSpec("gb_per_token", "GB", "weights read per step"),
+        OutputSpec("kv_gb_per_step", "GB", "KV cache read per step, every sequence"),
+        OutputSpec("gb_per_step", "GB", "bytes read per step"),
+        OutputSpec("kv_share_pct", "%", "KV cache's share of the bytes"),
+        OutputSpec("ceiling_tok_s", "tok/s", "decode ceiling, each sequence (empty when it does not fit)"),
+        OutputSpec("total_tok_s", "tok/s", "decode ceiling, whole batch"),
         OutputSpec("expected_low_tok_s", "tok/s", "expected, low end"),
         OutputSpec("expected_high_tok_s", "tok/s", "expected, high end"),
         OutputSpec("ms_per_token", "ms", "fastest time per token"),
         OutputSpec("bits_per_weight", "bits", "bits per weight used"),
         OutputSpec("efficiency_pct", "%", "measured ÷ ceiling (empty without a measured speed)"),
-        OutputSpec("usable_gb", "GB", "memory for weights and KV cache (70% of RAM)"),
-        OutputSpec("largest_model_b", "B", "largest model that fits at these bits"),
+        OutputSpec("measured_check", "", "what the measured speed says"),
+        OutputSpec("usable_gb", "GB", "memory for weights and KV cache (the memory share of it)"),
+        OutputSpec("largest_model_b", "B", "largest model that fits at these bits, beside this KV"),
+        OutputSpec("memory_needed_gb", "GB", "memory needed: weights + KV + overhead"),
+        OutputSpec("fits", "", "fits in memory"),
+        OutputSpec(
+            "largest_batch", "sequences", "largest batch that fits at this context (empty at context 0)"
+        ),
     ),
     compute=_compute,
     check=_check,
+    formulas=_formulas,
     chart=_chart,
     chart_description="Decode ceiling against bits per weight, with the 60–85% band real servers reach.",
     measured=_measured,

@@ -13,9 +13,9 @@ given share only at a margin 1/β times larger), which is why it lets the policy
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from ..calculator import Calculator, OutputSpec, Params, WorkedExample
+from ..calculator import Calculator, OutputSpec, Params, WorkedExample, typed
 from ..chart import BLUE, GREEN, ORANGE, Figure, Series, evenly, layout, line, these_settings
 from ..params import Param, ParamError
 
@@ -90,6 +90,27 @@ def _chart(p: Params, measured: Sequence[Series]) -> Figure:
     return {"data": data, "layout": layout(f"margin (nats; β = {p['beta']:g})", "loss, weight")}
 
 
+def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
+    beta = typed(p["beta"])
+    if p["policy_chosen_logp"] is None:
+        margin = f"{out('margin')}: as given"
+    else:
+        margin = (
+            f"{out('margin')} = ({typed(p['policy_chosen_logp'])} − {typed(p['reference_chosen_logp'])}) − "
+            f"({typed(p['policy_rejected_logp'])} − {typed(p['reference_rejected_logp'])})"
+        )
+    scaled = out("scaled_margin")
+    return {
+        "margin": margin,
+        "scaled_margin": f"{scaled} = {beta} × {out('margin')}",
+        "loss": f"{out('loss')} = log(1 + e^(−{scaled}))",
+        "gradient_weight": f"{out('gradient_weight')} = {beta} × σ(−{scaled})",
+        "fade": f"{out('fade')} = σ(−{scaled}) = 1 ÷ (1 + e^{scaled})",
+        "preference_probability": f"{out('preference_probability')} = σ({scaled})",
+        "loss_at_start": f"{out('loss_at_start')} = log 2",
+    }
+
+
 CALCULATOR = Calculator(
     name="dpo",
     order=100,
@@ -145,6 +166,7 @@ CALCULATOR = Calculator(
         OutputSpec("loss_at_start", "", "loss with no margin (ln 2)"),
     ),
     compute=_compute,
+    formulas=_formulas,
     check=_check,
     chart=_chart,
     chart_description="DPO loss, gradient weight and its fading factor against the margin.",

@@ -15,9 +15,9 @@ refuses and names both counts; otherwise an adapter can come out bigger than its
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from ..calculator import Calculator, OutputSpec, Params, WorkedExample, require
+from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, require, typed
 from ..chart import BLUE, GREEN, PURPLE, RED, Figure, Series, bars, layout
 from ..params import Param
 
@@ -124,6 +124,36 @@ def _chart(p: Params, measured: Sequence[Series]) -> Figure:
     return {"data": [bar], "layout": layout("", "memory to train (GB)", showlegend=False)}
 
 
+def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
+    params = f"{typed(p['params_b'])} × 10⁹"
+    extra = f" + {typed(p['activations_gb'], 'GB')} activations"
+    adapter = f"{counted(adapted_layers(p), 'layer')} × Σ rank {p['rank']} × (inputs + outputs) of {len(target_shapes(p))} matrices"
+    method = p["method"]
+    trainable = (
+        f"{out('trainable_params')} = every parameter"
+        if method == "full"
+        else f"{out('trainable_params')} = {adapter}"
+        + (" + each matrix's outputs (DoRA's magnitudes)" if method == "dora" else "")
+    )
+    train = {
+        "full": f"{params} × {typed(FULL_BYTES, 'B')}",
+        "lora": f"{params} × {typed(BF16_BYTES, 'B')} + {out('trainable_params')} × {typed(TRAINABLE_BYTES, 'B')}",
+        "dora": f"{params} × {typed(BF16_BYTES, 'B')} + {out('trainable_params')} × {typed(TRAINABLE_BYTES, 'B')}",
+        "qlora": f"{params} × {typed(FOUR_BIT_BYTES, 'B')} + {out('trainable_params')} × {typed(TRAINABLE_BYTES, 'B')}",
+    }
+    lora = f"the LoRA adapter × {typed(TRAINABLE_BYTES, 'B')}"
+    return {
+        "trainable_params": trainable,
+        "trainable_pct": f"{out('trainable_pct')} = {out('trainable_params')} ÷ {params}",
+        "train_gb": f"{out('train_gb')} = ({train[method]}) ÷ 10⁹{extra}",
+        "adapter_mb": f"{out('adapter_mb')} = {out('trainable_params')} × {typed(CHECKPOINT_BYTES, 'B')} ÷ 10⁶",
+        "full_train_gb": f"{out('full_train_gb')} = {params} × {typed(FULL_BYTES, 'B')} ÷ 10⁹{extra}",
+        "lora_train_gb": f"{out('lora_train_gb')} = ({params} × {typed(BF16_BYTES, 'B')} + {lora}) ÷ 10⁹{extra}",
+        "qlora_train_gb": f"{out('qlora_train_gb')} = ({params} × {typed(FOUR_BIT_BYTES, 'B')} + {lora}) ÷ 10⁹{extra}",
+        "serve_gb": f"{out('serve_gb')} = {params} × {typed(BF16_BYTES, 'B')} ÷ 10⁹",
+    }
+
+
 CALCULATOR = Calculator(
     name="finetune-memory",
     order=90,
@@ -203,6 +233,7 @@ CALCULATOR = Calculator(
         OutputSpec("serve_gb", "GB", "memory to serve the model in bf16"),
     ),
     compute=_compute,
+    formulas=_formulas,
     check=_check,
     chart=_chart,
     chart_description="Memory to train with each method, for this model.",

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from ..calculator import Calculator, OutputSpec, Params, WorkedExample, require
+from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, require, typed
 from ..chart import (
     BLUE,
     GREEN,
@@ -118,6 +118,17 @@ def _chart(p: Params, measured: Sequence[Series]) -> Figure:
     return {"data": data, "layout": layout("prompt tokens", "time to first token (ms)")}
 
 
+def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
+    rate = typed(p["prefill_tok_s"], "tok/s")
+    return {
+        "ttft_ms": f"{out('ttft_ms')} = {typed(p['overhead_ms'], 'ms')} overhead + {out('prefill_ms')}",
+        "uncached_tokens": (
+            f"{out('uncached_tokens')} = {counted(p['prompt_tokens'], 'token')} − {typed(p['cached_tokens'])} cached"
+        ),
+        "prefill_ms": f"{out('prefill_ms')} = 1,000 × {out('uncached_tokens')} ÷ {rate}",
+    }
+
+
 CALCULATOR = Calculator(
     name="prefill",
     order=10,
@@ -134,6 +145,7 @@ CALCULATOR = Calculator(
         OutputSpec("prefill_ms", "ms", "of which reading the prompt"),
     ),
     compute=_compute,
+    formulas=_formulas,
     check=_check,
     chart=_chart,
     chart_description=(

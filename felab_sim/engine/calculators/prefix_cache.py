@@ -7,9 +7,9 @@ is the whole blocks inside the prompt's unchanged start; a partial block is alwa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from ..calculator import Calculator, OutputSpec, Params, WorkedExample
+from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, typed
 from ..chart import (
     BLUE,
     GREEN,
@@ -85,6 +85,28 @@ def _chart(p: Params, measured: Sequence[Series]) -> Figure:
     }
 
 
+def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
+    rate, overhead = typed(p["prefill_tok_s"], "tok/s"), typed(p["overhead_ms"], "ms")
+    block = f"{counted(p['block_tokens'], 'token')} × {CHARS_PER_TOKEN} characters"
+    unchanged = (
+        f"{typed(p['prefix_chars'])} unchanged characters"
+        if p["order"] == SHARED_FIRST or p["suffix_chars"] == 0
+        else "0 unchanged characters (the changing part comes first)"
+    )
+    return {
+        "prompt_tokens": (
+            f"{out('prompt_tokens')} = ({typed(p['prefix_chars'])} + {typed(p['suffix_chars'])} characters) "
+            f"÷ {CHARS_PER_TOKEN}"
+        ),
+        "cached_tokens": f"{out('cached_tokens')} = whole blocks of {block} in {unchanged}",
+        "uncached_tokens": f"{out('uncached_tokens')} = {out('prompt_tokens')} − {out('cached_tokens')}",
+        "cached_pct": f"{out('cached_pct')} = {out('cached_tokens')} ÷ {out('prompt_tokens')}",
+        "ttft_cold_ms": f"{out('ttft_cold_ms')} = {overhead} + 1,000 × {out('prompt_tokens')} ÷ {rate}",
+        "ttft_warm_ms": f"{out('ttft_warm_ms')} = {overhead} + 1,000 × {out('uncached_tokens')} ÷ {rate}",
+        "speedup": f"{out('speedup')} = {out('ttft_cold_ms')} ÷ {out('ttft_warm_ms')}",
+    }
+
+
 CALCULATOR = Calculator(
     name="prefix-cache",
     order=20,
@@ -146,6 +168,7 @@ CALCULATOR = Calculator(
         OutputSpec("speedup", "×", "first ÷ repeat"),
     ),
     compute=_compute,
+    formulas=_formulas,
     chart=_chart,
     chart_description=(
         "Time to first token against the repeated part's length: first request, and repeats with "

@@ -1,54 +1,169 @@
 """Roofline: is decoding limited by memory or by compute? (lessons 00, 04, 12)
 
-Arithmetic intensity in FLOP per byte of weights read: one decode step reads every weight
-once and does a multiply and an add with it (2 FLOP) for each sequence in the batch. Below the
-hardware's ridge point (peak FLOP/s ÷ bandwidth) the bandwidth is the limit.
+One decode step reads every active weight once and every sequence's KV cache for its context,
+and does a multiply and an add with each weight (2 FLOP) for each sequence in the batch. The
+step takes the longer of its memory time (bytes ÷ bandwidth) and its compute time (FLOP ÷ peak),
+as llm-analysis times each layer. Attention's own FLOP (about 4 × layers × heads × head size per
+token of context) are left out: at the course's shapes they are a few percent of the weights'.
+Below the ridge point (peak FLOP/s ÷ bandwidth) the bandwidth is the limit. The weights, the KV
+of every sequence and a stated overhead must fit in the memory an engine may use.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from ..calculator import Calculator, OutputSpec, Params, WorkedExample
+from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, require, typed
 from ..chart import BLUE, Figure, Series, layout, line, these_settings
 from ..params import Param
-from .decode_ceiling import BANDWIDTH_GBS, PARAMS_B
+from .decode_ceiling import (
+    ACTIVE_PARAMS_B,
+    BANDWIDTH_GBS,
+    BATCH,
+    CONTEXT_TOKENS,
+    KV_BYTES_PER_TOKEN,
+    MEMORY_UTILIZATION,
+    OVERHEAD_GB,
+    PARAMS_B,
+    active_b,
+)
 
 FLOP_PER_WEIGHT = 2  # one multiply and one add per weight per token
 MEMORY = "memory"
 COMPUTE = "compute"
+FITS = "yes"
+DOES_NOT_FIT = "no"
+GB = 1e9
 
 
-def _compute(p: Params) -> dict[str, float | str]:
+def _check(p: Params) -> None:
+    if p["active_params_b"] is not None:
+        require(
+            p["active_params_b"] <= p["params_b"],
+            "active_params_b",
+            f"active_params_b must be at most params_b ({p['params_b']:g})",
+        )
+
+
+def memory_needed_gb(p: Params) -> float:
+    """Every weight held (all experts), every sequence's KV for its context, and the overhead."""
+    weights = p["params_b"] * p["bytes_per_weight"]
+    kv = p["batch"] * p["context_tokens"] * p["kv_bytes_per_token"] / GB
+    return weights + kv + p["overhead_gb"]
+
+
+def largest_batch(p: Params) -> int | None:
+    """The most sequences of this context whose KV fits beside the weights and the overhead;
+    None when the context is 0 (no KV to hold, so memory sets no limit on the batch)."""
+    room = p["memory_gb"] * p["memory_utilization"] - p["params_b"] * p["bytes_per_weight"] - p["overhead_gb"]
+    per_sequence = p["context_tokens"] * p["kv_bytes_per_token"] / GB
+    if per_sequence == 0:
+        return None
+    return max(0, math.floor(room / per_sequence + 1e-9))
+
+
+def _compute(p: Params) -> dict[str, float | str | None]:
     peak = p["peak_tflops"] * 1e12
     bandwidth = p["bandwidth_gbs"] * 1e9
-    ridge = peak / bandwidth
-    intensity = FLOP_PER_WEIGHT * p["batch"] / p["bytes_per_weight"]
-    attainable = min(peak, bandwidth * intensity)
-    flop_per_token = FLOP_PER_WEIGHT * p["params_b"] * 1e9
+    active = active_b(p) * 1e9
+    weight_bytes = active * p["bytes_per_weight"]
+    kv_bytes = p["batch"] * p["context_tokens"] * p["kv_bytes_per_token"]
+    step_bytes = weight_bytes + kv_bytes
+    step_flop = FLOP_PER_WEIGHT * active * p["batch"]
+    memory_s, compute_s = step_bytes / bandwidth, step_flop / peak
+    step_s = max(memory_s, compute_s)
+    needed = memory_needed_gb(p)
+    usable = p["memory_gb"] * p["memory_utilization"]
+    fits = needed <= usable
+    # Per sequence: the KV read that grows with the batch against the compute that does too.
+    kv_per_sequence_s = p["context_tokens"] * p["kv_bytes_per_token"] / bandwidth
+    compute_per_sequence_s = FLOP_PER_WEIGHT * active / peak
+    ridge_batch = (
+        (weight_bytes / bandwidth) / (compute_per_sequence_s - kv_per_sequence_s)
+        if compute_per_sequence_s > kv_per_sequence_s
+        else None
+    )
     return {
-        "ridge_flop_per_byte": ridge,
-        "decode_flop_per_byte": intensity,
-        "bound": MEMORY if intensity < ridge else COMPUTE,
-        "attainable_tflops": attainable / 1e12,
-        "attainable_tok_s": attainable / flop_per_token,
-        "ridge_batch": ridge * p["bytes_per_weight"] / FLOP_PER_WEIGHT,
+        "ridge_flop_per_byte": peak / bandwidth,
+        "decode_flop_per_byte": step_flop / step_bytes,
+        "bound": MEMORY if memory_s >= compute_s else COMPUTE,
+        "weights_gb_per_step": weight_bytes / GB,
+        "kv_gb_per_step": kv_bytes / GB,
+        "gb_per_step": step_bytes / GB,
+        "kv_share_pct": 100.0 * kv_bytes / step_bytes,
+        "step_ms": 1000.0 * step_s,
+        "attainable_tflops": step_flop / step_s / 1e12 if fits else None,
+        "attainable_tok_s": p["batch"] / step_s if fits else None,
+        "tok_s_per_user": 1 / step_s if fits else None,
+        "ridge_batch": ridge_batch,
+        "memory_needed_gb": needed,
+        "memory_usable_gb": usable,
+        "fits": FITS if fits else DOES_NOT_FIT,
+        "largest_batch": largest_batch(p),
     }
 
 
 def _chart(p: Params, measured: Sequence[Series]) -> Figure:
     peak, bandwidth = p["peak_tflops"], p["bandwidth_gbs"] / 1000
     xs = [2 ** (n / 4) for n in range(-8, 60)]
-    result = CALCULATOR.run(p)
+    intensity = CALCULATOR.run(p).value("decode_flop_per_byte")
     data = [
         line("attainable TFLOP/s", xs, [min(peak, bandwidth * x) for x in xs], BLUE),
-        these_settings(result.value("decode_flop_per_byte"), result.value("attainable_tflops")),
+        # On the roof even where the memory does not hold it: the chart shows the physics.
+        these_settings(intensity, min(peak, bandwidth * intensity)),
     ]
     described = layout("arithmetic intensity (FLOP per byte, log)", "TFLOP/s (log)")
     described["xaxis"]["type"] = "log"
     described["yaxis"] = {"title": {"text": "TFLOP/s (log)"}, "type": "log"}
     return {"data": data, "layout": described}
+
+
+def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
+    peak, bandwidth = typed(p["peak_tflops"], "TFLOP/s"), typed(p["bandwidth_gbs"], "GB/s")
+    active = typed(active_b(p))
+    sequences = counted(p["batch"], "sequence")
+    fits = out("fits") == "yes"
+    no_room = f"— : does not fit, needs {out('memory_needed_gb')} of {out('memory_usable_gb')}"
+    kv = f"{sequences} × {counted(p['context_tokens'], 'token')} × {typed(p['kv_bytes_per_token'], 'B')}"
+    flop = f"2 × {active} × 10⁹ weights × {sequences}"
+    return {
+        "ridge_flop_per_byte": f"{out('ridge_flop_per_byte')} = {peak} ÷ {bandwidth}",
+        "decode_flop_per_byte": f"{out('decode_flop_per_byte')} = {flop} ÷ {out('gb_per_step')}",
+        "bound": (
+            f"{out('bound')}: memory time {out('gb_per_step')} ÷ {bandwidth} against compute time {flop} ÷ {peak}"
+        ),
+        "weights_gb_per_step": f"{out('weights_gb_per_step')} = {active} × 10⁹ weights × {typed(p['bytes_per_weight'], 'B')}",
+        "kv_gb_per_step": f"{out('kv_gb_per_step')} = {kv} ÷ 10⁹",
+        "gb_per_step": f"{out('gb_per_step')} = {out('weights_gb_per_step')} + {out('kv_gb_per_step')}",
+        "kv_share_pct": f"{out('kv_share_pct')} = {out('kv_gb_per_step')} ÷ {out('gb_per_step')}",
+        "step_ms": f"{out('step_ms')} = max({out('gb_per_step')} ÷ {bandwidth}, {flop} ÷ {peak})",
+        "attainable_tflops": f"{out('attainable_tflops')} = {flop} ÷ {out('step_ms')}" if fits else no_room,
+        "attainable_tok_s": f"{out('attainable_tok_s')} = {sequences} ÷ {out('step_ms')}"
+        if fits
+        else no_room,
+        "tok_s_per_user": f"{out('tok_s_per_user')} = 1 ÷ {out('step_ms')}" if fits else no_room,
+        "ridge_batch": (
+            f"{out('ridge_batch')} = ({out('weights_gb_per_step')} ÷ {bandwidth}) ÷ (2 × {active} × 10⁹ ÷ {peak} − "
+            f"{counted(p['context_tokens'], 'token')} × {typed(p['kv_bytes_per_token'], 'B')} ÷ {bandwidth})"
+            if out("ridge_batch") != "—"
+            else "— : each sequence's KV read takes longer than its compute, so no batch reaches the ridge"
+        ),
+        "memory_needed_gb": (
+            f"{out('memory_needed_gb')} = {typed(p['params_b'])} × 10⁹ weights × {typed(p['bytes_per_weight'], 'B')} weights + "
+            f"{out('kv_gb_per_step')} KV + {typed(p['overhead_gb'], 'GB')} overhead"
+        ),
+        "memory_usable_gb": f"{out('memory_usable_gb')} = {typed(p['memory_utilization'])} × {typed(p['memory_gb'], 'GB')}",
+        "fits": f"{out('fits')}: {out('memory_needed_gb')} {'≤' if fits else '>'} {out('memory_usable_gb')}",
+        "largest_batch": (
+            "— : at context 0 no KV is kept, so memory sets no limit on the batch"
+            if p["context_tokens"] == 0
+            else f"{out('largest_batch')} = ⌊({out('memory_usable_gb')} − {typed(p['params_b'])} × 10⁹ × "
+            f"{typed(p['bytes_per_weight'], 'B')} − {typed(p['overhead_gb'], 'GB')}) ÷ "
+            f"({counted(p['context_tokens'], 'token')} × {typed(p['kv_bytes_per_token'], 'B')})⌋"
+        ),
+    }
 
 
 CALCULATOR = Calculator(
@@ -57,9 +172,9 @@ CALCULATOR = Calculator(
     title="Roofline: memory-bound or compute-bound",
     lessons=("00", "04", "12"),
     meaning=(
-        "Decoding one sequence does about one multiply-add per byte of weights read, far below "
-        "what a GPU's compute could use, so it waits on memory until the batch is large enough "
-        "to reach the ridge point."
+        "A decode step reads every active weight once for the whole batch but each sequence's KV "
+        "cache for itself, so batching raises the work per byte only until the KV reads dominate; "
+        "and the weights and every sequence's KV must fit in memory."
     ),
     params=(
         Param(
@@ -75,9 +190,9 @@ CALCULATOR = Calculator(
         replace(
             BANDWIDTH_GBS, default=3350.0, help="Memory bandwidth from the spec sheet (H100 SXM: 3,350)."
         ),
-        Param(
-            "batch", "int", 1, "Sequences decoded together in one step.", "sequences", low=1, high=1_000_000
-        ),
+        BATCH,
+        CONTEXT_TOKENS,
+        KV_BYTES_PER_TOKEN,
         Param(
             "bytes_per_weight",
             "float",
@@ -89,16 +204,53 @@ CALCULATOR = Calculator(
             high=8,
         ),
         PARAMS_B,
+        ACTIVE_PARAMS_B,
+        Param(
+            "memory_gb",
+            "float",
+            85.9,
+            "Memory on the GPU (H100 SXM: 80 GiB = 85.9 GB).",
+            "GB",
+            label="GPU memory",
+            low=0.1,
+            high=1_000_000,
+        ),
+        MEMORY_UTILIZATION,
+        OVERHEAD_GB,
     ),
     outputs=(
         OutputSpec("ridge_flop_per_byte", "FLOP/B", "ridge point"),
         OutputSpec("decode_flop_per_byte", "FLOP/B", "decode's arithmetic intensity"),
         OutputSpec("bound", "", "the limit"),
-        OutputSpec("attainable_tflops", "TFLOP/s", "attainable compute"),
-        OutputSpec("attainable_tok_s", "tok/s", "attainable tokens per second, whole batch"),
-        OutputSpec("ridge_batch", "sequences", "batch where compute becomes the limit"),
+        OutputSpec("weights_gb_per_step", "GB", "weights read per step"),
+        OutputSpec("kv_gb_per_step", "GB", "KV cache read per step, every sequence"),
+        OutputSpec("gb_per_step", "GB", "bytes read per step"),
+        OutputSpec("kv_share_pct", "%", "KV cache's share of the bytes"),
+        OutputSpec("step_ms", "ms", "time per decode step"),
+        OutputSpec("attainable_tflops", "TFLOP/s", "attainable compute (empty when it does not fit)"),
+        OutputSpec(
+            "attainable_tok_s",
+            "tok/s",
+            "attainable tokens per second, whole batch (empty when it does not fit)",
+        ),
+        OutputSpec(
+            "tok_s_per_user", "tok/s", "tokens per second each sequence gets (empty when it does not fit)"
+        ),
+        OutputSpec(
+            "ridge_batch",
+            "sequences",
+            "batch where compute becomes the limit (empty: never, KV reads grow as fast)",
+        ),
+        OutputSpec("memory_needed_gb", "GB", "memory needed: weights + KV + overhead"),
+        OutputSpec("memory_usable_gb", "GB", "memory the engine may use"),
+        OutputSpec("fits", "", "fits in memory"),
+        OutputSpec(
+            "largest_batch", "sequences", "largest batch that fits at this context (empty at context 0)"
+        ),
     ),
     compute=_compute,
+    check=_check,
+    formulas=_formulas,
     chart=_chart,
     chart_description=(
         "Attainable compute against arithmetic intensity: the slope is the memory limit, the flat "

@@ -20,9 +20,9 @@ one replica into two for 20% headroom.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from ..calculator import Calculator, OutputSpec, Params, WorkedExample
+from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, typed
 from ..chart import BLUE, ORANGE, Figure, Series, layout, line, these_settings
 from ..params import Param
 from .cost import price_param, tokens_param, usd_per_task
@@ -72,6 +72,34 @@ def _chart(p: Params, measured: Sequence[Series]) -> Figure:
         these_settings(p["tickets_per_month"], result.value("serverless_usd_month")),
     ]
     return {"data": data, "layout": layout("tickets per month", "$ per month")}
+
+
+def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
+    users, capacity = counted(p["peak_users"], "user"), typed(p["capacity"])
+    price = (
+        f"({typed(p['input_tokens'])} × {typed(p['input_usd_per_m'], '$')} + "
+        f"{typed(p['output_tokens'])} × {typed(p['output_usd_per_m'], '$')}) ÷ 10⁶"
+    )
+    return {
+        "replicas": f"{out('replicas')} = ⌈{users} ÷ {capacity} per replica⌉",
+        "replicas_with_headroom": (
+            f"{out('replicas_with_headroom')} = ⌈{users} × (1 + {typed(p['headroom'])}) ÷ {capacity}⌉"
+        ),
+        "usd_per_ticket": f"{out('usd_per_ticket')} = {price}",
+        "serverless_usd_month": (
+            f"{out('serverless_usd_month')} = {typed(p['tickets_per_month'])} tickets × {out('usd_per_ticket')}"
+        ),
+        "dedicated_usd_month": (
+            f"{out('dedicated_usd_month')} = {out('replicas_with_headroom')} × {typed(p['hours'])} hours × "
+            f"{typed(p['gpu_hour_usd'], '$')}"
+        ),
+        "crossover_tickets_month": (
+            f"{out('crossover_tickets_month')} = {out('dedicated_usd_month')} ÷ {out('usd_per_ticket')}"
+            if out("crossover_tickets_month") != "—"
+            else "— : free tokens never cost more than a deployment"
+        ),
+        "cheaper": f"{out('cheaper')}: {out('serverless_usd_month')} serverless against {out('dedicated_usd_month')} dedicated",
+    }
 
 
 CALCULATOR = Calculator(
@@ -156,6 +184,7 @@ CALCULATOR = Calculator(
         OutputSpec("cheaper", "", "the cheaper option at this volume"),
     ),
     compute=_compute,
+    formulas=_formulas,
     chart=_chart,
     chart_description="Monthly cost against tickets per month, serverless against dedicated.",
     examples=(

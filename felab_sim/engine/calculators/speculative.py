@@ -18,9 +18,9 @@ tenth of the 18 ms it takes to read the 4.9 GB file at 273 GB/s: a GPU doing abo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from ..calculator import Calculator, OutputSpec, Params, WorkedExample
+from ..calculator import Calculator, OutputSpec, Params, WorkedExample, typed
 from ..chart import (
     BLUE,
     GREEN,
@@ -132,6 +132,29 @@ def _chart(p: Params, measured: Sequence[Series]) -> Figure:
     return {"data": data, "layout": layout("acceptance α", "speed-up (×)")}
 
 
+def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
+    alpha, k = typed(p["acceptance"]), p["draft_tokens"]
+    powers = (
+        " + ".join(["1", alpha] + [f"{alpha}^{i}" for i in range(2, k + 1)])
+        if k <= 4
+        else (f"1 + {alpha} + … + {alpha}^{k}")
+    )
+    verify = f"max(1, ({k} + 1) × {typed(p['verify_cost'])})"
+    return {
+        "tokens_per_pass": f"{out('tokens_per_pass')} = {powers}",
+        "verify_pass_steps": f"{out('verify_pass_steps')} = {verify}",
+        "speedup": (
+            f"{out('speedup')} = {out('tokens_per_pass')} ÷ ({k} × {typed(p['draft_cost'])} + {out('verify_pass_steps')})"
+        ),
+        "break_even_acceptance": (
+            f"{out('break_even_acceptance')}: the α where speed-up = 1 at {k} drafted and draft cost {typed(p['draft_cost'])}"
+            if out("break_even_acceptance") != "—"
+            else f"— : even α = 1 does not pay at {k} drafted and draft cost {typed(p['draft_cost'])}"
+        ),
+        "expected_tok_s": f"{out('expected_tok_s')} = {typed(p['baseline_tok_s'], 'tok/s')} × {out('speedup')}",
+    }
+
+
 CALCULATOR = Calculator(
     name="speculative",
     order=50,
@@ -202,6 +225,7 @@ CALCULATOR = Calculator(
         OutputSpec("expected_tok_s", "tok/s", "expected speed with speculation"),
     ),
     compute=_compute,
+    formulas=_formulas,
     chart=_chart,
     chart_description=(
         "Speed-up against acceptance for 2, 4 and 8 drafted tokens; below 1 speculation is slower."

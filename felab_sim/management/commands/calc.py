@@ -20,17 +20,21 @@ from felab_sim.engine import reference
 from felab_sim.engine.calculator import Calculator, Result
 from felab_sim.engine.calculators import CALCULATORS
 from felab_sim.engine.params import ParamError
-from felab_sim.management.declared import add_declared_flags, flag_error
+from felab_sim.management.declared import add_declared_flags, flag_error, read_file_flags
 
 
 def format_result(result: Result) -> str:
-    """One output a line: label, value with its unit, and the key cards cite it by."""
+    """One output a line: label, value with its unit, and the key cards cite it by; under it, its
+    formula with the settings' numbers."""
     rows = [(out.label, out.text(), key) for key, out in result.outputs.items()]
     label_width = max(len(label) for label, _, _ in rows)
     value_width = max(len(value) for _, value, _ in rows)
-    return "\n".join(
-        f"{label.ljust(label_width)}  {value.rjust(value_width)}  {key}" for label, value, key in rows
-    )
+    lines = []
+    for (label, value, key), out in zip(rows, result.outputs.values(), strict=True):
+        lines.append(f"{label.ljust(label_width)}  {value.rjust(value_width)}  {key}")
+        if out.formula:
+            lines.append(f"    {out.formula}")
+    return "\n".join(lines)
 
 
 def format_list() -> str:
@@ -79,7 +83,8 @@ class Command(BaseCommand):
             self.stdout.write(f"{calculator.title}\n{format_result(result)}")
 
     def run(self, calculator: Calculator, options: dict) -> Result:
-        raw = {param.name: options[param.name] for param in calculator.params if param.name in options}
+        given = {param.name: options[param.name] for param in calculator.params if param.name in options}
+        raw = read_file_flags(given, calculator.params)
         try:
             return calculator.run(raw)
         except ParamError as error:

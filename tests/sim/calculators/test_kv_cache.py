@@ -1,7 +1,17 @@
-"""The kv-cache calculator (lesson 05) reproduces the course's worked examples. No database."""
+"""The kv-cache calculator (lesson 05) reproduces the course's worked examples and sizes real model
+shapes (issue 21) to the byte."""
+
+import io
+import json
 
 import pytest
+from django.core.management import CommandError, call_command
 
+from felab_sim.engine.calculators import get
+from felab_sim.engine.model_presets import PRESETS
+from felab_sim.engine.model_presets import preset as preset_named
+from felab_sim.engine.model_shapes import kv_bytes_for_sequence, kv_bytes_per_token
+from felab_sim.engine.params import ParamError
 from tests.support.calculators import outputs
 
 
@@ -26,3 +36,152 @@ def test_kv_cache_of_llama_70b_for_16_users():
     assert out["kv_kib_per_token"] == 320
     assert out["kv_gb_per_conversation"] == pytest.approx(10.7, abs=0.05)
     assert out["kv_gb_total"] == pytest.approx(172, abs=0.5)
+
+
+# A model shape: a preset, a pasted config.json, tensor parallelism -------------------------------
+
+CONTEXT_32K = 32_768
+
+
+@pytest.mark.parametrize(
+    ("model", "full", "sliding", "mla", "per_context_token"),
+    [
+        # MLA: (kv_lora_rank 512 + qk_rope_head_dim 64) × 2 B × 61 layers, no factor 2, no heads.
+        ("DeepSeek-V3", 0, 0, (512 + 64) * 2 * 61, (512 + 64) * 2 * 61),
+        # 12 full and 12 sliding layers (window 128) of 2 × 8 KV heads × 64 × 2 B.
+        (
+            "gpt-oss-20b",
+            12 * 2 * 8 * 64 * 2,
+            12 * 2 * 8 * 64 * 2,
+            0,
+            12 * 2048 + 12 * 2048 * 128 / CONTEXT_32K,
+        ),
+        ("Llama-3.1-70B", 2 * 80 * 8 * 128 * 2, 0, 0, 2 * 80 * 8 * 128 * 2),
+        ("Qwen2.5-7B", 2 * 28 * 4 * 128 * 2, 0, 0, 2 * 28 * 4 * 128 * 2),
+    ],
+)
+def test_kv_per_token_by_layer_kind_is_each_architectures_formula_to_the_byte(
+    model, full, sliding, mla, per_context_token
+):
+    out = outputs("kv-cache", model=model, context_tokens=CONTEXT_32K)
+    assert (
+        out["kv_bytes_per_token_full"],
+        out["kv_bytes_per_token_sliding"],
+        out["kv_bytes_per_token_mla"],
+    ) == (
+        full,
+        sliding,
+        mla,
+    )
+    assert out["kv_bytes_per_token"] == full + sliding + mla
+    assert out["kv_bytes_per_context_token"] == per_context_token
+
+
+@pytest.mark.parametrize("preset", PRESETS, ids=lambda preset: preset.name)
+def test_every_preset_agrees_with_the_shape_module_and_its_pasted_config(preset):
+    shape = preset.shape
+    expected = kv_bytes_for_sequence(shape, CONTEXT_32K, 2).per_gpu
+    by_preset = outputs("kv-cache", model=preset.name, context_tokens=CONTEXT_32K)
+    pasted = outputs("kv-cache", model_config=json.dumps(preset.config), context_tokens=CONTEXT_32K)
+    assert by_preset == pasted
+    assert by_preset["kv_bytes_per_token"] == sum(kv_bytes_per_token(shape, 2).values())
+    assert by_preset["kv_gb_per_conversation"] * 1e9 == pytest.approx(expected, rel=1e-12)
+
+
+def test_typed_sizes_still_work_when_no_model_is_given():
+    assert outputs("kv-cache", layers=80)["kv_bytes_per_token"] == 327_680
+    # A model given wins over the typed-in sizes.
+    assert outputs("kv-cache", layers=80, model="Qwen2.5-7B")["kv_bytes_per_token"] == 57_344
+
+
+def test_tensor_parallel_splits_kv_heads_but_keeps_one_per_gpu_and_the_mla_latent_whole():
+    two = outputs("kv-cache", model="Llama-3.1-70B", tensor_parallel=2)
+    assert two["kv_bytes_per_token"] == 327_680 / 2
+    assert two["kv_bytes_per_token_all_gpus"] == 327_680
+    sixteen = outputs("kv-cache", model="Llama-3.1-70B", tensor_parallel=16)
+    assert sixteen["kv_bytes_per_token"] == 2 * 80 * 1 * 128 * 2  # one KV head on each GPU
+    assert sixteen["kv_bytes_per_token_all_gpus"] == 16 * 2 * 80 * 128 * 2
+    mla = outputs("kv-cache", model="DeepSeek-V3", tensor_parallel=8)
+    assert mla["kv_bytes_per_token"] == 70_272
+    assert mla["kv_bytes_per_token_all_gpus"] == 8 * 70_272
+
+
+def test_an_uneven_tensor_parallel_split_is_refused_naming_it():
+    with pytest.raises(ParamError) as refused:
+        get("kv-cache").run({"model": "Llama-3.1-70B", "tensor_parallel": 3})
+    assert refused.value.param == "tensor_parallel"
+
+
+def test_an_unreadable_config_is_a_400_naming_the_missing_field(client):
+    config = dict(preset_named("Llama-3.1-8B").config)
+    del config["num_key_value_heads"]
+    response = client.get("/sim/calc/kv-cache.json", {"model_config": json.dumps(config)})
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["param"] == "model_config"
+    assert "num_key_value_heads: missing" in error["message"]
+
+
+def test_the_json_endpoint_takes_the_config_text_itself(client):
+    config = json.dumps(preset_named("gpt-oss-20b").config)
+    response = client.get("/sim/calc/kv-cache.json", {"model_config": config, "context_tokens": "32768"})
+    assert response.status_code == 200
+    assert response.json()["outputs"]["kv_bytes_per_token_sliding"]["value"] == 24_576
+
+
+def test_the_cli_reads_the_config_from_a_file(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(preset_named("DeepSeek-V3").config))
+    out = io.StringIO()
+    call_command("calc", "kv-cache", "--model-config", str(path), "--json", stdout=out)
+    assert json.loads(out.getvalue())["outputs"]["kv_bytes_per_token_mla"]["value"] == 70_272
+    with pytest.raises(CommandError, match="--model-config: cannot read"):
+        call_command("calc", "kv-cache", "--model-config", str(tmp_path / "nope.json"))
+
+
+@pytest.mark.django_db
+def test_the_page_offers_a_text_area_for_the_config_and_shows_each_layer_kind(client):
+    config = json.dumps(preset_named("gpt-oss-20b").config, indent=2)
+    page = client.get("/sim/calc/kv-cache/", {"model_config": config, "context_tokens": "32768"})
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert '<textarea name="model_config"' in html
+    assert 'data-key="kv_bytes_per_token_sliding">24,576 B<' in html
+    assert 'data-key="kv_bytes_per_context_token">24,672 B<' in html
+
+
+# An engine's start-up log beside felab's figures ----------------------------------------------
+
+# Three lines of a published vLLM start-up log (an 8B model at 16 bits on one GPU, 14.99 GiB of
+# weights): its pool is 26.43 GiB ÷ 131,072 B a token, so it caches as Llama-3.1-8B does.
+VLLM_LOG = """\
+(EngineCore_DP0 pid=10258) INFO 02-19 17:10:11 [gpu_worker.py:356] Available KV cache memory: 26.43 GiB
+(EngineCore_DP0 pid=10258) INFO 02-19 17:10:11 [kv_cache_utils.py:1307] GPU KV cache size: 216,496 tokens
+(EngineCore_DP0 pid=10258) INFO 02-19 17:10:11 [kv_cache_utils.py:1312] Maximum concurrency for 8,192 tokens per request: 26.43x
+"""
+
+
+def test_a_pasted_vllm_log_sets_the_engines_pool_beside_felabs_within_2_percent():
+    out = outputs("kv-cache", engine_log=VLLM_LOG)
+    assert out["engine_kv_tokens"] == 216_496
+    assert out["pool_gb"] == pytest.approx(26.43 * 2**30 / 1e9)
+    assert out["felab_kv_tokens"] == pytest.approx(26.43 * 2**30 / 131_072)
+    assert abs(out["kv_tokens_difference_pct"]) < 2
+    assert out["engine_max_concurrency"] == 26.43
+    assert out["felab_max_concurrency"] == pytest.approx(26.43 * 2**30 / (8192 * 131_072))
+    assert abs(out["concurrency_difference_pct"]) < 2
+
+
+def test_a_log_without_its_memory_line_uses_the_free_memory_entered_and_older_numbers_read():
+    out = outputs("kv-cache", free_gb=10, engine_log="INFO GPU KV cache size: 76288 tokens")
+    assert out["engine_kv_tokens"] == 76_288
+    assert out["felab_kv_tokens"] == pytest.approx(10e9 / 131_072)
+    assert out["engine_max_concurrency"] is None and out["concurrency_difference_pct"] is None
+    assert outputs("kv-cache")["engine_kv_tokens"] is None
+
+
+def test_a_log_with_no_kv_line_is_refused_naming_it(client):
+    response = client.get("/sim/calc/kv-cache.json", {"engine_log": "INFO Starting vLLM API server"})
+    assert response.status_code == 400
+    assert response.json()["error"]["param"] == "engine_log"
+    assert "GPU KV cache size" in response.json()["error"]["message"]
