@@ -28,6 +28,7 @@ import yaml
 from django.db import transaction
 
 from felab_sim.engine import citations, live_numbers
+from felab_sim.engine.calculators import CALCULATORS
 
 from . import models as lesson_models
 from . import number_checks
@@ -731,11 +732,44 @@ def _export_practice_files(course: Course, course_dir: Path) -> list[Path]:
     return written
 
 
+# PostgreSQL's jsonb keeps no key order (it sorts keys shortest first), so a template's mappings
+# are written in one order of their own: a draw's keys as below, a calculator's inputs in the
+# order the calculator declares its parameters.
+_DRAW_KEYS = ("name", "values", "presets", "range", "log", "step")
+_PRESET_KEYS = ("label", "inputs")
+
+
+def _ordered(mapping: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
+    rank = {key: index for index, key in enumerate(order)}
+    return {key: mapping[key] for key in sorted(mapping, key=lambda key: (rank.get(key, len(rank)), key))}
+
+
+def _in_file_order(name: str, value: Any, param_order: tuple[str, ...]) -> Any:
+    if name in ("fixed", "change"):
+        return _ordered(value, param_order)
+    if name != "draws":
+        return value
+    draws = []
+    for draw in value:
+        draw = _ordered(draw, _DRAW_KEYS)
+        if "presets" in draw:
+            draw["presets"] = [
+                {**_ordered(preset, _PRESET_KEYS), "inputs": _ordered(preset["inputs"], param_order)}
+                if isinstance(preset.get("inputs"), dict)
+                else _ordered(preset, _PRESET_KEYS)
+                for preset in draw["presets"]
+            ]
+        draws.append(draw)
+    return draws
+
+
 def _practice_entry(template: lesson_models.PracticeTemplate) -> dict[str, Any]:
     entry: dict[str, Any] = {"slug": template.slug}
+    calculator = CALCULATORS.get(template.calculator)
+    param_order = tuple(param.name for param in calculator.params) if calculator else ()
     for name in PRACTICE_FIELDS:
         value = getattr(template, name)
         if name in PRACTICE_DEFAULTS and value == PRACTICE_DEFAULTS[name]:
             continue
-        entry[name] = value
+        entry[name] = _in_file_order(name, value, param_order)
     return entry
