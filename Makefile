@@ -128,6 +128,7 @@ bench: $(VENV)/.dev chromium nginx bench/lighthouse/node_modules/.bin/lighthouse
 	-$(PY) bench/bench_calc.py
 	-$(PY) bench/bench_pages.py
 	-$(PY) bench/bench_http.py
+	-$(PY) bench/bench_signed_in.py
 	-$(PY) bench/bench_load.py
 	-$(PY) bench/bench_practice.py --capacity-levels 64,128,256
 	-$(PY) bench/bench_prefix_cache.py
@@ -137,6 +138,7 @@ bench: $(VENV)/.dev chromium nginx bench/lighthouse/node_modules/.bin/lighthouse
 	-$(PY) bench/bench_flood.py
 	-$(PY) bench/bench_cluster.py
 	-$(PY) bench/bench_study.py
+	-$(PY) bench/bench_drill.py
 	-$(PY) bench/bench_lighthouse.py
 
 # The cluster proof: nginx, two app hosts, a task worker, PostgreSQL and Redis on this machine.

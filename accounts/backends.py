@@ -12,23 +12,25 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import connection
 from django.db.models import Exists, OuterRef
+
+from serving.prepared import PreparedQuery
 
 from .instructors import INSTRUCTOR_FLAG, INSTRUCTORS_GROUP
 
-# Stands for the user's id while the query is compiled; replaced by the id on each request.
-_ANY_ID = -7_340_211
-
 
 @cache
-def _user_query(vendor: str) -> tuple[str, tuple[Any, ...]]:
-    """The SQL that loads one user with the flag, compiled once per process and database kind:
-    Django's ORM takes about ten times longer to build this query than the database to answer it
+def _user_lookup() -> PreparedQuery:
+    """One user with the flag, its SQL built once per process (serving/prepared.py): Django's ORM
+    takes about ten times longer to build this query than the database to answer it
     (bench/bench_http.py), and it is asked on every signed-in request."""
+    User = get_user_model()
     in_group = Group.objects.filter(user=OuterRef("pk"), name=INSTRUCTORS_GROUP)
-    users = get_user_model()._default_manager.annotate(**{INSTRUCTOR_FLAG: Exists(in_group)})
-    return users.filter(pk=_ANY_ID).query.sql_with_params()
+    return PreparedQuery(
+        User,
+        lambda pk: User._default_manager.annotate(**{INSTRUCTOR_FLAG: Exists(in_group)}).filter(pk=pk),
+        pk=-7_340_211,
+    )
 
 
 class InstructorFlagBackend(ModelBackend):
@@ -48,8 +50,7 @@ class InstructorFlagBackend(ModelBackend):
             pk = User._meta.pk.to_python(user_id)
         except ValidationError:
             return None
-        sql, params = _user_query(connection.vendor)
-        users = list(User._default_manager.raw(sql, [pk if param == _ANY_ID else param for param in params]))
+        users = _user_lookup().run(pk=pk)
         if not users or not self.user_can_authenticate(users[0]):
             return None
         user = users[0]

@@ -4,7 +4,9 @@ the default sweep, in one run.
     python bench/bench_calc.py [--runs N]
 
 Targets (issue 11): a calculator's JSON in at most 5 ms in-process; each calculator page no slower
-than the card page; the default sweep in at most 20 ms. Each row also shows the course's worked
+than the card page; the default sweep in at most 20 ms. Issue 21: the chain's JSON (/sim/chain.json)
+in at most 5 ms in-process, and the chain page (/sim/chain/) no slower than a calculator page (the
+roofline's, the chain's heaviest step, at the chain's decode settings). Each row also shows the course's worked
 example and what felab computes for it. In-process (Django's test client on a scratch SQLite
 database with the bundled lessons): compare the numbers within the table, as ratios.
 """
@@ -38,6 +40,8 @@ from django.core.management import call_command  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import override_settings  # noqa: E402
 
+from felab_sim.chain_views import step_url  # noqa: E402
+from felab_sim.engine import chain  # noqa: E402
 from felab_sim.engine.calculators import CALCULATORS  # noqa: E402
 from felab_sim.engine.simulator import run_sweep  # noqa: E402
 from felab_sim.engine.sweep_params import SweepParams  # noqa: E402
@@ -112,6 +116,7 @@ def measure(runs: int) -> None:
             over.append(f"{name} JSON {json_ms:.2f} ms > {JSON_BUDGET_MS} ms")
         if page_ms > card_ms:
             over.append(f"{name} page {page_ms:.1f} ms > card {card_ms:.1f} ms")
+    over += measure_chain(client, runs)
     if sweep_ms > SWEEP_BUDGET_MS:
         over.append(f"default sweep {sweep_ms:.1f} ms > {SWEEP_BUDGET_MS} ms")
 
@@ -126,6 +131,28 @@ def measure(runs: int) -> None:
         print("OVER TARGET: " + "; ".join(over))
         sys.exit(1)
     print("all targets met")
+
+
+def measure_chain(client: Client, runs: int) -> list[str]:
+    """The chain at the capstone's defaults, beside the calculator page of its decode step."""
+    walked = chain.walk({})
+    json_ms = median_ms(lambda: json.dumps(chain.walk({}).as_json(step_url)), runs)
+    endpoint_ms = median_ms(lambda: get_ok(client, "/sim/chain.json"), runs)
+    page_ms = median_ms(lambda: get_ok(client, "/sim/chain/"), runs)
+    roofline = step_url(walked.step("decode")).split("#")[0]
+    calc_ms = median_ms(lambda: get_ok(client, roofline), runs)
+    print(
+        f"chain (capstone default, {len(walked.steps)} steps): JSON {json_ms:.3f} ms in-process "
+        f"(target ≤ {JSON_BUDGET_MS} ms); chain.json {endpoint_ms:.2f} ms; page {page_ms:.2f} ms against "
+        f"the roofline page at its decode step {calc_ms:.2f} ms: ÷ {page_ms / calc_ms:.2f} "
+        "(target: no slower than a calculator page, ≤ 1)"
+    )
+    over = []
+    if json_ms > JSON_BUDGET_MS:
+        over.append(f"chain JSON {json_ms:.2f} ms > {JSON_BUDGET_MS} ms")
+    if page_ms > calc_ms:
+        over.append(f"chain page {page_ms:.1f} ms > calculator page {calc_ms:.1f} ms")
+    return over
 
 
 if __name__ == "__main__":

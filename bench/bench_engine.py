@@ -22,6 +22,7 @@ import io
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -31,6 +32,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from felab_sim.engine.batching.anchors import (  # noqa: E402
+    ANCHOR_FILE,
+    ANCHOR_SPECS,
+    AnchorSpec,
+    anchor_file,
+    derive,
+    run_from_entry,
+)
+from felab_sim.engine.batching.anchors import settings_from_meta as anchor_settings  # noqa: E402
+from felab_sim.engine.batching.engine_params import anchor_felab  # noqa: E402
 from felab_sim.engine.batching.simulate import (  # noqa: E402
     EngineSettings,
     Result,
@@ -40,6 +51,7 @@ from felab_sim.engine.batching.simulate import (  # noqa: E402
 )
 from felab_sim.engine.batching.step_time import Calibration, calibration_for  # noqa: E402
 from felab_sim.engine.hardware import hardware_preset  # noqa: E402
+from felab_sim.engine.limits import ENGINE_WEB_LIMITS  # noqa: E402
 from felab_sim.engine.model_presets import preset  # noqa: E402
 
 ENVIRONMENT = "FELAB_LLMSERVINGSIM"
@@ -56,28 +68,7 @@ KV_TARGET = 0.03
 SIMULATION_BUDGET_S = 2.0
 
 
-@dataclass(frozen=True)
-class AnchorRun:
-    folder: str  # under bench/examples/
-    model: str
-    hardware: str
-    settings: EngineSettings
-
-    @property
-    def label(self) -> str:
-        return self.folder.replace("/", " ")
-
-
-ANCHORS = (
-    AnchorRun("RTX4090/Llama-3.1-8B", "Llama-3.1-8B", "rtx-4090", EngineSettings(max_num_seqs=256)),
-    AnchorRun("RTXPRO6000/Llama-3.1-8B", "Llama-3.1-8B", "rtx-pro-6000", EngineSettings(max_num_seqs=128)),
-    AnchorRun(
-        "RTXPRO6000/Qwen3-30B-A3B-Instruct-2507",
-        "Qwen3-30B-A3B",  # the Instruct-2507 release has the base model's config.json shape
-        "rtx-pro-6000",
-        EngineSettings(max_num_seqs=128, data_parallel=2, expert_parallel=True),
-    ),
-)
+ANCHORS = ANCHOR_SPECS
 
 
 class Source:
@@ -97,16 +88,22 @@ class Source:
             text=True,
         ).stdout
 
+    def commit(self) -> str:
+        where = ["--git-dir", str(self.path)] if self.bare else ["-C", str(self.path)]
+        return subprocess.run(
+            ["git", *where, "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+        ).stdout.strip()
+
 
 @dataclass(frozen=True)
 class Anchor:
-    run: AnchorRun
+    run: AnchorSpec
     rows: list[dict]
     meta: dict
     timeseries: list[dict]
 
 
-def load(source: Source, run: AnchorRun) -> Anchor:
+def load(source: Source, run: AnchorSpec) -> Anchor:
     base = f"bench/examples/{run.folder}/vllm"
     rows = [json.loads(line) for line in source.read(f"{base}/requests.jsonl").splitlines() if line.strip()]
     meta = json.loads(source.read(f"{base}/meta.json"))
@@ -116,20 +113,7 @@ def load(source: Source, run: AnchorRun) -> Anchor:
 
 def settings_from_meta(anchor: Anchor) -> EngineSettings:
     """The run's own engine settings where its meta.json states them."""
-    kwargs = anchor.meta.get("engine_kwargs", {})
-    cache = anchor.meta.get("kv_cache") or {}
-    settings = anchor.run.settings
-    return replace(
-        settings,
-        max_num_seqs=kwargs.get("max_num_seqs", settings.max_num_seqs),
-        max_num_batched_tokens=kwargs.get("max_num_batched_tokens", settings.max_num_batched_tokens),
-        tensor_parallel=kwargs.get("tensor_parallel_size", settings.tensor_parallel),
-        data_parallel=kwargs.get("data_parallel_size", settings.data_parallel),
-        expert_parallel=kwargs.get("enable_expert_parallel", settings.expert_parallel),
-        block_size=cache.get("block_size", settings.block_size),
-        gpu_memory_utilization=cache.get("gpu_memory_utilization", settings.gpu_memory_utilization),
-        prefix_caching=cache.get("enable_prefix_caching", settings.prefix_caching),
-    )
+    return anchor_settings(anchor.run, anchor.meta)
 
 
 def run_engine(anchor: Anchor, calibration: Calibration | None = None) -> tuple[Result, float]:
@@ -218,11 +202,86 @@ def fit(anchors: list[Anchor], hardware: str) -> None:
         )
 
 
+REPOSITORY = "github.com/casys-kaist/LLMServingSim"
+
+
+def export_anchors(source: Source, anchors: list[Anchor], path: Path = ANCHOR_FILE) -> dict:
+    """Write the web app's derived file of the three runs (felab_sim/engine/batching/anchors.py),
+    with a header naming where every figure came from and the licence they come under."""
+    licence = source.read("LICENSE")
+    copyright_line = next(line for line in licence.splitlines() if line.startswith("Copyright"))
+    files = ("requests.jsonl", "meta.json", "timeseries.csv")
+    data = {
+        "source": {
+            "repository": REPOSITORY,
+            "commit": source.commit(),
+            "files": [f"bench/examples/{a.run.folder}/vllm/{name}" for a in anchors for name in files],
+            "derived_by": "bench/bench_engine.py --export-anchors",
+            "what": "per run: the trace (arrival s after the first, input and output tokens), the "
+            "engine settings and KV pool from meta.json, the per-second running, waiting and "
+            "KV % of timeseries.csv, and the means of requests.jsonl with issue 24's definitions "
+            "(TTFT = first token - queued; TPOT = (last - first token) / (output tokens - 1); "
+            "latency = last token - queued; total = last token - first queued)",
+            "licence": "MIT",
+            "copyright": copyright_line,
+            "licence_text": licence,
+        },
+        "runs": [derive(a.run, a.rows, a.meta, a.timeseries) for a in anchors],
+    }
+    with_felab(data)
+    write_anchor_file(data, path)
+    return data
+
+
+def with_felab(data: dict) -> dict:
+    """Put felab's run of each measured trace beside it (the ``felab`` section the web reads when
+    its settings are the run's), simulated as the engine page would, with the web's sample
+    interval and sweep cap: tests/sim/test_anchor_felab.py holds the two equal."""
+    data["source"]["felab"] = (
+        "per run, felab's own run of that trace (not measured: computed by felab's engine): its "
+        "inputs (presets, engine settings, sample interval, sweep cap), every field of the result "
+        "and lesson 03's sweep beside it"
+    )
+    specs = {spec.folder: spec for spec in ANCHOR_SPECS}
+    for entry in data["runs"]:
+        entry.pop("felab", None)
+        run = run_from_entry(specs[entry["folder"]], entry)
+        entry["felab"] = anchor_felab(run, ENGINE_WEB_LIMITS.sample_interval, ENGINE_WEB_LIMITS.sweep_work)
+    return data
+
+
+def write_anchor_file(data: dict, path: Path = ANCHOR_FILE) -> None:
+    # One line for each list of numbers (a request of the trace, a curve): a diff stays readable.
+    text = re.sub(
+        r"\[[-0-9.e,\s]*\]",
+        lambda m: re.sub(r"\s+", "", m.group()).replace(",", ", "),
+        json.dumps(data, indent=1),
+    )
+    path.write_text(text + "\n")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=3, help="simulations a run, the best CPU time kept")
     parser.add_argument("--fit", metavar="HARDWARE", help="rerun the calibration grid for one hardware")
+    parser.add_argument(
+        "--export-anchors",
+        action="store_true",
+        help=f"write the three runs' derived file the web app reads ({ANCHOR_FILE.relative_to(ROOT)})",
+    )
+    parser.add_argument(
+        "--export-felab",
+        action="store_true",
+        help="recompute only felab's stored run of each measured trace in that file (after an "
+        "engine change; needs no LLMServingSim checkout)",
+    )
     args = parser.parse_args()
+    if args.export_felab:
+        write_anchor_file(with_felab(json.loads(json.dumps(anchor_file()))))
+        print(
+            f"wrote felab's runs into {ANCHOR_FILE.relative_to(ROOT)} ({ANCHOR_FILE.stat().st_size:,} bytes)"
+        )
+        return 0
     path = os.environ.get(ENVIRONMENT)
     if not path or not Path(path).exists():
         print(f"{ENVIRONMENT} is {'not set' if not path else f'{path!r}, which does not exist'}.\n")
@@ -230,6 +289,10 @@ def main() -> int:
         return 2
     source = Source(Path(path))
     anchors = [load(source, run) for run in ANCHORS]
+    if args.export_anchors:
+        export_anchors(source, anchors)
+        print(f"wrote {ANCHOR_FILE.relative_to(ROOT)} ({ANCHOR_FILE.stat().st_size:,} bytes)")
+        return 0
     if args.fit:
         fit(anchors, args.fit)
         return 0

@@ -12,12 +12,25 @@ graceful_timeout = 20
 # Django is imported once, in the arbiter, and each worker is forked from it: a worker that is
 # replaced (max_requests, or one killed) serves again in milliseconds instead of spending about a
 # second of CPU importing Django while the others carry its load. Nothing opens a database
-# connection at import, so no connection is shared across the fork.
+# connection at import; the warm-up below closes the ones it opens, so none is shared across the
+# fork.
 preload_app = True
-# Replaced now and then, in case anything grows; each replacement starts with empty page caches
-# (serving/content_cache.py), so not too often.
+# Replaced now and then, in case anything grows; a replacement starts with the pages the arbiter
+# kept at start (when_ready), rebuilt on first use if the content changed since.
 max_requests = 20000
 max_requests_jitter = 2000
 accesslog = os.environ.get("FELAB_ACCESS_LOG", "-")
 errorlog = "-"
 wsgi_app = "config.wsgi:application"
+
+
+def when_ready(server) -> None:
+    """Before the first worker forks: the course's pages built once, so that no worker's first
+    visitors wait for them (config/warm.py). A failure is logged and the site starts anyway."""
+    try:
+        from config.warm import warm_kept_pages
+
+        served, failed = warm_kept_pages()
+        server.log.info("kept %d course pages for the workers (%d failed)", served, len(failed))
+    except Exception as error:  # a fresh database not yet migrated, say
+        server.log.warning("course pages not kept before forking workers: %r", error)

@@ -96,6 +96,8 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                # Django's csrf_token, masked with one draw from the OS, not 32 (serving/csrf.py).
+                "serving.csrf.csrf",
             ],
         },
     },
@@ -260,7 +262,7 @@ if REDIS_URL:
             "OPTIONS": {"socket_connect_timeout": 0.25, "socket_timeout": 0.25},
         },
     }
-    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+    SESSION_ENGINE = "serving.sessions.cached_db"
 else:
     CACHES = {
         "default": (
@@ -273,8 +275,8 @@ else:
     # are read from it as from Redis. A host's file cache is not shared with other hosts, where
     # a session ended on one would live on in another's: production without Redis reads the
     # database.
-    if not PRODUCTION:
-        SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+    # (serving/sessions: Django's engines, the session row's SQL compiled once per process.)
+    SESSION_ENGINE = "serving.sessions.db" if PRODUCTION else "serving.sessions.cached_db"
 
 LOGGING = {
     "version": 1,

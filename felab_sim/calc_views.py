@@ -15,6 +15,7 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
 from serving.content_cache import kept_for_input
+from serving.kept_pages import render_kept
 
 from .charts.calc_charts import chart_json
 from .engine.calculator import Calculator, Params, Result
@@ -123,7 +124,8 @@ def _presets(calculator: Calculator, values: dict[str, ParamValue]) -> list[dict
 def calc_page(request: HttpRequest, name: str) -> HttpResponse:
     """An explorable calculator: a GET form whose URL holds the settings, redrawn in place by htmx."""
     calculator = calculator_named(name)
-    if _shows_runs(request, name):
+    shows_runs = _shows_runs(request, name)
+    if shows_runs:
         # The visitor's own real run, or the form that starts one: worked out for every request.
         context = _page_context(request, calculator, name)
         body = _render_body(request, context)
@@ -137,13 +139,22 @@ def calc_page(request: HttpRequest, name: str) -> HttpResponse:
             ("calc-page", name, bool(request.htmx), request.get_full_path()),
             lambda: _body_and_outcome(request, _page_context(request, calculator, name)),
         )
+    status = 200 if computed else 400
     if request.htmx:
         # htmx swaps only successful responses, and the errors must replace the stale results.
         response = HttpResponse(body)
-    else:
-        response = render(
-            request, "felab_sim/calc.html", {**context, "body": body}, status=200 if computed else 400
+    elif not shows_runs:
+        # The page around the kept body is the same for every visitor too, but the header's parts.
+        response = render_kept(
+            request,
+            "felab_sim/calc.html",
+            lambda: {**context, "body": body},
+            ("calc", name, request.get_full_path()),
+            for_input=True,
+            status=status,
         )
+    else:
+        response = render(request, "felab_sim/calc.html", {**context, "body": body}, status=status)
     patch_vary_headers(response, ["HX-Request"])
     return response
 

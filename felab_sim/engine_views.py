@@ -16,7 +16,8 @@ from django.views.decorators.http import require_GET
 
 from serving.ratelimit import rate_limited
 
-from .charts.engine_charts import distribution_figure, sweep_figure, timeseries_figure
+from .charts.engine_charts import distribution_figure, measured_kv_recorded, sweep_figure, timeseries_figure
+from .engine.batching.anchors import AnchorRun, anchor_source
 from .engine.batching.engine_params import ENGINE_PARAMS, MODEL_CONFIG, SWEEP_LEVELS, pool_json, run_json
 from .engine.batching.step_time import CALIBRATIONS, calibration_for
 from .engine.limits import ENGINE_WEB_LIMITS
@@ -35,6 +36,35 @@ SUMMARY_ROWS = (
     ("output_tok_s", "Output throughput", "tok/s", 1.0),
     ("max_running", "Most requests running at once", "", 1.0),
 )
+
+
+def signed_percent(fraction: float) -> str:
+    """An error as the page prints it: "+3.1%", "−0.6%"."""
+    text = format_with_unit(100 * fraction, "%")
+    return text if text.startswith(("-", "−")) or fraction == 0 else f"+{text}"
+
+
+def measured_json(anchor: AnchorRun, summary: dict[str, float]) -> dict[str, object]:
+    """The measured vLLM run beside felab's: its means, felab ÷ measured − 1, and where it ran."""
+    return {
+        "run": anchor.spec.folder,
+        "where": anchor.where,
+        "source": anchor_source(),
+        "summary": anchor.summary,
+        "error": anchor.errors(summary),
+        "kv_tokens": anchor.kv_tokens,
+        "max_running": max(anchor.timeseries["running"]),
+        "timeseries": [
+            {"t": t, "running": running, "waiting": waiting, "kv_pct": kv}
+            for t, running, waiting, kv in zip(
+                anchor.timeseries["t"],
+                anchor.timeseries["running"],
+                anchor.timeseries["waiting"],
+                anchor.timeseries["kv_pct"],
+                strict=True,
+            )
+        ],
+    }
 
 
 def _json_error(param: str | None, message: str, status: int = 400) -> JsonResponse:
@@ -91,6 +121,8 @@ def engine_json(request: HttpRequest) -> JsonResponse:
     except SimulatorBusy:
         return _busy(request)  # type: ignore[return-value]
     data = run_json(values, outcome.result, outcome.binding)
+    if outcome.anchor is not None:
+        data["measured"] = measured_json(outcome.anchor, outcome.result.summary)
     data["sweep"] = {
         "levels": list(SWEEP_LEVELS),
         "engine": outcome.sweep,
@@ -140,12 +172,34 @@ def _results(values: dict[str, ParamValue], model_config: str, outcome: EngineOu
     pool = pool_json(result)
     query = engine_query(values, model_config)
     calibration = calibration_for(inputs.hardware.name)
+    anchor = outcome.anchor
+    measured: dict[str, float] = {}
+    if anchor is not None:
+        measured = dict(anchor.summary) | {"max_running": max(anchor.timeseries["running"])}
+    errors = anchor.errors(summary) if anchor is not None else {}
     return {
         "binding": outcome.binding,
+        "anchor": anchor,
+        "anchor_source": anchor_source() if anchor is not None else "",
+        "anchor_kv_recorded": anchor is not None and measured_kv_recorded(anchor.timeseries),
         "rows": [
-            {"key": key, "label": label, "value": format_with_unit(summary[key] * scale, unit)}
+            {
+                "key": key,
+                "label": label,
+                "value": format_with_unit(summary[key] * scale, unit),
+                "measured": format_with_unit(measured[key] * scale, unit) if key in measured else "",
+                "error": signed_percent(errors[key]) if key in errors else "",
+            }
             for key, label, unit, scale in SUMMARY_ROWS
         ],
+        "measured_pool": (
+            {
+                "tokens": format_with_unit(anchor.kv_tokens, "tokens"),
+                "error": signed_percent(pool["kv_tokens"] / anchor.kv_tokens - 1),
+            }
+            if anchor is not None and anchor.kv_tokens
+            else None
+        ),
         "pool": {
             "tokens": format_with_unit(pool["kv_tokens"], "tokens"),
             "blocks": format_with_unit(pool["kv_blocks"], ""),
@@ -156,7 +210,7 @@ def _results(values: dict[str, ParamValue], model_config: str, outcome: EngineOu
         },
         "preemptions": result.preemptions,
         "requests_run": len(result.requests),
-        "timeseries_chart": timeseries_figure(result.timeseries),
+        "timeseries_chart": timeseries_figure(result.timeseries, anchor.timeseries if anchor else None),
         "distribution_chart": distribution_figure(result.requests),
         "sweep_chart": sweep_figure(outcome.sweep, outcome.practice_sweep),
         "sweep_left_off": outcome.sweep is None,

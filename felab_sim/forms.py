@@ -4,6 +4,7 @@ from django import forms
 from django.forms.utils import flatatt
 from django.http import QueryDict
 
+from .engine import chain
 from .engine.batching.engine_params import (
     ENGINE_PARAMS,
     HARDWARE_PARAMS,
@@ -112,7 +113,19 @@ def led_by(label: str, error: ParamError) -> str:
     """
     if error.message.startswith(error.param + " "):
         return label + error.message[len(error.param) :]
+    if error.message.startswith(error.param + ": "):  # "workload: ..." would read "Workload: workload: ..."
+        return label + error.message[len(error.param) :]
     return f"{label}: {error.message}"
+
+
+def refuse_repeated_and_unknown(form: forms.Form, repeated: ParamError | None, not_a: str) -> None:
+    """A setting given twice is refused on its field; the first name that is no field of the form
+    is refused as "'NAME' is not NOT_A"."""
+    if repeated is not None:
+        form.add_error(repeated.param if repeated.param in form.fields else None, repeated.message)
+    unknown = [name for name in form.data if name not in form.fields]
+    if unknown:
+        form.add_error(None, f"{unknown[0][:60]!r} is not {not_a}")
 
 
 def worded(form: forms.BaseForm, error: ParamError) -> str:
@@ -288,12 +301,7 @@ class EngineForm(forms.Form):
 
     def clean(self) -> dict:
         data = super().clean()
-        if self.repeated is not None:
-            field = self.repeated.param if self.repeated.param in self.fields else None
-            self.add_error(field, self.repeated.message)
-        unknown = [name for name in self.data if name not in self.fields]
-        if unknown:
-            self.add_error(None, f"{unknown[0][:60]!r} is not a setting of the engine")
+        refuse_repeated_and_unknown(self, self.repeated, "a setting of the engine")
         if self.errors:
             return data
         values = {param.name: data[param.name] for param in ENGINE_PARAMS}
@@ -316,3 +324,55 @@ class EngineForm(forms.Form):
     def field_groups(self) -> list[tuple[str, list[dict[str, object]]]]:
         rows = {row["name"]: row for row in plain_field_rows(self)}
         return [(title, [rows[param.name] for param in params]) for title, params in self.GROUPS]
+
+
+# --------------------------------------------------------------------------- the chain page
+# /sim/chain/'s fields, generated from the chain's declarations (engine/chain.py).
+
+
+class ChainForm(forms.Form):
+    """The chain's settings as a GET form; hands on the checked values in ``cleaned_data["values"]``."""
+
+    GROUPS = (
+        ("Model and precision", ("model", "precision", "kv_dtype", "tensor_parallel", "model_config")),
+        ("Hardware (one GPU)", ("hardware", "memory_gb", "bandwidth_gbs", "peak_tflops")),
+        ("Engine", ("memory_utilization", "overhead_gb", "max_num_seqs")),
+        (
+            "Traffic",
+            ("peak_users", "prompt_tokens", "reply_tokens", "slo_ms", "headroom", "tickets_per_month"),
+        ),
+        ("Prices", ("gpu_hour_usd", "hours", "input_usd_per_m", "output_usd_per_m")),
+    )
+
+    def __init__(self, data: dict[str, str], repeated: ParamError | None = None) -> None:
+        super().__init__(data)
+        self.repeated = repeated
+        self.fields.update({param.name: param_field(param) for param in chain.PARAMS})
+
+    @classmethod
+    def defaults(cls) -> dict[str, str]:
+        return {param.name: field_text(param.default) for param in chain.PARAMS}
+
+    def clean(self) -> dict:
+        data = super().clean()
+        refuse_repeated_and_unknown(self, self.repeated, "a setting of the chain")
+        if self.errors:
+            return data
+        values = {param.name: data[param.name] for param in chain.PARAMS}
+        try:
+            chain.validate(values)
+        except ParamError as error:
+            self.add_error(error.param if error.param in self.fields else None, worded(self, error))
+            return data
+        data["values"] = values
+        return data
+
+    def first_error(self) -> tuple[str | None, str]:
+        """The first refusal, as the JSON names it: the field and its message."""
+        for name, errors in self.errors.items():
+            return (None if name == "__all__" else name), str(errors[0])
+        return None, "invalid settings"
+
+    def field_groups(self) -> list[tuple[str, list[dict[str, object]]]]:
+        rows = {row["name"]: row for row in plain_field_rows(self)}
+        return [(title, [rows[name] for name in names]) for title, names in self.GROUPS]

@@ -8,8 +8,18 @@ from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import urlencode
 
+from .engine.batching.anchors import AnchorRun
 from .engine.batching.binding import Binding, binding_limit
-from .engine.batching.engine_params import SWEEP_LEVELS, EngineInputs, engine_inputs, run_engine, sweep_engine
+from .engine.batching.engine_params import (
+    SWEEP_LEVELS,
+    TRACE,
+    EngineInputs,
+    anchor_for,
+    engine_inputs,
+    run_engine,
+    stored_anchor_run,
+    sweep_engine,
+)
 from .engine.batching.simulate import Result as BatchingResult
 from .engine.batching.simulate import WorkBudgetExceeded
 from .engine.calculator import Result
@@ -74,6 +84,7 @@ class EngineOutcome:
     binding: Binding
     sweep: list[dict[str, float]] | None
     practice_sweep: list[dict[str, float]]
+    anchor: AnchorRun | None = None  # the measured vLLM run these settings repeat
 
 
 # Lesson 03's sweep levels, on the practice server as the course runs it.
@@ -83,19 +94,38 @@ PRACTICE_SWEEP = SweepParams.from_flat({"levels": ",".join(str(c) for c in SWEEP
 @lru_cache(maxsize=64)
 def engine_outcomes(values: tuple[tuple[str, object], ...], model_config: str) -> EngineOutcome | ParamError:
     """The engine page's run for checked settings, or its refusal: a run over its web cap costs
-    as much as the cap before it is refused, so the refusal is kept as well."""
+    as much as the cap before it is refused, so the refusal is kept as well. A measured run's
+    settings read felab's stored run of it (anchor_runs.json, checked against the engine by
+    tests/sim/test_anchor_felab.py): its 300 requests cost more than a web request's budget."""
     limits = ENGINE_WEB_LIMITS
+    checked = dict(values)
+    on_trace = checked["workload"] == TRACE
+    practice = cached_sweep(PRACTICE_SWEEP).as_dict()["levels"]
     try:
-        inputs = engine_inputs(dict(values), model_config)
+        inputs = engine_inputs(checked, model_config)
+        stored = stored_anchor_run(checked, inputs, limits.sample_interval, limits.sweep_work)
+        if stored is not None:
+            anchor, result, sweep = stored
+            binding = binding_limit(result, inputs.settings)
+            return EngineOutcome(inputs, result, binding, sweep, practice, anchor)
         result = run_engine(inputs, limits.sample_interval, work_budget=limits.run_work)
+    except WorkBudgetExceeded as error:
+        if not on_trace:
+            return error
+        return ParamError(
+            "workload",
+            f"workload: the trace's 300 requests need more than {limits.run_work:,.0f} units of "
+            "simulation work, the web's cap (the three measured runs' own settings are stored and "
+            "shown at once); choose requests at a rate, or run `manage.py engine --trace`",
+        )
     except ParamError as error:
         return error
     try:
-        sweep: list[dict[str, float]] | None = sweep_engine(inputs, work_budget=limits.sweep_work)
+        sweep = sweep_engine(inputs, work_budget=limits.sweep_work)
     except WorkBudgetExceeded:
         sweep = None
-    practice = cached_sweep(PRACTICE_SWEEP).as_dict()["levels"]
-    return EngineOutcome(inputs, result, binding_limit(result, inputs.settings), sweep, practice)
+    binding = binding_limit(result, inputs.settings)
+    return EngineOutcome(inputs, result, binding, sweep, practice, anchor_for(checked, inputs))
 
 
 def cached_engine(values: tuple[tuple[str, object], ...], model_config: str) -> EngineOutcome:

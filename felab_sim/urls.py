@@ -1,12 +1,14 @@
 from django.urls import path
 
-from . import calc_views, engine_views, prefix_runs, views
+from . import calc_views, chain_views, engine_views, prefix_runs, views
 
 urlpatterns = [
     path("", views.sim_page, name="sim"),
     path("sweep.json", views.sweep_json, name="sweep_json"),
     path("engine/", engine_views.engine_page, name="engine_page"),
     path("engine.json", engine_views.engine_json, name="engine_json"),
+    path("chain/", chain_views.chain_page, name="chain_page"),
+    path("chain.json", chain_views.chain_json, name="chain_json"),
     path("calc/<slug:name>.json", calc_views.calc_json, name="calc_json"),
     path("calc/<slug:name>/", calc_views.calc_page, name="calc_page"),
     path("calc/prefix-cache/runs/", prefix_runs.prefix_cache_run_start, name="prefix_cache_run_start"),

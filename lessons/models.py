@@ -66,9 +66,13 @@ def normalise_text_fields(obj: models.Model) -> None:
 
 class CourseQuerySet(ContentQuerySet["Course"]):
     def with_lessons_and_steps(self, *, drafts: bool = False) -> CourseQuerySet:
-        """Everything the home page lists, in three queries whatever the size.
+        """Everything the home page lists, in three queries whatever the size: each course's
+        lessons in ``course.listed_lessons``, each lesson's cards in ``lesson.listed_cards``.
 
-        Draft lessons and cards only with drafts=True: what an instructor previews.
+        Draft lessons and cards only with drafts=True: what an instructor previews. Lists, not
+        ``.lessons.all()``: these courses are kept per content version and read on every
+        request, and each ``.all()`` builds a related manager (21 of them, a tenth of the home
+        page's time).
         """
         lessons = Lesson.objects.all() if drafts else Lesson.objects.published()
         cards = Card.objects.all() if drafts else Card.objects.filter(published=True)
@@ -77,9 +81,12 @@ class CourseQuerySet(ContentQuerySet["Course"]):
                 "lessons",
                 queryset=lessons.order_by("order", "number").prefetch_related(
                     models.Prefetch(
-                        "cards", queryset=cards.only("id", "lesson_id", "step", "title", "published")
+                        "cards",
+                        queryset=cards.only("id", "lesson_id", "step", "title", "published"),
+                        to_attr="listed_cards",
                     )
                 ),
+                to_attr="listed_lessons",
             )
         )
 
@@ -368,9 +375,10 @@ class Card(models.Model):
     picture_it = models.TextField(
         "Picture it", blank=True, help_text="An analogy, and where it stops working. " + CARD_TEXT_HELP
     )
-    real_numbers_source = models.CharField(
+    # A text, not a capped string: a measurement's source names its repository, files, run and
+    # licence, and lesson 14's run past 300 characters (PostgreSQL refused them; SQLite does not).
+    real_numbers_source = models.TextField(
         "With real numbers: source note",
-        max_length=300,
         blank=True,
         help_text="Where the numbers come from, shown first in 'With real numbers'.",
     )
@@ -740,7 +748,9 @@ class PracticeTemplate(models.Model):
         RATIO = "ratio", "after the change ÷ before it"
 
     lesson = models.ForeignKey(Lesson, on_delete=models.CASCADE, related_name="practice_templates")
-    slug = models.SlugField(unique=True, help_text="Its address: /learn/COURSE/LESSON/practice/SLUG/.")
+    slug = models.SlugField(
+        unique=True, help_text="Its address, /practice/SLUG/: unique across the site, so a shared link stays."
+    )
     title = models.CharField(max_length=200, help_text="A few words on the idea it drills.")
     order = models.PositiveSmallIntegerField(default=0, help_text="Templates are listed by this in a lesson.")
     question = models.TextField(
@@ -790,7 +800,7 @@ class PracticeTemplate(models.Model):
         super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:
-        return reverse("practice_problem", args=[self.lesson.course.slug, self.lesson.slug, self.slug])
+        return reverse("practice_problem", args=[self.slug])
 
     @property
     def is_draft(self) -> bool:
@@ -818,6 +828,10 @@ class PracticeTemplate(models.Model):
 
     def problem(self, seed: int) -> drill_engine.Problem:
         return drill_engine.draw_problem(self.spec(), seed)
+
+    def drawn_question(self, seed: int) -> drill_engine.DrawnQuestion:
+        """The problem's question alone, checked against the calculator's ground, not solved."""
+        return drill_engine.draw_question(self.spec(), seed)
 
     def natural_key(self) -> tuple[str]:
         return (self.slug,)

@@ -4,8 +4,8 @@ from . import views
 
 # quiz/urls.py adds the card's Show answer, rate and opened endpoints under the same path.
 CARD_PATH = "learn/<slug:course_slug>/<slug:lesson_slug>/step-<int:step>/"
-# quiz/urls.py serves a lesson's practice problems here: answering one is the learner's work.
-PRACTICE_PATH = "learn/<slug:course_slug>/<slug:lesson_slug>/practice/<slug:template_slug>/"
+# Where the first cut served a lesson's practice problems; quiz/urls.py redirects it to /practice/SLUG/.
+LESSON_PRACTICE_PATH = "learn/<slug:course_slug>/<slug:lesson_slug>/practice/<slug:template_slug>/"
 
 urlpatterns = [
     path("", views.home, name="home"),

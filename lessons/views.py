@@ -18,7 +18,10 @@ def home(request: HttpRequest) -> HttpResponse:
     courses = kept(
         request, ("courses", drafts), lambda: list(Course.objects.with_lessons_and_steps(drafts=drafts))
     )
-    return render(request, "lessons/home.html", {"courses": courses, "drafts": drafts})
+    # The page around the learner's map is the same for everyone: kept, the map rendered into it.
+    return render_kept(
+        request, "lessons/home.html", lambda: {"courses": courses, "drafts": drafts}, ("home", drafts)
+    )
 
 
 GLOSSARY_QUERY_MAX = 100
@@ -59,25 +62,27 @@ def _glossary_context(query: str, *, drafts: bool) -> dict[str, object]:
 
 
 def lesson_detail(request: HttpRequest, course_slug: str, lesson_slug: str) -> HttpResponse:
+    """Kept whole per content version but for its per-visitor parts (serving/kept_pages.py): the
+    nav and an instructor's Edit link."""
     drafts = is_instructor(request.user)
-    lesson, page = kept(
+    return render_kept(
         request,
+        "lessons/lesson.html",
+        lambda: _lesson_context(course_slug, lesson_slug, drafts=drafts),
         ("lesson", drafts, course_slug, lesson_slug),
-        lambda: _lesson_page(course_slug, lesson_slug, drafts=drafts),
     )
-    context = {
+
+
+def _lesson_context(course_slug: str, lesson_slug: str, *, drafts: bool) -> dict[str, object]:
+    lesson, page = _lesson_page(course_slug, lesson_slug, drafts=drafts)
+    return {
         "lesson": lesson,
         "course": lesson.course,
         "cards": page.cards,
         "try_it": page.try_it,
         "drafts": drafts,
-        "practice": kept(
-            request,
-            ("lesson-practice", drafts, course_slug, lesson_slug),
-            lambda: list(lesson.practice_templates.visible(drafts=drafts).select_related("lesson__course")),
-        ),
+        "practice": list(lesson.practice_templates.visible(drafts=drafts).select_related("lesson__course")),
     }
-    return render(request, "lessons/lesson.html", context)
 
 
 def _lesson_page(course_slug: str, lesson_slug: str, *, drafts: bool) -> tuple[Lesson, LessonPage]:

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 from .models import Rating
 from .pages import CardOverview, ProgressSummary
+from .practice_stats import CALIBRATION_WINDOW, LessonPractice
 
 # The rating buttons' colours in felab.css, so the chart reads like the card.
 RATING_COLOURS = {
@@ -119,3 +120,65 @@ def _due_forecast_json(days: tuple[tuple[str, int], ...]) -> str:
         )
     )
     return figure.to_json()
+
+
+# Tick marks on the calibration chart's log axis, as error ratios ("1×" is exact).
+CALIBRATION_TICKS = (1, 1.5, 2, 3, 5, 10, 20, 50, 100, 1000)
+EXACT_COLOUR = "#1d7a46"
+
+
+def calibration_figure(practice: list[LessonPractice]) -> dict[str, Any]:
+    """One line per lesson: the median error ratio of each run of attempts against the attempts
+    so far, on a log axis with 1× (exact) marked, so sharper estimates read as a line falling
+    toward it. Built as plotly JSON by hand: a figure object costs more than the whole page."""
+    finite = [ratio for lesson in practice for ratio in lesson.calibration if math.isfinite(ratio)]
+    highest = max(finite, default=2.0)
+    # An answer of 0 is infinitely off: no point for that run; the table says "∞".
+    traces = [
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "name": f"Lesson {lesson.lesson_number:02d}",
+            "x": [window.last for window in lesson.windows],
+            "y": [window.median if math.isfinite(window.median) else None for window in lesson.windows],
+            "hovertemplate": f"Lesson {lesson.lesson_number:02d}, to attempt %{{x}}: %{{y:.2f}}× off<extra></extra>",
+        }
+        for lesson in practice
+    ]
+    most_attempts = max((lesson.attempts for lesson in practice), default=CALIBRATION_WINDOW)
+    ticks = [tick for tick in CALIBRATION_TICKS if tick <= highest * 1.5] or [1]
+    return {
+        "data": traces,
+        "layout": {
+            "height": 260,
+            "margin": {"l": 50, "r": 10, "t": 10, "b": 50},
+            "xaxis": {
+                "title": {"text": f"attempts in the lesson (median of each {CALIBRATION_WINDOW})"},
+                "range": [0, most_attempts + 1],
+                "dtick": CALIBRATION_WINDOW,
+                "tickformat": "d",
+            },
+            "yaxis": {
+                "title": {"text": "times off (1× exact)"},
+                "type": "log",
+                "range": [math.log10(0.9), math.log10(max(highest, 1.2) * 1.25)],
+                "tickvals": ticks,
+                "ticktext": [f"{tick}×" for tick in ticks],
+            },
+            "shapes": [
+                {
+                    "type": "line",
+                    "xref": "paper",
+                    "x0": 0,
+                    "x1": 1,
+                    "yref": "y",
+                    "y0": 1,
+                    "y1": 1,
+                    "line": {"color": EXACT_COLOUR, "dash": "dash", "width": 1},
+                }
+            ],
+            "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
+            "paper_bgcolor": "rgba(0,0,0,0)",
+            "plot_bgcolor": "rgba(0,0,0,0)",
+        },
+    }

@@ -29,6 +29,17 @@ class LessonOnMap:
         """Nothing opened or rated here yet: the lesson looks the same to every such learner."""
         return not self.seen and not self.progress.rated
 
+    @property
+    def look(self) -> tuple[object, ...]:
+        """Everything of this learner's that lessons/home_lesson.html shows for the lesson: learners
+        whose lesson has the same look get the same HTML, so a touched lesson is kept by it."""
+        return (
+            self.lesson.pk,
+            self.is_next,
+            self.seen,
+            tuple((item.is_due, item.rated) for item in self.progress.cards),
+        )
+
 
 @dataclass(frozen=True)
 class NextCard:
@@ -44,6 +55,26 @@ class NextCard:
 
 
 @dataclass(frozen=True)
+class LessonRun:
+    """Lessons next to each other on the map that are all untouched, or one touched lesson.
+
+    A run of untouched lessons reads the same for every learner whose map has the same run
+    (``key``: the lessons and which of them is where to continue), so the home page renders it
+    once per content version (lessons/home.html) rather than lesson by lesson.
+    """
+
+    stops: tuple[LessonOnMap, ...]
+
+    @property
+    def untouched(self) -> bool:
+        return self.stops[0].untouched
+
+    @property
+    def key(self) -> tuple[tuple[int, bool], ...]:
+        return tuple((stop.lesson.pk, stop.is_next) for stop in self.stops)
+
+
+@dataclass(frozen=True)
 class CourseMap:
     course: Course
     lessons: list[LessonOnMap]
@@ -54,6 +85,16 @@ class CourseMap:
         return sum(stop.progress.due_count for stop in self.lessons)
 
     @property
+    def runs(self) -> list[LessonRun]:
+        runs: list[list[LessonOnMap]] = []
+        for stop in self.lessons:
+            if stop.untouched and runs and runs[-1][-1].untouched:
+                runs[-1].append(stop)
+            else:
+                runs.append([stop])
+        return [LessonRun(tuple(run)) for run in runs]
+
+    @property
     def started(self) -> bool:
         return any(stop.seen or stop.progress.rated for stop in self.lessons)
 
@@ -62,7 +103,7 @@ class CourseMap:
         cls, course: Course, progress: dict[int, LessonProgress], seen_card_ids: Iterable[int]
     ) -> CourseMap:
         seen_ids = set(seen_card_ids)
-        lessons = [progress[lesson.pk] for lesson in course.lessons.all()]
+        lessons = [progress[lesson.pk] for lesson in course.listed_lessons]
         next_card = _next_card(lessons)
         next_lesson_id = next_card.card.lesson_id if next_card else None
         return cls(

@@ -118,13 +118,11 @@ class Learner:
             .order_by("shown_at", "id")
         )
         states = CardState.objects.for_learner(self).select_related("card__lesson__course").order_by("due")
-        profile = None
-        if self.user is not None:
-            profile = LearnerProfile.objects.filter(user=self.user).first()
         return {
             "learner": {
                 "account": self.user.get_username() if self.user is not None else None,
-                "shares_name_with_instructors": bool(profile and profile.share_name),
+                "shares_name_with_instructors": self.user is not None
+                and LearnerProfile.of(self.user).share_name,
             },
             "exported_at": clock.now().isoformat(),
             "showings": [showing.as_export() for showing in showings],

@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import enum
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
 
 from django.conf import settings
-from django.db import models, transaction
+from django.db import IntegrityError, models, transaction
 
 from accounts.instructors import is_instructor
 from felab_sim.engine import answers
 from lessons.models import Card
+from serving.prepared import PreparedQuery
 
 from . import clock, scheduling
 
@@ -81,6 +83,42 @@ class LearnerQuerySet(models.QuerySet):
         return self.aggregate(n=_distinct_learners())["n"]
 
 
+RowModel = TypeVar("RowModel", bound=models.Model)
+
+
+class LearnerQuery(Generic[RowModel]):
+    """A learner's read on a hot path, its SQL built once per process (serving/prepared.py).
+
+    An account's rows and an anonymous learner's are different SQL (``user_id = %s`` against
+    ``user_id IS NULL AND anonymous_id = %s``), so each kind has its own prepared query.
+    ``build(owner, **values)`` makes the queryset for an owner standing in for the learner.
+    """
+
+    def __init__(
+        self, model: type[RowModel], build: Callable[..., models.QuerySet[RowModel]], **stand_ins: int | str
+    ) -> None:
+        def of_account(user: int, **values: Any) -> models.QuerySet[RowModel]:
+            return build(Showing(user_id=user), **values)
+
+        def of_anonymous(anonymous_id: str, **values: Any) -> models.QuerySet[RowModel]:
+            return build(Showing(user_id=None, anonymous_id=anonymous_id), **values)
+
+        self._account = PreparedQuery(model, of_account, user=-7_340_219, **stand_ins)
+        self._anonymous = PreparedQuery(
+            model, of_anonymous, anonymous_id="felab-stand-in-anonymous-learner", **stand_ins
+        )
+
+    def run(self, learner: Owner, **values: Any) -> list[RowModel]:
+        if not learner.known:
+            return []
+        fields = learner.owner_fields()
+        # A Learner names its account ("user"), a row its account's id ("user_id").
+        user = fields["user"].pk if fields.get("user") is not None else fields.get("user_id")
+        if user is not None:
+            return self._account.run(user=user, **values)
+        return self._anonymous.run(anonymous_id=fields["anonymous_id"], **values)
+
+
 def _distinct_learners(prefix: str = "") -> models.Expression:
     """How many different learners: accounts plus anonymous learners."""
     return models.Count(f"{prefix}user", distinct=True) + models.Count(
@@ -96,6 +134,21 @@ def _has_a_learner(name: str) -> models.CheckConstraint:
     )
 
 
+def _once_per_learner(
+    fields: list[str], per_account: str, per_anonymous: str
+) -> list[models.UniqueConstraint]:
+    """``fields`` unique for each account and, apart, for each anonymous learner (a row has one
+    of the two: _has_a_learner)."""
+    return [
+        models.UniqueConstraint(
+            fields=[*fields, "user"], condition=models.Q(user__isnull=False), name=per_account
+        ),
+        models.UniqueConstraint(
+            fields=[*fields, "anonymous_id"], condition=models.Q(user__isnull=True), name=per_anonymous
+        ),
+    ]
+
+
 def _card_key(card: Card) -> str:
     return "/".join(str(part) for part in card.natural_key())
 
@@ -103,15 +156,8 @@ def _card_key(card: Card) -> str:
 class ShowingQuerySet(LearnerQuerySet):
     def current_for(self, learner: Owner, card: Card | int, now: datetime) -> Showing | None:
         """The showing a rating would belong to: the latest, while it is still open for rating."""
-        if not learner.known:
-            return None
-        latest = (
-            self.for_learner(learner)
-            .filter(card=card)
-            .select_related("review")
-            .order_by("-shown_at", "-id")
-            .first()
-        )
+        found = _LATEST_SHOWING.run(learner, card=card if isinstance(card, int) else card.pk)
+        latest = found[0] if found else None
         if latest is None or not latest.open_for_rating(now):
             return None
         return latest
@@ -138,12 +184,18 @@ class Showing(models.Model):
     """One time a learner revealed a card's answer, and what they wrote before it."""
 
     card = models.ForeignKey(Card, on_delete=models.CASCADE, related_name="showings")
+    # Indexed by Meta.indexes, with the card and the time: see there.
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="showings"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="showings",
+        db_index=False,
     )
     # An anonymous learner's random id (quiz.learners), never their session key: knowing
     # it opens nobody's session, and the admin refuses lookups on it.
-    anonymous_id = models.CharField(max_length=40, blank=True, db_index=True)
+    anonymous_id = models.CharField(max_length=40, blank=True)
     answer = models.TextField("typed answer", blank=True, max_length=ANSWER_MAX_LENGTH)
     shown_at = models.DateTimeField(default=clock.now, db_index=True)
 
@@ -152,6 +204,16 @@ class Showing(models.Model):
     class Meta:
         ordering = ["-shown_at"]
         constraints = [_has_a_learner("showing_has_one_learner")]
+        # A learner's latest showing of a card (every card page with its answer shown, every Show
+        # answer and rating) is found in the index, however often they pressed Show answer: with
+        # the learner's column alone, 5,000 showings doubled a Show answer POST's time (the
+        # database read them all and sorted). Each also serves lookups by the learner alone.
+        indexes = [
+            models.Index(fields=["user", "card", "shown_at", "id"], name="showing_account_card_time"),
+            models.Index(
+                fields=["anonymous_id", "card", "shown_at", "id"], name="showing_anonymous_card_time"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.card.label} shown {self.shown_at:%Y-%m-%d %H:%M}"
@@ -178,9 +240,10 @@ class Showing(models.Model):
             # Digits that fit a bigint, or no such showing (PostgreSQL would refuse larger ones).
             if not (showing_id.isascii() and showing_id.isdigit()) or len(showing_id) > 18:
                 raise cls.DoesNotExist
-            return (
-                cls.objects.for_learner(learner).select_related("review").get(card=card, pk=int(showing_id))
-            )
+            found = _NAMED_SHOWING.run(learner, card=card.pk, showing=int(showing_id))
+            if not found:
+                raise cls.DoesNotExist
+            return found[0]
         now = clock.now()
         return cls.objects.current_for(learner, card, now) or cls.record(learner, card)
 
@@ -282,29 +345,107 @@ class Review(models.Model):
 
     @classmethod
     def rate(cls, showing: Showing, rating: Rating) -> Rated:
-        """Record a rating for a showing, or change it within the window; then reschedule the card."""
+        """Record a rating for a showing, or change it within the window; then reschedule the card.
+
+        The showing comes with its review (Showing.for_rating), so a rating that changes nothing
+        (the same button again, or one past the window) writes nothing: 1 query where a write
+        costs 9 (bench/bench_http.py's rate POST sends the same rating over and over).
+        """
         now = clock.now()
+        loaded = showing.review_or_none
+        if loaded is not None:
+            if now - loaded.reviewed_at >= CHANGE_WINDOW:  # reviewed_at never changes
+                return Rated(loaded, Outcome.FINAL, None)
+            if loaded.rating == rating:
+                states = _CARD_STATE.run(showing, card=showing.card_id)
+                return Rated(loaded, Outcome.CHANGED, states[0] if states else None)
         with transaction.atomic():
-            review, created = cls.objects.select_for_update().get_or_create(
-                showing=showing,
-                defaults={
-                    "card_id": showing.card_id,
-                    "rating": rating,
-                    "reviewed_at": now,
-                    **showing.owner_fields(),
-                },
-            )
-            if created:
-                outcome = Outcome.SAVED
-            elif now - review.reviewed_at >= CHANGE_WINDOW:
-                return Rated(review, Outcome.FINAL, None)
-            else:
+            review = None
+            if loaded is None:
+                try:
+                    with transaction.atomic():  # a savepoint: another request may have rated it first
+                        review = cls.objects.create(
+                            showing=showing,
+                            card_id=showing.card_id,
+                            rating=rating,
+                            reviewed_at=now,
+                            **showing.owner_fields(),
+                        )
+                    outcome = Outcome.SAVED
+                except IntegrityError:
+                    review = None
+            if review is None:
+                review = cls.objects.select_for_update().get(showing=showing)
+                if now - review.reviewed_at >= CHANGE_WINDOW:
+                    return Rated(review, Outcome.FINAL, None)
                 outcome = Outcome.CHANGED
                 if review.rating != rating:
                     review.rating = rating
                     review.save(update_fields=["rating"])
             state = CardState.rebuild(showing, showing.card_id)
         return Rated(review, outcome, state)
+
+
+class ScheduleState(models.Model):
+    """Where one learner stands with one thing they review: FSRS's memory of it and when it is
+    due. Derived from the learner's ratings of it (`rebuild` replays them), kept as rows so that
+    "what is due" and progress are single queries. A card (CardState) and a practice template
+    (PracticeState) are scheduled alike; each subclass adds its subject's foreign key, named by
+    `subject`, its learner's account key and its uniqueness, and says where its ratings are.
+    """
+
+    # The subclass's foreign key to what is scheduled ("card", "template").
+    subject: ClassVar[str]
+
+    anonymous_id = models.CharField(max_length=40, blank=True)
+    fsrs_card = models.JSONField("FSRS card", default=dict)
+    due = models.DateTimeField(db_index=True)
+    last_rating = models.PositiveSmallIntegerField(choices=Rating.choices)
+    last_reviewed_at = models.DateTimeField()
+    review_count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        abstract = True
+        ordering = ["due"]
+
+    @classmethod
+    def history(cls, learner: Owner, subject_id: int) -> list[tuple[int, datetime]]:
+        """(rating, when) of the learner's ratings of the subject, oldest first."""
+        raise NotImplementedError
+
+    @classmethod
+    def rebuild(cls, learner: Owner, subject_id: int) -> Self | None:
+        """Replay the learner's ratings of the subject through FSRS and store the result; no
+        ratings left (a change of heart cannot do that, a deleted subject can): no row."""
+        history = cls.history(learner, subject_id)
+        key = {f"{cls.subject}_id": subject_id}
+        mine = cls.objects.for_learner(learner).filter(**key)
+        if not history:
+            mine.delete()
+            return None
+        fsrs_card = scheduling.replay(subject_id, history, start=history[0][1])
+        fields = {
+            "fsrs_card": fsrs_card.to_dict(),
+            "due": fsrs_card.due,
+            "last_rating": history[-1][0],
+            "last_reviewed_at": history[-1][1],
+            "review_count": len(history),
+        }
+        # Read, then one UPDATE, in the caller's transaction: update_or_create would add a
+        # savepoint around them (two more statements on every rating). The savepoint is kept for
+        # the first rating of a subject, whose INSERT another request may make first.
+        with transaction.atomic(savepoint=False):
+            state = mine.select_for_update().first()
+            if state is None:
+                try:
+                    with transaction.atomic():
+                        return cls.objects.create(**key, **learner.owner_fields(), **fields)
+                except IntegrityError:
+                    state = mine.select_for_update().get()
+            for name, value in fields.items():
+                setattr(state, name, value)
+            state.save(update_fields=list(fields))
+        return state
 
 
 class CardStateQuerySet(LearnerQuerySet):
@@ -315,6 +456,10 @@ class CardStateQuerySet(LearnerQuerySet):
     def of_published_cards(self) -> CardStateQuerySet:
         """A card made a draft is nobody's to review until it is published again."""
         return self.filter(card__published=True, card__lesson__published=True)
+
+    def of_showing(self, showing: Showing) -> CardStateQuerySet:
+        """The schedule of the showing's card for the showing's learner."""
+        return self.for_learner(showing).filter(card_id=showing.card_id)
 
     def upcoming(self, now: datetime) -> CardStateQuerySet:
         """Cards not yet due at `now`, the soonest first."""
@@ -329,41 +474,23 @@ class CardStateQuerySet(LearnerQuerySet):
         return counts
 
 
-class CardState(models.Model):
-    """Where one learner stands with one card: FSRS's memory of it and when it is due.
+class CardState(ScheduleState):
+    """Where one learner stands with one card (ScheduleState), from their reviews of it."""
 
-    Derived from the learner's reviews (`rebuild` replays them), kept as rows so
-    that "what is due" and progress are single queries.
-    """
+    subject = "card"
 
     card = models.ForeignKey(Card, on_delete=models.CASCADE, related_name="states")
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="card_states"
     )
-    anonymous_id = models.CharField(max_length=40, blank=True)
-    fsrs_card = models.JSONField("FSRS card", default=dict)
-    due = models.DateTimeField(db_index=True)
-    last_rating = models.PositiveSmallIntegerField(choices=Rating.choices)
-    last_reviewed_at = models.DateTimeField()
-    review_count = models.PositiveIntegerField(default=0)
 
     objects = CardStateQuerySet.as_manager()
 
-    class Meta:
-        ordering = ["due"]
+    class Meta(ScheduleState.Meta):
         verbose_name = "schedule"
         verbose_name_plural = "schedules"
         constraints = [
-            models.UniqueConstraint(
-                fields=["card", "user"],
-                condition=models.Q(user__isnull=False),
-                name="one_schedule_per_account",
-            ),
-            models.UniqueConstraint(
-                fields=["card", "anonymous_id"],
-                condition=models.Q(user__isnull=True),
-                name="one_schedule_per_anonymous_learner",
-            ),
+            *_once_per_learner(["card"], "one_schedule_per_account", "one_schedule_per_anonymous_learner"),
             _has_a_learner("schedule_has_one_learner"),
         ]
 
@@ -371,26 +498,8 @@ class CardState(models.Model):
         return f"{self.card.label} due {self.due:%Y-%m-%d %H:%M}"
 
     @classmethod
-    def rebuild(cls, learner: Owner, card_id: int) -> CardState | None:
-        """Replay the learner's reviews of a card through FSRS and store the result."""
-        history = Review.objects.for_learner(learner).history(card_id)
-        mine = cls.objects.for_learner(learner).filter(card_id=card_id)
-        if not history:
-            mine.delete()
-            return None
-        fsrs_card = scheduling.replay(card_id, history, start=history[0][1])
-        state, _ = cls.objects.update_or_create(
-            card_id=card_id,
-            **learner.owner_fields(),
-            defaults={
-                "fsrs_card": fsrs_card.to_dict(),
-                "due": fsrs_card.due,
-                "last_rating": history[-1][0],
-                "last_reviewed_at": history[-1][1],
-                "review_count": len(history),
-            },
-        )
-        return state
+    def history(cls, learner: Owner, subject_id: int) -> list[tuple[int, datetime]]:
+        return Review.objects.for_learner(learner).history(subject_id)
 
     def as_export(self) -> dict[str, Any]:
         return {
@@ -453,6 +562,19 @@ class LearnerProfile(models.Model):
     def __str__(self) -> str:
         return f"profile of {self.user}"
 
+    @classmethod
+    def of(cls, user: Any) -> LearnerProfile:
+        """The account's profile, or an unsaved one with the defaults (accounts made before
+        profiles existed have none)."""
+        found = _PROFILE.run(user=user.pk)
+        return found[0] if found else cls(user=user)
+
+
+# Every /progress/ of a signed-in learner reads it: built once per process (serving/prepared.py).
+_PROFILE = PreparedQuery(
+    LearnerProfile, lambda user: LearnerProfile.objects.filter(user_id=user).order_by("pk"), user=-7_340_219
+)
+
 
 # Practice problems (issue 22): a learner's numeric answers to problems drawn from a lesson's
 # PracticeTemplate, each fed to FSRS like a card's rating (one schedule per template).
@@ -507,15 +629,10 @@ class PracticeAttempt(models.Model):
             _has_a_learner("practice_attempt_has_one_learner"),
             # A problem counts once: answering the same draw again, after its solution, would
             # feed the schedule an answer read off the page.
-            models.UniqueConstraint(
-                fields=["template", "seed", "user"],
-                condition=models.Q(user__isnull=False),
-                name="practice_problem_counted_once_per_account",
-            ),
-            models.UniqueConstraint(
-                fields=["template", "seed", "anonymous_id"],
-                condition=models.Q(user__isnull=True),
-                name="practice_problem_counted_once_per_anonymous_learner",
+            *_once_per_learner(
+                ["template", "seed"],
+                "practice_problem_counted_once_per_account",
+                "practice_problem_counted_once_per_anonymous_learner",
             ),
         ]
 
@@ -579,14 +696,22 @@ class PracticeAttempt(models.Model):
 
 
 class PracticeStateQuerySet(LearnerQuerySet):
+    def of_published_templates(self) -> PracticeStateQuerySet:
+        """A template made a draft is nobody's to practise until it is published again."""
+        return self.filter(template__published=True, template__lesson__published=True)
+
     def due(self, now: datetime) -> PracticeStateQuerySet:
-        return self.filter(due__lte=now, template__published=True, template__lesson__published=True).order_by(
-            "due", "template_id"
-        )
+        """Templates due at `now`, the longest overdue first."""
+        return self.of_published_templates().filter(due__lte=now).order_by("due", "template_id")
+
+    def upcoming(self, now: datetime) -> PracticeStateQuerySet:
+        return self.of_published_templates().filter(due__gt=now).order_by("due", "template_id")
 
 
-class PracticeState(models.Model):
-    """Where one learner stands with one template: FSRS's memory of it and when it is due."""
+class PracticeState(ScheduleState):
+    """Where one learner stands with one template (ScheduleState), from their attempts at it."""
+
+    subject = "template"
 
     template = models.ForeignKey("lessons.PracticeTemplate", on_delete=models.CASCADE, related_name="states")
     user = models.ForeignKey(
@@ -596,28 +721,16 @@ class PracticeState(models.Model):
         on_delete=models.CASCADE,
         related_name="practice_states",
     )
-    anonymous_id = models.CharField(max_length=40, blank=True)
-    fsrs_card = models.JSONField("FSRS card", default=dict)
-    due = models.DateTimeField(db_index=True)
-    last_rating = models.PositiveSmallIntegerField(choices=Rating.choices)
-    last_reviewed_at = models.DateTimeField()
-    review_count = models.PositiveIntegerField(default=0)
 
     objects = PracticeStateQuerySet.as_manager()
 
-    class Meta:
-        ordering = ["due"]
+    class Meta(ScheduleState.Meta):
         verbose_name = "practice schedule"
         constraints = [
-            models.UniqueConstraint(
-                fields=["template", "user"],
-                condition=models.Q(user__isnull=False),
-                name="one_practice_schedule_per_account",
-            ),
-            models.UniqueConstraint(
-                fields=["template", "anonymous_id"],
-                condition=models.Q(user__isnull=True),
-                name="one_practice_schedule_per_anonymous_learner",
+            *_once_per_learner(
+                ["template"],
+                "one_practice_schedule_per_account",
+                "one_practice_schedule_per_anonymous_learner",
             ),
             _has_a_learner("practice_schedule_has_one_learner"),
         ]
@@ -626,23 +739,32 @@ class PracticeState(models.Model):
         return f"{self.template.slug} due {self.due:%Y-%m-%d %H:%M}"
 
     @classmethod
-    def rebuild(cls, learner: Owner, template_id: int) -> PracticeState | None:
-        """Replay the learner's attempts at a template through the cards' FSRS scheduler."""
-        history = PracticeAttempt.objects.for_learner(learner).history(template_id)
-        mine = cls.objects.for_learner(learner).filter(template_id=template_id)
-        if not history:
-            mine.delete()
-            return None
-        fsrs_card = scheduling.replay(template_id, history, start=history[0][1])
-        state, _ = cls.objects.update_or_create(
-            template_id=template_id,
-            **learner.owner_fields(),
-            defaults={
-                "fsrs_card": fsrs_card.to_dict(),
-                "due": fsrs_card.due,
-                "last_rating": history[-1][0],
-                "last_reviewed_at": history[-1][1],
-                "review_count": len(history),
-            },
-        )
-        return state
+    def history(cls, learner: Owner, subject_id: int) -> list[tuple[int, datetime]]:
+        return PracticeAttempt.objects.for_learner(learner).history(subject_id)
+
+
+# The rating POST's reads, each built once per process (LearnerQuery): building them through the
+# ORM took longer than the rest of the request's work (bench_http's rate POST, cProfile).
+_LATEST_SHOWING = LearnerQuery(
+    Showing,
+    lambda owner, card: (
+        Showing.objects.for_learner(owner)
+        .filter(card_id=card)
+        .select_related("review")
+        .order_by("-shown_at", "-id")[:1]
+    ),
+    card=-7_340_223,
+)
+_NAMED_SHOWING = LearnerQuery(
+    Showing,
+    lambda owner, card, showing: (
+        Showing.objects.for_learner(owner).filter(card_id=card, pk=showing).select_related("review")
+    ),
+    card=-7_340_223,
+    showing=-7_340_229,
+)
+_CARD_STATE = LearnerQuery(
+    CardState,
+    lambda owner, card: CardState.objects.of_showing(Showing(card_id=card, **owner.owner_fields())),
+    card=-7_340_223,
+)

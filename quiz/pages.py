@@ -13,7 +13,17 @@ from django.db import models
 from lessons.models import Card, Lesson
 
 from . import clock, scheduling
-from .models import CardState, Layer, LayerOpening, Owner, Rating, Review, Showing
+from .models import (
+    CardState,
+    Layer,
+    LayerOpening,
+    LearnerQuery,
+    Owner,
+    PracticeState,
+    Rating,
+    Review,
+    Showing,
+)
 
 
 @dataclass(frozen=True)
@@ -76,17 +86,15 @@ class LessonProgress:
     cards: list[CardProgress] = field(default_factory=list)
 
     @classmethod
-    def by_lesson(
-        cls, states: models.QuerySet[CardState], lessons: Iterable[Lesson], now: datetime
-    ) -> dict[int, LessonProgress]:
-        """Per lesson id, how far the learner whose `states` these are has gone.
+    def by_lesson(cls, learner: Owner, lessons: Iterable[Lesson], now: datetime) -> dict[int, LessonProgress]:
+        """Per lesson id, how far the learner has gone.
 
-        One query; the lessons' cards must be prefetched.
+        One query; the lessons must come from Course.objects.with_lessons_and_steps (listed_cards).
         """
-        by_card = {state.card_id: state for state in states.only("card_id", "last_rating", "due")}
+        by_card = {state.card_id: state for state in _CARD_SCHEDULES.run(learner)}
         return {
             lesson.pk: cls(
-                lesson, [CardProgress(card, by_card.get(card.pk), now) for card in lesson.cards.all()]
+                lesson, [CardProgress(card, by_card.get(card.pk), now) for card in lesson.listed_cards]
             )
             for lesson in lessons
         }
@@ -94,6 +102,19 @@ class LessonProgress:
     @property
     def total(self) -> int:
         return len(self.cards)
+
+    @property
+    def look(self) -> tuple[object, ...]:
+        """Everything of the learner's that /progress/ shows for the lesson (each card's last
+        rating, whether it is due and when it comes back, as written): the same look, the same
+        HTML, so the lesson is kept by it (quiz/progress.html)."""
+        return (
+            self.lesson.pk,
+            tuple(
+                (item.state.last_rating, item.is_due, item.comes_back) if item.state else None
+                for item in self.cards
+            ),
+        )
 
     @property
     def rated(self) -> int:
@@ -174,6 +195,49 @@ class ProgressSummary:
         return [("now" if day == 0 else str(day), count) for day, count in enumerate(self.forecast)]
 
 
+def _showings_of(owner: Owner, card: int) -> models.QuerySet[Showing]:
+    """A learner's rated showings of a card and their latest, with their reviews, oldest first.
+
+    Only the showings with a review, and the latest: a learner who pressed Show answer a
+    thousand times (bench_http's POST does) would otherwise read all thousand on every page.
+    """
+    # Each branch is the learner's own (for_learner) and found through an index; the outer query
+    # reads only the showings they name. Filtering the learner's showings of the card for "has a
+    # review, or is the latest" instead read every one of them: 0.71 ms at 5,000 showings.
+    rated = Review.objects.for_learner(owner).filter(card_id=card).values("showing_id")
+    latest = Showing.objects.for_learner(owner).filter(card_id=card).order_by("-shown_at", "-id")
+    return (
+        Showing.objects.filter(models.Q(pk__in=rated) | models.Q(pk=models.Subquery(latest.values("pk")[:1])))
+        .select_related("review")
+        .order_by("shown_at", "id")
+    )
+
+
+# Built once per process (serving/prepared.py): the ORM took about 1.2 ms to build this query on
+# every card page with its answer shown, the database tens of µs to answer it.
+_CARD_SHOWINGS = LearnerQuery(Showing, _showings_of, card=-7_340_223)
+# The learner's card schedules, three columns (home, /progress/, /review/), and the cards they
+# have opened (home's map), likewise.
+_CARD_SCHEDULES = LearnerQuery(
+    CardState,
+    lambda owner: CardState.objects.for_learner(owner).only("card_id", "due", "last_rating").order_by(),
+)
+SEEN_CARDS = LearnerQuery(
+    Showing,
+    lambda owner: Showing.objects.for_learner(owner).values_list("card_id", flat=True).order_by().distinct(),
+)
+# /review/'s practice schedules (a few dozen templates at most).
+_PRACTICE_SCHEDULES = LearnerQuery(
+    PracticeState,
+    lambda owner: (
+        PracticeState.objects.for_learner(owner)
+        .of_published_templates()
+        .select_related("template__lesson")
+        .order_by("due", "template_id")
+    ),
+)
+
+
 @dataclass(frozen=True)
 class CardStudy:
     """What a card page shows of one learner's work on it: their showing and the four previews."""
@@ -183,7 +247,8 @@ class CardStudy:
 
     @classmethod
     def of(cls, learner: Owner, card: Card) -> CardStudy:
-        """One query: the learner's showings of the card with their reviews, oldest first.
+        """One query: the learner's rated showings of the card and the latest, with their reviews,
+        oldest first.
 
         The latest showing is the one a rating belongs to while it is open (as
         Showing.objects.current_for says); the others' reviews are the history the previews
@@ -193,12 +258,7 @@ class CardStudy:
         now = clock.now()
         if not learner.known:
             return cls(None, tuple(Preview.for_history(card.pk, [], now)))
-        showings = list(
-            Showing.objects.for_learner(learner)
-            .filter(card=card)
-            .select_related("review")
-            .order_by("shown_at", "id")
-        )
+        showings = _CARD_SHOWINGS.run(learner, card=card.pk)
         latest = showings[-1] if showings else None
         showing = latest if latest is not None and latest.open_for_rating(now) else None
         # A rating being changed within the window: preview from before it.
@@ -253,3 +313,85 @@ class CardOverview:
 
     def layers(self) -> list[tuple[str, int]]:
         return [(label, self.opened.get(value, 0)) for value, label in Layer.choices]
+
+
+@dataclass(frozen=True)
+class DueItem:
+    """One thing /review/ lists: a card, or a practice template (answered with a new draw)."""
+
+    kind: str  # "card" or "practice"
+    label: str
+    url: str
+    lesson_number: int
+    due: datetime
+    last_rating_label: str
+
+    @property
+    def review_url(self) -> str:
+        """Where reviewing it starts: a card in the card page's review flow, a template's new draw."""
+        return f"{self.url}?review=1" if self.kind == "card" else self.url
+
+    @classmethod
+    def of_card(cls, state: CardState) -> DueItem:
+        card = state.card
+        return cls("card", card.label, card.get_absolute_url(), card.lesson.number, state.due,
+                   state.get_last_rating_display())  # fmt: skip
+
+    @classmethod
+    def of_practice(cls, state: PracticeState) -> DueItem:
+        # No seed: the problem page draws a fresh one, so a review never repeats a problem.
+        template = state.template
+        return cls("practice", template.title, template.get_absolute_url(), template.lesson.number, state.due,
+                   state.get_last_rating_display())  # fmt: skip
+
+    @classmethod
+    def listed(
+        cls, learner: Owner, now: datetime, published_cards: dict[int, Card]
+    ) -> tuple[list[DueItem], DueItem | None]:
+        """What /review/ shows: the due cards and practice templates, the longest overdue first,
+        and, when nothing is due, what comes back soonest. The card schedules are one query of
+        three columns, joined here to the published cards kept per content version rather than
+        by the database: the join and the cards' columns cost more to build and read than the
+        page's rendering. A card not among them is a draft, nobody's to review."""
+        card_states = []
+        for state in _CARD_SCHEDULES.run(learner):
+            card = published_cards.get(state.card_id)
+            if card is not None:
+                state.card = card
+                card_states.append(state)
+        card_states.sort(key=lambda state: (state.due, state.card_id))  # as CardStateQuerySet.due
+        # The learner's practice schedules in one query too (a few dozen templates at most).
+        practice = _PRACTICE_SCHEDULES.run(learner)
+        due = [cls.of_card(state) for state in card_states if state.due <= now]
+        due += [cls.of_practice(state) for state in practice if state.due <= now]
+        due.sort(key=lambda item: item.due)  # stable: cards first on a tie
+        if due:
+            return due, None
+        card_next = next((state for state in card_states if state.due > now), None)
+        practice_next = next((state for state in practice if state.due > now), None)
+        items = ([cls.of_card(card_next)] if card_next else []) + (
+            [cls.of_practice(practice_next)] if practice_next else []
+        )
+        return due, min(items, key=lambda item: item.due, default=None)
+
+    @classmethod
+    def due_for(cls, learner: Owner, now: datetime) -> list[DueItem]:
+        """The learner's due cards and practice templates together, the longest overdue first."""
+        cards = CardState.objects.for_learner(learner).due(now).select_related("card__lesson__course")
+        practice = PracticeState.objects.for_learner(learner).due(now).select_related("template__lesson")
+        items = [cls.of_card(state) for state in cards] + [cls.of_practice(state) for state in practice]
+        return sorted(items, key=lambda item: item.due)  # stable: cards first on a tie
+
+    @classmethod
+    def next_for(cls, learner: Owner, now: datetime) -> DueItem | None:
+        """What comes back soonest when nothing is due now."""
+        card = CardState.objects.for_learner(learner).of_published_cards().upcoming(now)
+        card = card.select_related("card__lesson__course").first()
+        practice = (
+            PracticeState.objects.for_learner(learner)
+            .upcoming(now)
+            .select_related("template__lesson")
+            .first()
+        )
+        items = ([cls.of_card(card)] if card else []) + ([cls.of_practice(practice)] if practice else [])
+        return min(items, key=lambda item: item.due, default=None)

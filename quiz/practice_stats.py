@@ -8,12 +8,16 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from statistics import median
+
+from django.db import models
 
 from felab_sim.engine.answers import ratio_group
 from felab_sim.engine.numbers import format_number
+from lessons.models import Lesson, PracticeTemplate
 
-from .models import LearnerQuerySet, PracticeAttempt, Verdict
+from .models import LearnerQuery, LearnerQuerySet, Owner, PracticeAttempt, PracticeState, Verdict
 
 # Calibration is the median error of each run of this many attempts, oldest first.
 CALIBRATION_WINDOW = 5
@@ -42,12 +46,59 @@ class LessonPractice:
     def calibration_text(self) -> list[str]:
         return [times_off(ratio) for ratio in self.calibration]
 
+    @property
+    def windows(self) -> list[CalibrationWindow]:
+        """Each run of attempts the calibration is a median of, oldest first."""
+        return [
+            CalibrationWindow(
+                first=index * CALIBRATION_WINDOW + 1,
+                last=min((index + 1) * CALIBRATION_WINDOW, self.attempts),
+                median=ratio,
+            )
+            for index, ratio in enumerate(self.calibration)
+        ]
 
-def learner_practice(attempts: LearnerQuerySet) -> list[LessonPractice]:
-    """Per lesson, in course order: the learner's attempts, share right and calibration."""
-    rows = attempts.select_related("template__lesson").order_by(
+
+@dataclass(frozen=True)
+class CalibrationWindow:
+    """Attempts `first` to `last` in a lesson (counting from 1) and their median error ratio."""
+
+    first: int
+    last: int
+    median: float
+
+    @property
+    def attempts_text(self) -> str:
+        return str(self.first) if self.first == self.last else f"{self.first}–{self.last}"
+
+    @property
+    def median_text(self) -> str:
+        return times_off(self.median)
+
+
+def _in_course_order(attempts: LearnerQuerySet) -> LearnerQuerySet:
+    return attempts.select_related("template__lesson").order_by(
         "template__lesson__order", "template__lesson__number", "answered_at", "id"
     )
+
+
+# /progress/'s read of the learner's attempts, built once per process (serving/prepared.py).
+_LEARNER_ATTEMPTS = LearnerQuery(
+    PracticeAttempt, lambda owner: _in_course_order(PracticeAttempt.objects.for_learner(owner))
+)
+
+
+def learner_practice(attempts: LearnerQuerySet) -> list[LessonPractice]:
+    """Per lesson, in course order: these attempts, share right and calibration."""
+    return _by_lesson(_in_course_order(attempts))
+
+
+def practice_of(learner: Owner) -> list[LessonPractice]:
+    """learner_practice of the learner's own attempts."""
+    return _by_lesson(_LEARNER_ATTEMPTS.run(learner))
+
+
+def _by_lesson(rows: Iterable[PracticeAttempt]) -> list[LessonPractice]:
     by_lesson: dict[int, list[PracticeAttempt]] = {}
     for attempt in rows:
         by_lesson.setdefault(attempt.template.lesson_id, []).append(attempt)
@@ -106,3 +157,74 @@ def template_overviews(
             )
         )
     return overviews
+
+
+@dataclass(frozen=True)
+class LessonTemplates:
+    """A lesson's published templates as /practice/ lists them: the same for every visitor."""
+
+    lesson: Lesson
+    templates: list[PracticeTemplate]
+
+
+def published_by_lesson() -> list[LessonTemplates]:
+    """Every published template by lesson, in course order (one query): kept per content version
+    by the view, so it holds course content only."""
+    templates = (
+        PracticeTemplate.objects.published()
+        .select_related("lesson__course")
+        .order_by("lesson__course__order", "lesson__course__title", "lesson__order", "lesson__number",
+                  "order", "slug")
+    )  # fmt: skip
+    by_lesson: dict[int, LessonTemplates] = {}
+    for template in templates:
+        by_lesson.setdefault(template.lesson_id, LessonTemplates(template.lesson, [])).templates.append(
+            template
+        )
+    return list(by_lesson.values())
+
+
+@dataclass(frozen=True)
+class TemplateRecord:
+    """One learner's record on one template: attempts, how many right, whether FSRS has it due."""
+
+    attempts: int = 0
+    right: int = 0
+    due: bool = False
+
+    @property
+    def right_percent(self) -> int:
+        return round(100 * self.right / self.attempts) if self.attempts else 0
+
+
+@dataclass(frozen=True)
+class LearnerRecords:
+    """What /practice/ shows of one learner, by template id: built per request."""
+
+    by_template: dict[int, TemplateRecord]
+
+    def of(self, template_id: int) -> TemplateRecord:
+        return self.by_template.get(template_id, NOT_TRIED)
+
+
+NOT_TRIED = TemplateRecord()
+
+
+def learner_records(learner: Owner, now: datetime) -> LearnerRecords:
+    """The learner's attempts, share right and what is due now, per template (two queries for a
+    known learner, none for a visitor who never answered)."""
+    counts = {
+        row["template_id"]: row
+        for row in PracticeAttempt.objects.for_learner(learner)
+        .values("template_id")
+        .annotate(n=models.Count("id"), right=models.Count("id", filter=models.Q(verdict=Verdict.RIGHT)))
+        .order_by()
+    }
+    due = set(PracticeState.objects.for_learner(learner).due(now).values_list("template_id", flat=True))
+    by_template = {
+        template_id: TemplateRecord(row["n"], row["right"], template_id in due)
+        for template_id, row in counts.items()
+    }
+    for template_id in due - by_template.keys():  # scheduled without an attempt kept (none today)
+        by_template[template_id] = TemplateRecord(due=True)
+    return LearnerRecords(by_template)

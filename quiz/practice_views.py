@@ -1,11 +1,17 @@
 """Practice problems: a drawn problem's page, its answer checked, the learner's rating of it.
 
-GET ``/learn/COURSE/LESSON/practice/SLUG/?seed=N`` shows the problem seed N draws (no seed: a
-redirect to a fresh one, so the address always carries the draw). POST to the same address
+GET ``/practice/SLUG/?seed=N`` shows the problem seed N draws (no seed: a redirect to a fresh
+one, so the address always carries the draw). POST to the same address
 with ``answer`` checks it (felab_sim.engine.answers), records the learner's first answer to
 that draw (quiz.models.PracticeAttempt, which schedules the template with FSRS) and shows the
 verdict and the worked solution; htmx swaps the problem in place, a plain form does the same
 page without JavaScript. An answer that cannot be read is explained and not counted.
+``/practice/`` lists every published template by lesson with the learner's record on it.
+
+The address is ``/practice/SLUG/``, not under its lesson: a template's slug is unique across
+the site (a database constraint), so a shared link stays the same when a template moves to
+another lesson or a lesson's slug changes. The first cut's ``/learn/COURSE/LESSON/practice/SLUG/``
+redirects there permanently, keeping the query (301 for GET; 308 for POST, which keeps the body).
 """
 
 from __future__ import annotations
@@ -14,35 +20,48 @@ import secrets
 import time
 from dataclasses import dataclass
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.instructors import is_instructor
 from felab_sim.engine import answers
-from felab_sim.engine.drills import DrillError, Problem
+from felab_sim.engine.drills import DrawnQuestion, DrillError, DrillSpec, Problem, draw_problem, draw_question
 from felab_sim.engine.numbers import format_with_unit
 from lessons.models import PracticeTemplate
 from lessons.simulator import simulator
+from serving.content_cache import kept
+from serving.kept_pages import render_kept
 
+from . import clock, practice_stats, scheduling
 from .learners import Learner
-from .models import PracticeAttempt, Rating
+from .models import PracticeAttempt, PracticeState, Rating
 
 MAX_SEED = 2**31 - 1
 # How long after the page was drawn an answer's time is believed (a stale tab is not "quick").
 MAX_SECONDS = 24 * 3600
 
 
-def _template_or_404(
-    request: HttpRequest, course_slug: str, lesson_slug: str, template_slug: str
-) -> PracticeTemplate:
-    templates = PracticeTemplate.objects.visible(drafts=is_instructor(request.user))
-    return get_object_or_404(
-        templates.select_related("lesson__course"),
-        lesson__course__slug=course_slug,
-        lesson__slug=lesson_slug,
-        slug=template_slug,
+def _template_or_404(request: HttpRequest, template_slug: str) -> PracticeTemplate:
+    """The template as every visitor sees it, fetched once per content version in each process."""
+    drafts = is_instructor(request.user)
+    return kept(
+        request,
+        ("practice-template", drafts, template_slug),
+        lambda: get_object_or_404(
+            PracticeTemplate.objects.visible(drafts=drafts).select_related("lesson__course"),
+            slug=template_slug,
+        ),
     )
+
+
+def _spec(request: HttpRequest, template: PracticeTemplate) -> DrillSpec:
+    """The template's engine reading, built once per content version in each process: reading the
+    fields (every draw's presets) cost more than drawing from them (bench/bench_drill.py).
+    A draft that cannot be read raises DrillError each time; nothing is kept for it."""
+    return kept(request, ("practice-spec", is_instructor(request.user), template.slug), template.spec)
 
 
 def _seed(text: str | None) -> int | None:
@@ -59,6 +78,22 @@ def fresh_seed(not_this: int | None = None) -> int:
     return seed
 
 
+def practice_index(request: HttpRequest) -> HttpResponse:
+    """Every published template by lesson, with the learner's attempts, share right and what is due.
+
+    The list is the same for everyone: kept per content version, page and all (serving/kept_pages.py);
+    each template's and lesson's record is a per-visitor part filled from this learner's records,
+    read per request in two queries (none for a visitor who never answered)."""
+    records = practice_stats.learner_records(Learner.of(request), clock.now())
+    return render_kept(
+        request,
+        "quiz/practice_index.html",
+        lambda: {"lessons": practice_stats.published_by_lesson()},
+        ("practice-index",),
+        {"records": records},
+    )
+
+
 @dataclass(frozen=True)
 class Feedback:
     """What the page says after an answer."""
@@ -68,16 +103,10 @@ class Feedback:
     attempt: PracticeAttempt
     counted: bool
 
-    @property
-    def rating_label(self) -> str:
-        return Rating(self.attempt.rating).label
-
 
 @require_http_methods(["GET", "POST"])
-def practice_problem(
-    request: HttpRequest, course_slug: str, lesson_slug: str, template_slug: str
-) -> HttpResponse:
-    template = _template_or_404(request, course_slug, lesson_slug, template_slug)
+def practice_problem(request: HttpRequest, template_slug: str) -> HttpResponse:
+    template = _template_or_404(request, template_slug)
     raw_seed = request.POST.get("seed") if request.method == "POST" else request.GET.get("seed")
     if raw_seed is None and request.method == "GET":
         return redirect(f"{template.get_absolute_url()}?seed={fresh_seed()}")
@@ -88,13 +117,30 @@ def practice_problem(
         )
         return _page(request, template, None, status=400, error=message)
     try:
-        problem = template.problem(seed)
+        # Until it is answered a problem's page needs its question only: the calculator's ground
+        # is checked, its outputs are not computed (drills.draw_question).
+        spec = _spec(request, template)
+        drawn = draw_question(spec, seed) if request.method == "GET" else draw_problem(spec, seed)
     except DrillError as error:
         # Only an instructor's draft can get here: a published template was checked on save.
         return _page(request, template, None, status=400, error=f"This template cannot draw: {error.message}")
-    if request.method == "GET":
-        return _page(request, template, problem)
-    return _answer(request, template, problem)
+    if isinstance(drawn, Problem):
+        return _answer(request, template, drawn)
+    return _new_draw_page(request, template, spec, drawn)
+
+
+def _new_draw_page(
+    request: HttpRequest, template: PracticeTemplate, spec: DrillSpec, drawn: DrawnQuestion
+) -> HttpResponse:
+    """A problem not yet answered: the page is the same for every draw of a template but for the
+    seed, the question and the form's hidden fields, so it is kept once per template and content
+    version (serving/kept_pages.py) and only those are filled in (bench/bench_drill.py)."""
+    # Text already: the template would localize the numbers on every request.
+    draw = {"seed": str(drawn.seed), "question": drawn.question, "shown_at": str(int(time.time()))}
+    context = {"template": template, "lesson": template.lesson, "has_problem": True,
+               "unit": spec.answer_unit, "error": "", "typed": "", "feedback": None}  # fmt: skip
+    key = ("practice", template.pk, is_instructor(request.user))
+    return render_kept(request, "quiz/practice.html", lambda: context, key, {"draw": draw})
 
 
 def _answer(request: HttpRequest, template: PracticeTemplate, problem: Problem) -> HttpResponse:
@@ -135,20 +181,22 @@ def _page(
         "template": template,
         "lesson": template.lesson,
         "problem": problem,
+        "has_problem": problem is not None,
         "error": error,
         "typed": typed,
         "feedback": feedback,
-        "shown_at": int(time.time()),
         "ratings": Rating.choices,
     }
     if problem is not None:
+        context["unit"] = problem.unit
+        context["draw"] = {"seed": problem.seed, "question": problem.question, "shown_at": int(time.time())}
         result = problem.result
         output = result.outputs[template.output]
         context.update(
             {
                 "another_url": f"{template.get_absolute_url()}?seed={fresh_seed(problem.seed)}",
                 "calculator_url": f"{simulator().calculator_page_url(result)}#output-{template.output}",
-                "calculator_title": template.spec().calc.title,
+                "calculator_title": problem.spec.calc.title,
                 "answer_text": format_with_unit(problem.answer, problem.unit),
                 "output_text": output.text(),
                 "output_label": output.label,
@@ -161,11 +209,9 @@ def _page(
 
 
 @require_POST
-def rate_practice(
-    request: HttpRequest, course_slug: str, lesson_slug: str, template_slug: str
-) -> HttpResponse:
+def rate_practice(request: HttpRequest, template_slug: str) -> HttpResponse:
     """The learner's own rating instead of the proposed one, within the cards' change window."""
-    template = _template_or_404(request, course_slug, lesson_slug, template_slug)
+    template = _template_or_404(request, template_slug)
     learner = Learner.of(request)
     try:
         rating = Rating(int(request.POST.get("rating", "")))
@@ -178,7 +224,37 @@ def rate_practice(
     if attempt is None:
         raise Http404("No such attempt of yours.")
     changed = attempt.change_rating(rating)
-    words = f"Rating: {rating.label}." if changed else "That rating is final now."
-    another = f"{template.get_absolute_url()}?seed={fresh_seed(attempt.seed)}"
-    context = {"words": words, "another_url": another, "template": template, "attempt": attempt}
-    return render(request, "quiz/practice_rated.html", context)
+    stored = Rating(attempt.rating).label
+    if changed:
+        state = PracticeState.objects.for_learner(learner).filter(template=template).first()
+        comes_back = scheduling.humanize_interval(state.due - clock.now()) if state else ""
+        words = f"Stored: {stored}. This problem comes back {comes_back}, with new numbers."
+    else:
+        words = f"That rating is final now: {stored} stays stored (a rating changes only within a minute)."
+    context = {
+        "template": template,
+        "attempt": attempt,
+        "changed": changed,
+        "rated_words": words,
+        "open_for_rating": changed,  # within the window another press changes it again
+        "ratings": Rating.choices,
+        "another_url": f"{template.get_absolute_url()}?seed={fresh_seed(attempt.seed)}",
+    }
+    # htmx swaps the rating section in place; a plain form gets the whole confirmation page.
+    name = "quiz/practice_rating.html" if request.htmx else "quiz/practice_rated.html"
+    response = render(request, name, context)
+    patch_vary_headers(response, ["HX-Request"])
+    return response
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+def moved_practice(
+    request: HttpRequest, course_slug: str, lesson_slug: str, template_slug: str, to: str
+) -> HttpResponse:
+    """The first cut's address under its lesson: permanently at /practice/SLUG/ now, found by
+    slug alone (a template that moved lessons still is), with the query kept. A POST keeps
+    its method and form (308), so a page open in a tab since before still answers."""
+    target = reverse(to, args=[template_slug])
+    if query := request.META.get("QUERY_STRING", ""):
+        target = f"{target}?{query}"
+    return HttpResponsePermanentRedirect(target, preserve_request=request.method == "POST")

@@ -26,12 +26,12 @@ from accounts.instructors import is_instructor
 from lessons.models import Card, Course, PracticeTemplate
 from lessons.views import card_for_page, render_card
 from serving.content_cache import kept
+from serving.kept_pages import render_kept
 
 from . import charts, clock, practice_stats, scheduling
 from .forms import SharingForm
 from .learners import Learner
 from .models import (
-    CardState,
     Layer,
     LayerOpening,
     LearnerProfile,
@@ -41,7 +41,7 @@ from .models import (
     Review,
     Showing,
 )
-from .pages import FORECAST_DAYS, CardOverview, LessonProgress, ProgressSummary
+from .pages import FORECAST_DAYS, CardOverview, DueItem, LessonProgress, ProgressSummary
 
 LATEST_ANSWERS = 20
 
@@ -134,31 +134,30 @@ def open_layer(request: HttpRequest, course_slug: str, lesson_slug: str, step: i
 
 def progress(request: HttpRequest) -> HttpResponse:
     learner = Learner.of(request)
-    # The course and its cards as every student sees them, kept per content version.
-    courses = kept(request, ("courses", False), lambda: list(Course.objects.with_lessons_and_steps()))
-    lessons = [lesson for course in courses for lesson in course.lessons.all()]
+    courses = _published_courses(request)
+    lessons = [lesson for course in courses for lesson in course.listed_lessons]
     now = clock.now()
-    by_lesson = LessonProgress.by_lesson(CardState.objects.for_learner(learner), lessons, now)
+    by_lesson = LessonProgress.by_lesson(learner, lessons, now)
     sharing_form = None
     if learner.user is not None:
-        profile = LearnerProfile.objects.filter(user=learner.user).first() or LearnerProfile(
-            user=learner.user
-        )
-        sharing_form = SharingForm(instance=profile)
+        sharing_form = SharingForm(instance=LearnerProfile.of(learner.user))
     summary = ProgressSummary.of(by_lesson.values(), now)
-    context = {
+    practice = practice_stats.practice_of(learner)
+    learners_progress = {
         "courses": [
-            (course, [by_lesson[lesson.pk] for lesson in course.lessons.all()]) for course in courses
+            (course, [by_lesson[lesson.pk] for lesson in course.listed_lessons]) for course in courses
         ],
         "learner": learner,
         "sharing_form": sharing_form,
         "summary": summary,
         "forecast_figure": charts.due_forecast_figure(summary) if summary.rated else None,
         "forecast_days": FORECAST_DAYS,
-        "practice": practice_stats.learner_practice(PracticeAttempt.objects.for_learner(learner)),
+        "practice": practice,
+        "calibration_figure": charts.calibration_figure(practice) if practice else None,
         "calibration_window": practice_stats.CALIBRATION_WINDOW,
     }
-    return render(request, "quiz/progress.html", context)
+    # The page around the learner's progress is the same for everyone: kept, the rest rendered into it.
+    return render_kept(request, "quiz/progress.html", dict, ("progress",), learners_progress)
 
 
 @require_POST
@@ -180,33 +179,47 @@ def export(request: HttpRequest) -> HttpResponse:
     return response
 
 
+def _published_courses(request: HttpRequest) -> list[Course]:
+    """The courses with their published lessons and cards as every student sees them, kept per
+    content version; each card has its lesson and course (prefetched), so its page address
+    costs no query."""
+    return kept(request, ("courses", False), lambda: list(Course.objects.with_lessons_and_steps()))
+
+
+def _published_cards(request: HttpRequest) -> dict[int, Card]:
+    return kept(
+        request,
+        ("published-cards",),
+        lambda: {
+            card.pk: card
+            for course in _published_courses(request)
+            for lesson in course.listed_lessons
+            for card in lesson.listed_cards
+        },
+    )
+
+
 def review(request: HttpRequest) -> HttpResponse:
+    """Due cards and due practice templates in one list, the longest overdue first."""
     learner = Learner.of(request)
     now = clock.now()
-    states = (
-        CardState.objects.for_learner(learner).of_published_cards().select_related("card__lesson__course")
-    )
-    due = list(states.due(now))
-    upcoming = None if due else states.upcoming(now).first()
-    context = {
+    due, upcoming = DueItem.listed(learner, now, _published_cards(request))
+    learners_list = {
         "due": due,
+        "cards_due": sum(item.kind == "card" for item in due),
+        "practice_due": sum(item.kind == "practice" for item in due),
         "upcoming": upcoming,
         "upcoming_in": scheduling.humanize_interval(upcoming.due - now) if upcoming else "",
     }
-    return render(request, "quiz/review.html", context)
+    # The page around the list is the same for everyone: kept, the list rendered into it.
+    return render_kept(request, "quiz/review.html", dict, ("review",), learners_list)
 
 
 def review_next(request: HttpRequest) -> HttpResponse:
-    """The oldest due card in the card page's flow, or the review page when nothing is due."""
-    state = (
-        CardState.objects.for_learner(Learner.of(request))
-        .due(clock.now())
-        .select_related("card__lesson__course")
-        .first()
-    )
-    if state is None:
-        return redirect("review")
-    return redirect(f"{state.card.get_absolute_url()}?review=1")
+    """The longest overdue card (in the card page's flow) or practice template (a new draw), or
+    the review page when nothing is due."""
+    due = DueItem.due_for(Learner.of(request), clock.now())
+    return redirect(due[0].review_url if due else "review")
 
 
 def instructor_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:

@@ -17,9 +17,11 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from importlib import import_module
 from typing import Any
 
 import redis
+from django.contrib.sessions.backends import cached_db
 from django.contrib.sessions.backends.cached_db import KEY_PREFIX as SESSION_KEY_PREFIX
 from django.core.cache import caches
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
@@ -196,7 +198,9 @@ def forget_cached_sessions() -> None:
     """
     from django.conf import settings
 
-    if not settings.REDIS_URL or settings.SESSION_ENGINE != "django.contrib.sessions.backends.cached_db":
+    if not settings.REDIS_URL or not issubclass(
+        import_module(settings.SESSION_ENGINE).SessionStore, cached_db.SessionStore
+    ):
         return
     pattern = caches[settings.SESSION_CACHE_ALIAS].make_key(SESSION_KEY_PREFIX + "*")
     client = redis_client(settings.REDIS_URL)

@@ -99,6 +99,10 @@ _kept = _Kept()
 # Pages whose settings come from the address (the calculators'): a bounded number per process.
 INPUT_KEPT_LIMIT = 512
 _kept_for_input = _Kept(limit=INPUT_KEPT_LIMIT)
+# Fragments keyed by how a learner's progress looks (serving/templatetags/content_fragments.py,
+# ``bounded``): as many as patterns of study, a few kB each.
+LOOK_KEPT_LIMIT = 1024
+_kept_by_look = _Kept(limit=LOOK_KEPT_LIMIT)
 
 
 def request_version(request: HttpRequest) -> str:
@@ -123,6 +127,13 @@ def kept_for_input(request: HttpRequest, key: Hashable, build: Callable[[], T]) 
     """:func:`kept`, for values keyed by what a visitor sent (a query string): only the
     ``INPUT_KEPT_LIMIT`` most recently used are kept, so no stream of new addresses grows memory."""
     return _kept_for_input.get_or_build(request_version(request), key, build)
+
+
+def kept_by_look(request: HttpRequest, key: Hashable, build: Callable[[], T]) -> T:
+    """:func:`kept`, for a part keyed by how a learner's progress looks (which cards are rated,
+    due, and when they come back): the ``LOOK_KEPT_LIMIT`` most recently used. Parts every
+    learner shares (a lesson nobody touched) are used on nearly every request and stay."""
+    return _kept_by_look.get_or_build(request_version(request), key, build)
 
 
 # The version read during the request in flight, for code that is not handed the request (a

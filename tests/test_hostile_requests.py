@@ -8,7 +8,9 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from felab_sim.models import Run
 
 CARD = "/learn/llm-inference-performance/concurrency-sweep/step-1/"
-PRACTICE = "/learn/llm-inference-performance/concurrency-sweep/practice/l03-replicas-with-headroom/"
+PRACTICE = "/practice/l03-replicas-with-headroom/"
+# The first cut's address, redirected to PRACTICE (quiz.practice_views.moved_practice).
+MOVED_PRACTICE = "/learn/llm-inference-performance/concurrency-sweep/practice/l03-replicas-with-headroom/"
 URLS = [
     "/",
     "/learn/llm-inference-performance/concurrency-sweep/",
@@ -24,6 +26,10 @@ URLS = [
     PRACTICE,
     PRACTICE + "?seed=3",
     PRACTICE + "rate/",
+    "/practice/",
+    MOVED_PRACTICE,
+    MOVED_PRACTICE + "?seed=3",
+    MOVED_PRACTICE + "rate/",
     "/review/next/",
     "/instructor/",
     "/accounts/signup/",
@@ -42,6 +48,8 @@ URLS = [
     "/sim/sweep.json",
     "/sim/engine/",
     "/sim/engine.json",
+    "/sim/chain/",
+    "/sim/chain.json",
     "/sim/calc/prefill.json",
     "/sim/calc/prefill/",
     "/sim/calc/prefix-cache/runs/",

@@ -152,4 +152,4 @@ def test_with_redis_the_cache_survives_its_outage_and_is_the_only_cache(tmp_path
     # A stuck Redis costs a request a quarter of a second, not redis-py's default 5 s.
     assert default["OPTIONS"] == {"socket_connect_timeout": 0.25, "socket_timeout": 0.25}
     assert set(caches) == {"default"}  # rate limits fall back to the database, not a host's cache
-    assert session_engine == "django.contrib.sessions.backends.cached_db"
+    assert session_engine == "serving.sessions.cached_db"  # Django's cached_db, its SQL compiled once

@@ -6,6 +6,21 @@ from pathlib import Path
 
 SEED_PATH = Path(__file__).resolve().parent / "data" / "lesson03-step1-concurrency-sweep.txt"
 
+# Django masks the CSRF token anew in each response: in the forms, and in htmx's hx-vals.
+_CSRF_TOKEN = re.compile(r'(name="csrfmiddlewaretoken" value="|"csrfmiddlewaretoken": ")[^"]+"')
+
+
+def without_csrf_tokens(html: str) -> str:
+    """The page with every CSRF token replaced by "…", so two renders of it compare equal."""
+    return _CSRF_TOKEN.sub(r'\1…"', html)
+
+
+def page_without_csrf_tokens(client, url: str) -> str:
+    """The page at ``url`` (it must answer 200), its CSRF tokens replaced as above."""
+    response = client.get(url)
+    assert response.status_code == 200
+    return without_csrf_tokens(response.content.decode())
+
 
 class _TextOf(HTMLParser):
     """Collects the text inside the first element with the given class."""

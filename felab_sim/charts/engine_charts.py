@@ -7,7 +7,7 @@ the browser. Pure Python, no Django.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ..engine.batching.simulate import RequestResult, Sample
 from ..engine.chart import layout, line
@@ -26,8 +26,47 @@ def _thinned(samples: Sequence[Sample]) -> list[Sample]:
     return list(samples[::step])
 
 
-def timeseries_figure(samples: Sequence[Sample]) -> str:
-    """Running and waiting requests (left axis) and KV blocks in use (right axis, %) over time."""
+def measured_kv_recorded(measured: Mapping[str, Sequence[float]]) -> bool:
+    """Whether a measured run logged its KV use: the RTX PRO 6000 runs' column is 0 throughout
+    while requests run, which is a metric not recorded, not an empty pool."""
+    return any(value > 0 for value in measured["kv_pct"])
+
+
+def _measured_traces(measured: Mapping[str, Sequence[float]]) -> list[dict]:
+    """The measured run's per-second curves as markers over felab's lines, in the same colours."""
+    t = list(measured["t"])
+    traces = [
+        line(
+            f"measured {name}",
+            t,
+            list(measured[name]),
+            colour,
+            mode="markers",
+            marker={"size": 4, "color": colour},
+        )
+        for name, colour in (("running", BLUE), ("waiting", ORANGE))
+    ]
+    if measured_kv_recorded(measured):
+        traces.append(
+            line(
+                "measured KV (%)",
+                t,
+                list(measured["kv_pct"]),
+                GREEN,
+                mode="markers",
+                yaxis="y2",
+                marker={"size": 4, "color": GREEN, "symbol": "triangle-up"},
+            )
+        )
+    return traces
+
+
+def timeseries_figure(
+    samples: Sequence[Sample], measured: Mapping[str, Sequence[float]] | None = None
+) -> str:
+    """Running and waiting requests (left axis) and KV blocks in use (right axis, %) over time;
+    with ``measured`` (a real run's per-second "t", "running", "waiting", "kv_pct"), its curves
+    drawn over the model's."""
     shown = _thinned(samples)
     t = [round(s.t, 2) for s in shown]
     figure = {
@@ -42,6 +81,7 @@ def timeseries_figure(samples: Sequence[Sample]) -> str:
                 yaxis="y2",
                 line={"color": GREEN, "width": 2, "dash": "dot"},
             ),
+            *(_measured_traces(measured) if measured else []),
         ],
         "layout": layout(
             "time (s)",

@@ -1,6 +1,8 @@
 """A student's typed answer to a practice problem: read with its unit, compared, rated.
 
-"24", "24 tok/s", "17.2 GB", "17,180 MB", "1.2e3", "$0.029": the number and its unit are read
+"24", "24 tok/s", "17.2 GB", "17,180 MB", "1.2e3", "$0.029", and every form the site prints a
+number in (felab_sim.engine.numbers: "4.5 × 10⁻⁵", "1,234.5", "12%"; tests/sim/test_answers.py
+round-trips them) or people write a power of ten in ("1.2x10^3", "1.2·10³"): the number and its unit are read
 apart, the unit converted by pint (never matched as text), and the value compared with the
 calculator's answer. A missing unit is read as the answer's and said so; a unit of another kind
 (ms for a speed) or a text that is no number is an :class:`AnswerError`: explained, never
@@ -46,10 +48,22 @@ _COUNT_UNITS = (
 _CALC_UNITS = {"": "", "×": "", "x": "", "%": "percent", "$": "dollar", "tokens": "token",
                "tok/s": "token / second", "params": ""}  # fmt: skip
 _UNIT_WORDS = {"×": "", "x": "", "times": "", "%": "percent", "tps": "token / second"}
+# A number as typed, or as the site prints it (felab_sim.engine.numbers): "17,180", "17 180" (digit
+# groups by a comma or a space, one kind throughout), "1.2e3", and a power of ten written
+# "4.5 × 10⁻⁵" (the site's form), "1.2x10^3", "1.2·10³" or "1.2 * 10**3". Minus signs are ASCII
+# by now (read_answer turns "−" into "-" first).
+_TIMES = r"\s?[×xX*·⋅]\s?"
 _NUMBER = re.compile(
-    r"^(?P<sign>[-+−]?)(?P<dollar>\$?)\s*(?P<int>\d{1,3}(?:,\d{3})+|\d*)(?P<frac>\.\d+)?"
-    r"(?:[eE](?P<exp>[-+]?\d+))?"
+    r"^(?P<sign>[-+]?)(?P<dollar>\$?)\s*"
+    r"(?P<int>\d{1,3}(?P<sep>[, ])\d{3}(?:(?P=sep)\d{3})*(?!\d)|\d*)(?P<frac>\.\d+)?"
+    r"(?:[eE](?P<exp>[-+]?\d+)"
+    rf"|{_TIMES}10(?:\^|\*\*)\s?(?P<power>[-+]?\d+)"
+    rf"|{_TIMES}10(?P<superscript>[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))?"
 )
+_FROM_SUPERSCRIPT = str.maketrans("⁻⁺⁰¹²³⁴⁵⁶⁷⁸⁹", "-+0123456789")
+# Every kind of space the site or a copied page may hold (no-break, thin, narrow no-break) reads as
+# one plain space; a typographic minus as "-".
+_SPACES = re.compile(r"\s+")
 
 
 class AnswerError(ValueError):
@@ -97,21 +111,18 @@ class ReadAnswer:
 
 def read_answer(text: str, unit: str) -> ReadAnswer:
     """The typed answer as a number in ``unit``; ``AnswerError`` with what to type instead."""
-    typed = " ".join(text.split())
+    typed = _SPACES.sub(" ", text).strip()
     example = format_with_unit(24, unit) if unit not in {"×", "$"} else ("2.4×" if unit == "×" else "$0.03")
     if not typed:
         raise AnswerError(f"Type a number, for example {example}.")
     if len(typed) > MAX_ANSWER_CHARS:
         raise AnswerError(f"That is {len(typed)} characters; type just the number and its unit.")
+    typed = typed.replace("−", "-")
     match = _NUMBER.match(typed)
     digits = (match.group("int") or "") + (match.group("frac") or "") if match else ""
     if not match or not any(ch.isdigit() for ch in digits):
         raise AnswerError(f"“{typed}” is not a number: type digits, for example {example}.")
-    number = float(
-        f"{'-' if match.group('sign') in '-−' and match.group('sign') else ''}"
-        f"{(match.group('int') or '0').replace(',', '')}{match.group('frac') or ''}"
-        f"{'e' + match.group('exp') if match.group('exp') else ''}"
-    )
+    number = _number(match)
     if not math.isfinite(number):
         raise AnswerError(f"“{typed}” is too large to be an answer; check the digits.")
     rest = typed[match.end() :].strip()
@@ -131,7 +142,7 @@ def read_answer(text: str, unit: str) -> ReadAnswer:
         return ReadAnswer(number, typed, note)
     try:
         given = registry().parse_units(_pint_words(unit_text))
-    except (pint.errors.PintError, ValueError, AttributeError, TypeError, SyntaxError):
+    except Exception:  # pint's parser raises what it meets (even AssertionError on "× GB")
         raise AnswerError(
             f"“{rest}” is not a unit the site knows; give the answer in {unit or 'a plain number'}."
         ) from None
@@ -143,6 +154,18 @@ def read_answer(text: str, unit: str) -> ReadAnswer:
     value = float(registry().Quantity(number, given).to(wanted).magnitude)
     note = "" if given == wanted else f"{typed} = {format_with_unit(value, unit)}"
     return ReadAnswer(value, typed, note)
+
+
+def _number(match: re.Match[str]) -> float:
+    """The value _NUMBER read: its digits without separators, times its power of ten."""
+    exponent = match.group("exp") or match.group("power") or ""
+    if superscript := match.group("superscript"):
+        exponent = superscript.translate(_FROM_SUPERSCRIPT)
+    digits = (match.group("int") or "0").replace(",", "").replace(" ", "") + (match.group("frac") or "")
+    try:
+        return float(f"{match.group('sign')}{digits}{'e' + exponent if exponent else ''}")
+    except OverflowError:  # float() gives inf for a large exponent; this guards the rest
+        return math.inf
 
 
 def _pint_words(text: str) -> str:

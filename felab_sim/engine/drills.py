@@ -290,8 +290,38 @@ def fill(text: str, values: Mapping[str, str]) -> str:
     return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
 
 
+@dataclass(frozen=True)
+class DrawnQuestion:
+    """A problem's question before it is solved: what a problem's page shows until it is answered."""
+
+    seed: int
+    question: str
+
+
+def draw_question(spec: DrillSpec, seed: int) -> DrawnQuestion:
+    """The question seed ``seed`` draws, its inputs put through the calculator's validation (its
+    ground: ``DrillError`` as ``draw_problem`` raises) but not computed: a problem's page costs
+    a draw, not a calculator run, until it is answered (``draw_problem`` then)."""
+    inputs, shown = _draw_inputs(spec, seed)
+    calc = spec.calc
+    try:
+        params = calc.validate(inputs)
+        if spec.change:
+            calc.validate(_changed(calc, params, spec.change))
+    except ParamError as error:
+        raise _refused(spec, seed, inputs, error) from None
+    return DrawnQuestion(seed, fill(spec.question, shown))
+
+
 def draw_problem(spec: DrillSpec, seed: int) -> Problem:
     """The problem seed ``seed`` draws; ``DrillError`` if the calculator refuses it."""
+    inputs, shown = _draw_inputs(spec, seed)
+    return _solve(spec, seed, inputs, shown)
+
+
+def _draw_inputs(spec: DrillSpec, seed: int) -> tuple[dict[str, ParamValue], dict[str, str]]:
+    """The calculator's inputs seed ``seed`` draws (with the fixed ones), and each as the question
+    prints it."""
     rng = random.Random(seed)
     inputs: dict[str, ParamValue] = {}
     shown: dict[str, str] = {}
@@ -304,17 +334,25 @@ def draw_problem(spec: DrillSpec, seed: int) -> Problem:
     inputs.update(spec.fixed)
     for name, value in spec.fixed.items():
         shown[name] = _shown(value)
-    return _solve(spec, seed, inputs, shown)
+    return inputs, shown
+
+
+def _refused(spec: DrillSpec, seed: int, inputs: Mapping[str, ParamValue], error: ParamError) -> DrillError:
+    drawn = ", ".join(f"{k}={_shown(v)}" for k, v in inputs.items())
+    return DrillError("draws", f"seed {seed} draws {drawn}, which {spec.calc.name} refuses: {error}")
 
 
 def _solve(spec: DrillSpec, seed: int, inputs: dict[str, ParamValue], shown: dict[str, str]) -> Problem:
     calc = spec.calc
+    # No formulas: a problem shows its template's own worked solution and the outputs' values,
+    # and writing every output's formula out cost about a quarter of a draw.
     try:
-        before = calc.run(inputs)
-        after = calc.run(_changed(calc, before.params, spec.change)) if spec.change else None
+        before = calc.run(inputs, with_formulas=False)
+        after = (
+            calc.run(_changed(calc, before.params, spec.change), with_formulas=False) if spec.change else None
+        )
     except ParamError as error:
-        drawn = ", ".join(f"{k}={_shown(v)}" for k, v in inputs.items())
-        raise DrillError("draws", f"seed {seed} draws {drawn}, which {calc.name} refuses: {error}") from None
+        raise _refused(spec, seed, inputs, error) from None
     answer = _answer(spec, before, after)
     return Problem(spec, seed, inputs, shown, before, after, answer)
 

@@ -52,11 +52,20 @@ class Hardware:
 
     def peak_flops(self, bytes_per_value: float) -> float:
         """Dense peak at a weight precision: FP8 for 1 byte when the part has it, else BF16."""
-        if bytes_per_value <= 1 and self.fp8_flops is not None:
-            return self.fp8_flops
-        if self.bf16_flops is None:
+        peak = dense_peak(bytes_per_value, self.bf16_flops, self.fp8_flops)
+        if peak is None:
             raise ValueError(f"{self.name}: no published dense BF16 number; type one in")
-        return self.bf16_flops
+        return peak
+
+
+def dense_peak(bytes_per_value: float, bf16: float | None, fp8: float | None) -> float | None:
+    """The dense peak weights of this size run at: FP8 for weights of 1 byte or fewer when the
+    part has FP8 tensor cores, else BF16; None when neither is known. 4-bit weights count at the
+    FP8 rate too, an upper bound: W4A16 kernels (vLLM's Marlin, llama.cpp's dequantizing ones)
+    multiply at the BF16/FP16 rate."""
+    if bytes_per_value <= 1 and fp8 is not None:
+        return fp8
+    return bf16
 
 
 PCIE4_X16 = Interconnect(
@@ -69,6 +78,40 @@ PCIE5_X16 = Interconnect(
     64 * GB,
     "PCI-SIG, PCIe 5.0 base specification: 32 GT/s per lane, x16 about 64 GB/s each way",
 )
+
+# Thunderbolt between two Macs (MLX's distributed runs): 40 and 80 Gb/s each way; Thunderbolt 5's
+# 120 Gb/s "Bandwidth Boost" is one way only, for displays.
+THUNDERBOLT_4 = Interconnect("Thunderbolt 4", 5 * GB, "Intel Thunderbolt 4: 40 Gb/s")
+THUNDERBOLT_5 = Interconnect(
+    "Thunderbolt 5", 10 * GB, "Intel Thunderbolt 5: 80 Gb/s each way (120 Gb/s one way with Bandwidth Boost)"
+)
+
+
+def _mac(
+    name: str,
+    vendor_name: str,
+    memory_gib: int,
+    bandwidth_gbs: int,
+    link: Interconnect,
+    source: str,
+    checked_in: str,
+) -> Hardware:
+    return Hardware(
+        name,
+        vendor_name,
+        memory_gb=memory_gib,
+        memory_unit="GiB",
+        memory_bytes=memory_gib * GIB,
+        memory_bandwidth=bandwidth_gbs * GB,
+        bf16_flops=None,
+        fp8_flops=None,
+        interconnect=link,
+        source=source,
+        checked_in=checked_in,
+        note="Unified memory, shared with the CPU and macOS (lesson 00: weights and KV in about 70% "
+        "of it). Apple publishes no GPU TFLOPS figure: type one in to run the engine on it.",
+    )
+
 
 HARDWARE: tuple[Hardware, ...] = (
     Hardware(
@@ -138,6 +181,29 @@ HARDWARE: tuple[Hardware, ...] = (
         "3,350 GB/s; NVLink 900 GB/s) and glennklockwood.com/garden/processors/h100 (989.4 dense)",
     ),
     Hardware(
+        "h100-pcie",
+        "NVIDIA H100 PCIe 80GB",
+        memory_gb=80,
+        memory_unit="GiB",
+        memory_bytes=80 * GIB,
+        memory_bandwidth=2000 * GB,
+        bf16_flops=756.5 * TERA,
+        fp8_flops=1513 * TERA,
+        interconnect=Interconnect(
+            "NVLink bridge (pairs of cards)",
+            300 * GB,
+            "H100 datasheet: NVLink 600 GB/s for the PCIe card's bridge, counted both ways",
+        ),
+        source="https://www.nvidia.com/en-us/data-center/h100/ (NVIDIA H100 product page and its datasheet, "
+        "H100 PCIe column) and the H100 PCIe product brief PB-11133-001",
+        checked_in="archive-lib.hpctech.co.jp/gpuproduct/nvidia-h100.html (the datasheet's H100 PCIe "
+        "column: BF16 1,513 TFLOPS and FP8 3,026 with sparsity, 'specifications 1/2 lower without "
+        "sparsity'; 80 GB HBM2e at 2,000 GB/s; NVLink 600 GB/s, PCIe Gen5 128 GB/s) and manuals.plus's "
+        "copy of the product brief ('greater than 2,000 gigabytes per second')",
+        note="NVIDIA prints the tensor figures with sparsity; halved here (1,513 / 2 = 756.5 BF16, "
+        "3,026 / 2 = 1,513 FP8). 114 SMs against the SXM's 132, at 300-350 W.",
+    ),
+    Hardware(
         "h200",
         "NVIDIA H200 SXM 141GB",
         memory_gb=141,
@@ -154,6 +220,31 @@ HARDWARE: tuple[Hardware, ...] = (
         "HBM3e, 4.8 TB/s, FP8 3,958 TFLOPS with sparsity, NVLink 900 GB/s, the GH100 die of the H100)",
         note="The compute is the H100's (same GH100 die); NVIDIA prints it with sparsity only, halved "
         "here. Whether '141 GB' means 10⁹ or 2³⁰ bytes is not stated; read as 10⁹.",
+    ),
+    Hardware(
+        "b200",
+        "NVIDIA B200 (HGX B200, 1,000 W)",
+        memory_gb=180,
+        memory_unit="GiB",
+        # nvidia-smi's total on HGX B200 hosts, as public benchmark notes record it ("NVIDIA B200,
+        # 183359 MiB"): 179.1 GiB, 192.3 GB, so NVIDIA's "180 GB" per GPU reads as binary.
+        memory_bytes=183_359 * 2**20,
+        memory_bytes_measured=True,
+        memory_bandwidth=8000 * GB,
+        bf16_flops=2250 * TERA,
+        fp8_flops=4500 * TERA,
+        interconnect=Interconnect(
+            "NVLink 5 (NVSwitch)", 900 * GB, "HGX B200 page: NVLink 1.8 TB/s per GPU, counted both ways"
+        ),
+        source="https://www.nvidia.com/en-us/data-center/hgx/ (NVIDIA HGX B200 specifications: 8 GPUs, "
+        "1.4 TB of HBM3e, FP8 72 PFLOPS and FP16/BF16 36 PFLOPS with sparsity) and "
+        "https://www.nvidia.com/en-us/data-center/dgx-b200/ (DGX B200: 1,440 GB, 64 TB/s HBM3e in all)",
+        checked_in="glennklockwood.com/garden/processors/B200 (HGX B200 at 1,000 W: BF16 2,250 dense / "
+        "4,500 sparse, FP8 4,500 / 9,000; 8 TB/s; 2 × 900 GB/s NVLink 5) and docs.vultr.com's HGX "
+        "B200 overview (179 GB HBM3e as nvidia-smi shows it, 8.0 TB/s, FP8 about 4.5 PFLOPS)",
+        note="HGX and DGX B200 give each GPU 180 GB of HBM3e (1,440 GB ÷ 8); nvidia-smi shows 183,359 MiB. "
+        "NVIDIA prints the 8-GPU totals with sparsity: 36 PFLOPS BF16 ÷ 8 ÷ 2 = 2,250 dense, 72 FP8 "
+        "÷ 8 ÷ 2 = 4,500. The GB200 part runs at 1,200 W and 2,500 / 5,000.",
     ),
     Hardware(
         "a100-80gb",
@@ -232,6 +323,61 @@ HARDWARE: tuple[Hardware, ...] = (
         note="NVIDIA publishes only '1 petaFLOP FP4 with sparsity' and about 31 TFLOPS FP32 for the "
         "GB10: no dense BF16 or FP8 number, so none is given here (type one in to run the engine "
         "on it). The 128 GB is shared with the CPU and the OS.",
+    ),
+    # The course's Macs (lesson 00's 36 GB Mac, lesson 04's M4 Max at 546 GB/s, the
+    # M4 Pro's 273 GB/s that the DGX Spark matches). Apple prints memory bandwidth and unified
+    # memory, never a TFLOPS figure: compute is None, as for the Spark. Apple's "GB" of memory are
+    # binary (macOS's hw.memsize for "16 GB" is 16 × 2³⁰); its GB/s are 10⁹ bytes a second. Each
+    # is the chip's base memory; more can be ordered, which the memory field takes typed in.
+    _mac(
+        "m4",
+        "Apple M4 (Mac mini, 16 GB)",
+        16,
+        120,
+        THUNDERBOLT_4,
+        "https://www.apple.com/mac-mini/specs/",
+        "macrumors.com's announcement of the M4 Mac mini (16 GB standard, Thunderbolt 4 on the M4) "
+        "and a launch report (M4 Pro's 273 GB/s 'from 120 GB/s' on the M4)",
+    ),
+    _mac(
+        "m4-pro",
+        "Apple M4 Pro (24 GB)",
+        24,
+        273,
+        THUNDERBOLT_5,
+        "https://www.apple.com/mac-mini/specs/",
+        "9to5mac.com and macrumors.com on the M4 Pro (273 GB/s, Thunderbolt 5) and "
+        "apple.gadgetdb.win (the M4 Pro Mac mini's default 24 GB)",
+    ),
+    _mac(
+        "m4-max-32c",
+        "Apple M4 Max, 32-core GPU (36 GB)",
+        36,
+        410,
+        THUNDERBOLT_5,
+        "https://www.apple.com/mac-studio/specs/",
+        "macworld's report of the Mac Studio launch: M4 Max with 14-core CPU and 32-core GPU, 36 GB "
+        "of unified memory, 410 GB/s",
+    ),
+    _mac(
+        "m4-max-40c",
+        "Apple M4 Max, 40-core GPU (48 GB)",
+        48,
+        546,
+        THUNDERBOLT_5,
+        "https://www.apple.com/macbook-pro/specs/",
+        "Apple's M4 Max announcement as reported by macmegasite.com and techmoran.com (16-core CPU, "
+        "40-core GPU, 546 GB/s, up to 128 GB)",
+    ),
+    _mac(
+        "m3-ultra",
+        "Apple M3 Ultra (Mac Studio, 96 GB)",
+        96,
+        819,
+        THUNDERBOLT_5,
+        "https://www.apple.com/mac-studio/specs/",
+        "macworld's report of the Mac Studio launch (M3 Ultra with 96 GB, 819 GB/s, up to 512 GB) and "
+        "Ars Technica's table (819.2 GB/s)",
     ),
 )
 

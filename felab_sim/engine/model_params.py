@@ -8,11 +8,31 @@ through one code path (felab_sim/engine/model_shapes.py). Pure Python: no Django
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 
+from .calculator import typed
 from .model_presets import BY_NAME
-from .model_shapes import FULL, ModelConfigError, ModelShape, kv_heads_per_gpu, read_config
+from .model_shapes import (
+    FULL,
+    AttentionKind,
+    ModelConfigError,
+    ModelShape,
+    kv_bytes_for_sequence,
+    kv_bytes_per_token,
+    kv_heads_per_gpu,
+    read_config,
+)
 from .params import Param, ParamError, ParamValue
+
+# Bytes per stored KV value; llama.cpp's block formats carry a small scale overhead.
+KV_DTYPE_BYTES = {"f16": 2.0, "q8_0": 1.0625, "q4_0": 0.5625, "fp8": 1.0}
+KV_DTYPE_LABELS = {
+    "f16": "f16 (2 bytes)",
+    "q8_0": "q8_0 (1.0625 bytes)",
+    "q4_0": "q4_0 (0.5625 bytes)",
+    "fp8": "fp8 (1 byte)",
+}
 
 TYPED = "typed"
 MODEL = Param(
@@ -100,3 +120,108 @@ def model_name(p: Mapping[str, ParamValue]) -> str:
     if p["model_config"]:
         return f"pasted config.json ({shape_of(p).family})"
     return "typed-in sizes" if p["model"] == TYPED else str(p["model"])
+
+
+def kv_terms(
+    shape: ModelShape, kv_bytes_per_value: float, tensor_parallel: int = 1
+) -> dict[AttentionKind, str]:
+    """Each layer kind's KV bytes per token, written out with the shape's numbers:
+    "2 × 80 layers × 8 KV heads × 128 × 2 B", "61 MLA layers × (512 + 64) × 2 B"."""
+    per_value = typed(kv_bytes_per_value, "B")
+    terms = {}
+    for kind in AttentionKind:
+        layers = shape.layers_of_kind(kind)
+        if not layers:
+            continue
+        if kind is AttentionKind.MLA:
+            assert shape.mla is not None
+            latent = f"({shape.mla.kv_lora_rank} + {shape.mla.qk_rope_head_dim})"
+            terms[kind] = f"{layers} MLA layers × {latent} × {per_value}"
+            continue
+        heads = f"{kv_heads_per_gpu(shape, tensor_parallel)} KV heads"
+        if tensor_parallel > 1:
+            heads += f" ({shape.kv_heads} ÷ {tensor_parallel} GPUs, at least 1)"
+        named = "layers" if kind is AttentionKind.FULL else "sliding layers"
+        terms[kind] = f"2 × {layers} {named} × {heads} × {shape.head_dim} × {per_value}"
+    return terms
+
+
+def model_chosen(p: Mapping[str, ParamValue]) -> bool:
+    """Whether the settings name a model (a pasted config or a preset) rather than typed sizes.
+    Settings without the two (a caller's own, through ``compute_with``) are typed sizes."""
+    return bool(p.get("model_config")) or p.get("model", TYPED) != TYPED
+
+
+KV_DTYPE = Param(
+    "kv_dtype",
+    "choice",
+    "f16",
+    "How the KV cache stores each value, for a model chosen or pasted (a typed-in KV bytes per "
+    "token is used as typed).",
+    label="cache type",
+    choices=KV_DTYPE_LABELS,
+)
+
+
+@dataclass(frozen=True)
+class DecodeSizes:
+    """What a decode step needs of a model: parameters held, parameters read per token, and the
+    KV bytes one token of this context costs on average (sliding layers keep at most their
+    window, so at a long context a token costs less than its first)."""
+
+    params_b: float
+    active_params_b: float
+    kv_bytes_per_token: float
+
+
+def decode_sizes(p: Mapping[str, ParamValue]) -> DecodeSizes:
+    """The chosen model's sizes for a decode step at ``context_tokens`` and ``kv_dtype``.
+
+    Active parameters leave out the input embedding table when it is separate from the output
+    head: a token reads one row of it (ModelShape.active_params_without_embedding). KV per token
+    is one sequence's KV at this context ÷ the context (at context 0, what the first token adds).
+    """
+    shape = shape_of(p)
+    per_value = KV_DTYPE_BYTES[str(p["kv_dtype"])]
+    context = int(p["context_tokens"])
+    if context > 0:
+        per_token = kv_bytes_for_sequence(shape, context, per_value).per_gpu / context
+    else:
+        per_token = sum(kv_bytes_per_token(shape, per_value).values())
+    return DecodeSizes(
+        params_b=shape.total_params / 1e9,
+        active_params_b=shape.active_params_without_embedding / 1e9,
+        kv_bytes_per_token=per_token,
+    )
+
+
+def with_model_sizes(p: Mapping[str, ParamValue]) -> Mapping[str, ParamValue]:
+    """The settings with a chosen model's own parameters, active parameters and KV bytes per
+    token in place of the typed ones; unchanged when no model is chosen. ``ParamError`` naming
+    ``model_config`` when a pasted config cannot be read."""
+    if not model_chosen(p):
+        return p
+    sizes = decode_sizes(p)
+    return {
+        **p,
+        "params_b": sizes.params_b,
+        "active_params_b": sizes.active_params_b,
+        "kv_bytes_per_token": sizes.kv_bytes_per_token,
+    }
+
+
+def kv_per_token_formula(p: Mapping[str, ParamValue], shown: str) -> str:
+    """The KV bytes per token a decode calculator used, with the shape's numbers; ``shown`` is the
+    output as printed."""
+    if not model_chosen(p):
+        return f"{shown}: as typed"
+    shape = shape_of(p)
+    terms = " + ".join(kv_terms(shape, KV_DTYPE_BYTES[str(p["kv_dtype"])]).values())
+    window = shape.sliding_window
+    context = int(p["context_tokens"])
+    if window is None or context <= window:
+        return f"{shown} = {terms} ({model_name(p)})"
+    return (
+        f"{shown} = the KV of one {typed(context)}-token sequence ÷ {typed(context)} tokens, "
+        f"sliding layers keeping {typed(window)} ({terms} per token until the window fills; {model_name(p)})"
+    )

@@ -32,34 +32,38 @@ class Preset:
         return {name: value for name, value in self.values.items() if name in names}
 
 
-APPLE_MBP = "https://www.apple.com/macbook-pro/specs/"
-HARDWARE = (
-    Preset(
-        "Apple M4 (Mac mini)", "hardware", {"bandwidth_gbs": 120.0}, "https://www.apple.com/mac-mini/specs/"
-    ),
-    Preset(
-        "Apple M4 Pro",
-        "hardware",
-        {"bandwidth_gbs": 273.0},
-        APPLE_MBP,
-        "The same bandwidth as lesson 00's Mac and the DGX Spark.",
-    ),
-    Preset(
-        "Apple M4 Max (40-core GPU)", "hardware", {"bandwidth_gbs": 546.0}, APPLE_MBP, "Lesson 04's machine."
-    ),
-    Preset("Apple M3 Ultra", "hardware", {"bandwidth_gbs": 819.0}, "https://www.apple.com/mac-studio/specs/"),
+# Every hardware preset is an entry of the one hardware table (engine/hardware.py), with its
+# source: bandwidth, dense BF16 and FP8 compute where the vendor publishes them, memory in 10⁹ bytes.
+PRESET_ORDER = (
+    "m4",
+    "m4-pro",
+    "m4-max-32c",
+    "m4-max-40c",
+    "m3-ultra",
+    "dgx-spark",
+    "rtx-4090",
+    "rtx-pro-6000",
+    "l40s",
+    "a100-80gb",
+    "h100-pcie",
+    "h100-sxm",
+    "h200",
+    "b200",
+    "mi300x",
 )
-# Every GPU's figures come from the one hardware table (engine/hardware.py), with its source:
-# bandwidth, dense BF16 compute where the vendor publishes it, and memory in 10⁹ bytes.
-GPU_PRESETS = ("dgx-spark", "rtx-4090", "rtx-pro-6000", "l40s", "a100-80gb", "h100-sxm", "h200", "mi300x")
-
-
-UNIFIED_MEMORY = {"dgx-spark"}  # shared with the CPU and the OS: the share stays as entered
+NOTES = {
+    "m4-pro": "The same bandwidth as the DGX Spark.",
+    "m4-max-32c": "The course's 36 GB Mac (lesson 00).",
+    "m4-max-40c": "Lesson 04's machine.",
+    "dgx-spark": "Lesson 14's box: 128 GB shared with the CPU.",
+}
+# Shared with the CPU and the OS: the share of memory stays as entered (lesson 00's 70% on a Mac).
+UNIFIED_MEMORY = {"dgx-spark", "m4", "m4-pro", "m4-max-32c", "m4-max-40c", "m3-ultra"}
 
 
 def gpu_preset(name: str, note: str = "") -> Preset:
-    """The calculators' settings for one GPU of the hardware table; the share of memory an engine
-    may use is vLLM's default gpu_memory_utilization, 0.9, on a GPU of its own."""
+    """The calculators' settings for one entry of the hardware table; on a GPU of its own the
+    share of memory an engine may use is vLLM's default gpu_memory_utilization, 0.9."""
     hardware: Hardware = hardware_preset(name)
     memory_gb = round(hardware.memory_bytes / 1e9, 1)
     values: dict[str, ParamValue] = {
@@ -71,14 +75,13 @@ def gpu_preset(name: str, note: str = "") -> Preset:
         values["memory_utilization"] = 0.9
     if hardware.bf16_flops is not None:
         values["peak_tflops"] = round(hardware.bf16_flops / 1e12, 1)
+    if hardware.fp8_flops is not None:
+        values["peak_fp8_tflops"] = round(hardware.fp8_flops / 1e12, 1)
     memory = f"{hardware.memory_gb:g} {hardware.memory_unit}"
     return Preset(hardware.vendor_name, "hardware", values, hardware.source.split(" ")[0], note or memory)
 
 
-HARDWARE = HARDWARE + tuple(
-    gpu_preset(name, "Lesson 14's box: 128 GB shared with the CPU." if name == "dgx-spark" else "")
-    for name in GPU_PRESETS
-)
+HARDWARE = tuple(gpu_preset(name, NOTES.get(name, "")) for name in PRESET_ORDER)
 
 MODELS = (
     Preset(

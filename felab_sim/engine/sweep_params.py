@@ -210,8 +210,9 @@ class ServerParams:
         for name in _SERVER_KEYS:
             object.__setattr__(self, name, _checked(name, getattr(self, name)))
 
-    def decode_step_ms(self, active: int) -> float:
-        """One decode step with ``active`` requests holding a slot."""
+    def decode_step_ms(self, active: int, kv_tokens: int = 0) -> float:
+        """One decode step with ``active`` requests holding a slot (``kv_tokens``, their context,
+        is the continuous-batching pacing's question: this model's step depends on the count alone)."""
         return self.step_ms * (1.0 + self.growth * (active - 1))
 
     def prefill_ms(self, uncached_tokens: int) -> float:

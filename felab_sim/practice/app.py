@@ -33,6 +33,7 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
 
+from felab_sim.engine.batching.pacing import EnginePacing
 from felab_sim.engine.prefix_cache import PrefixCache
 from felab_sim.engine.sweep_params import ServerParams
 
@@ -119,10 +120,17 @@ async def _sleep_until(loop: asyncio.AbstractEventLoop, deadline: float) -> None
 class PracticeApp:
     """The ASGI application. One instance holds the server's state: slots and prefix cache."""
 
-    def __init__(self, params: ServerParams | None = None, *, model_id: str = MODEL_ID) -> None:
+    def __init__(
+        self, params: ServerParams | EnginePacing | None = None, *, model_id: str = MODEL_ID
+    ) -> None:
+        # ServerParams: lesson 03's fixed slots; EnginePacing: the continuous-batching engine's
+        # step times (``practice_server --engine continuous``). Both answer the same questions.
         self.params = params if params is not None else ServerParams()
         self.model_id = model_id
         self.slots = Slots(self.params.slots)
+        # Tokens of context the running requests hold (prompt and tokens so far): the engine's
+        # step reads each one's KV; the fixed-slot step ignores it.
+        self.context_tokens = 0
         self.cache = PrefixCache()
         self.started = int(time.time())
         self._routes: dict[str, tuple[str, Callable[[Scope, Receive, Send], Awaitable[None]]]] = {
@@ -262,6 +270,8 @@ class PracticeApp:
         params = self.params
         slots = self.slots
         granted = await slots.acquire()
+        held = job.prompt_tokens
+        self.context_tokens += held
         try:
             # The cache is read when the slot is granted, as a server reads it when prefill starts:
             # a twin request queued behind the first finds its blocks already there.
@@ -270,7 +280,9 @@ class PracticeApp:
             await _sleep_until(loop, deadline)
             for index in range(job.n_tokens):
                 await emit(index)
-                step = params.decode_step_ms(slots.active) / 1000.0
+                held += 1
+                self.context_tokens += 1
+                step = params.decode_step_ms(slots.active, self.context_tokens) / 1000.0
                 deadline += step
                 now = loop.time()
                 if deadline <= now:
@@ -280,5 +292,6 @@ class PracticeApp:
                     deadline = now + step
                 await asyncio.sleep(deadline - now)
         finally:
+            self.context_tokens -= held
             slots.release()
         return job.prompt_tokens - uncached

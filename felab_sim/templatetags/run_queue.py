@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from django import template
 
+from serving.prepared import PreparedQuery
+
 from ..models import Run
 
 register = template.Library()
@@ -21,10 +23,15 @@ class RunQueue:
 RECENT_RUNS = 5
 
 
+# Every /sim/ request reads both: their SQL is built once per process (serving/prepared.py).
+_ACTIVE = PreparedQuery(Run, lambda: Run.objects.active())
+_RECENT = PreparedQuery(Run, lambda: Run.objects.sweeps().finished()[:RECENT_RUNS])
+
+
 @register.simple_tag
 def run_queue() -> RunQueue:
     """Two queries: the runs waiting or measuring, and the last sweeps measured."""
-    active = list(Run.objects.active())
+    active = _ACTIVE.run()
     running = next((run for run in active if run.state == Run.State.RUNNING), None)
     waiting = sum(1 for run in active if run.state == Run.State.QUEUED)
-    return RunQueue(running, waiting, list(Run.objects.sweeps().finished()[:RECENT_RUNS]))
+    return RunQueue(running, waiting, _RECENT.run())

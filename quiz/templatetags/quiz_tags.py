@@ -18,8 +18,8 @@ from lessons.models import Card, Course
 from .. import clock
 from ..course_map import CourseMap
 from ..learners import Learner
-from ..models import CardState, Showing
-from ..pages import CardStudy, LessonProgress, Preview
+from ..models import Showing
+from ..pages import SEEN_CARDS, CardStudy, LessonProgress, Preview
 
 register = template.Library()
 
@@ -93,11 +93,10 @@ _RATING_BUTTON = (
 def learner_progress(context: template.Context, courses: Iterable[Course]) -> dict[int, LessonProgress]:
     """Per lesson id, the requesting learner's progress: one query, none for a first-time visitor.
 
-    The courses' lessons and cards must be prefetched (Course.objects.with_lessons_and_steps).
+    The courses must come from Course.objects.with_lessons_and_steps (their listed lessons and cards).
     """
-    lessons = [lesson for course in courses for lesson in course.lessons.all()]
-    states = CardState.objects.for_learner(Learner.of(context["request"]))
-    return LessonProgress.by_lesson(states, lessons, clock.now())
+    lessons = [lesson for course in courses for lesson in course.listed_lessons]
+    return LessonProgress.by_lesson(Learner.of(context["request"]), lessons, clock.now())
 
 
 @register.inclusion_tag("quiz/progress_bar.html")
@@ -109,12 +108,23 @@ def progress_bar(progress_by_lesson: dict[int, LessonProgress], lesson: Any) -> 
 def course_maps(context: template.Context, courses: Iterable[Course]) -> list[CourseMap]:
     """Each course's map for the requesting learner: two queries whatever the course's size.
 
-    None for a first-time visitor; the courses' lessons and cards must be prefetched.
+    None for a first-time visitor; the courses must come from Course.objects.with_lessons_and_steps.
     """
     learner = Learner.of(context["request"])
     courses = list(courses)
-    lessons = [lesson for course in courses for lesson in course.lessons.all()]
-    progress = LessonProgress.by_lesson(CardState.objects.for_learner(learner), lessons, clock.now())
-    seen = Showing.objects.for_learner(learner).values_list("card_id", flat=True).order_by().distinct()
-    seen_ids = set(seen)
+    lessons = [lesson for course in courses for lesson in course.listed_lessons]
+    progress = LessonProgress.by_lesson(learner, lessons, clock.now())
+    seen_ids = {card_id for (card_id,) in SEEN_CARDS.run(learner)}
     return [CourseMap.build(course, progress, seen_ids) for course in courses]
+
+
+@register.filter
+def record_of(records: Any, template_id: int) -> Any:
+    """The learner's record on one practice template (quiz.practice_stats.LearnerRecords)."""
+    return records.of(template_id)
+
+
+@register.filter
+def due_in(records: Any, group: Any) -> int:
+    """How many of the templates a lesson lists on /practice/ are due for the learner."""
+    return sum(records.of(template.pk).due for template in group.templates)

@@ -3,7 +3,11 @@
 ``{% content_fragment "name" key … %}…{% endcontent_fragment %}``: a template part that is the
 same for every learner, rendered once per content version in each process. The name and keys
 must identify everything the part depends on besides course content; the part must not contain
-a CSRF token, a learner's work or anything about the signed-in user.
+a CSRF token, a learner's work or anything about the signed-in user. ``when=expression`` last
+keeps it only where the expression is true (a lesson the learner has not touched looks the same
+to everyone) and renders it afresh elsewhere. ``bounded`` last keeps only the most recently used
+of its renders (serving.content_cache.kept_by_look): for keys made of how a learner's progress
+looks (which cards are rated and due), of which there are as many as patterns of study.
 
 ``{% per_visitor %}…{% endper_visitor %}``: the opposite, a part that differs from one visitor
 to the next. A page rendered by serving.kept_pages.render_kept is kept whole but for these parts,
@@ -17,23 +21,33 @@ from django import template
 from django.template.base import FilterExpression, NodeList, Parser, Token
 from django.utils.safestring import SafeString, mark_safe
 
-from serving.content_cache import kept
+from serving.content_cache import kept, kept_by_look
 from serving.kept_pages import PerVisitorNode, building_kept_page
 
 register = template.Library()
 
 
 class ContentFragmentNode(template.Node):
-    def __init__(self, nodelist: NodeList, name: str, keys: list[FilterExpression]) -> None:
-        self.nodelist, self.name, self.keys = nodelist, name, keys
+    def __init__(
+        self,
+        nodelist: NodeList,
+        name: str,
+        keys: list[FilterExpression],
+        when: FilterExpression | None,
+        bounded: bool = False,
+    ) -> None:
+        self.nodelist, self.name, self.keys, self.when = nodelist, name, keys, when
+        self.keep = kept_by_look if bounded else kept
 
     def render(self, context: template.Context) -> SafeString:
         # Outside a request there is nothing to key the version on; in a kept page's
         # once-per-version pass the whole page is kept anyway.
         if building_kept_page(context) or (request := context.get("request")) is None:
             return self.nodelist.render(context)
+        if self.when is not None and not self.when.resolve(context):
+            return self.nodelist.render(context)
         key = ("fragment", self.name, *(expression.resolve(context) for expression in self.keys))
-        return mark_safe(kept(request, key, lambda: self.nodelist.render(context)))
+        return mark_safe(self.keep(request, key, lambda: self.nodelist.render(context)))
 
 
 @register.tag
@@ -41,9 +55,17 @@ def content_fragment(parser: Parser, token: Token) -> ContentFragmentNode:
     bits = token.split_contents()
     if len(bits) < 2 or bits[1][0] not in "\"'" or bits[1][-1] != bits[1][0]:
         raise template.TemplateSyntaxError(f"{bits[0]} needs a quoted name first, then the keys it varies on")
+    bounded = bits[-1] == "bounded"
+    if bounded:
+        bits.pop()
+    when = None
+    if bits[-1].startswith("when="):
+        when = parser.compile_filter(bits.pop().removeprefix("when="))
     nodelist = parser.parse(("endcontent_fragment",))
     parser.delete_first_token()
-    return ContentFragmentNode(nodelist, bits[1][1:-1], [parser.compile_filter(bit) for bit in bits[2:]])
+    return ContentFragmentNode(
+        nodelist, bits[1][1:-1], [parser.compile_filter(bit) for bit in bits[2:]], when, bounded
+    )
 
 
 @register.tag

@@ -138,6 +138,10 @@
     if (button) {
       button.parentElement.hidden = false;
       button.addEventListener("click", function () { askedFor(element); button.focus(); });
+      // Pressing the button already says so: the press can blur a field whose change sends an htmx
+      // run, and when its results land before the release the button is replaced and no click comes;
+      // the charts that arrive are then drawn interactive.
+      button.addEventListener("pointerdown", function () { interactive = true; });
     }
     // A pointer resting on the chart is a request for its values (a tap counts too).
     element.addEventListener("pointerenter", function () { askedFor(element); }, { once: true });

@@ -4,12 +4,17 @@ import os
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
 CHROMIUM = os.environ.get("FELAB_CHROMIUM", "/usr/bin/chromium")
 # Playwright's sync API runs an event loop in this thread; Django's ORM calls made by
 # fixtures in the same thread are still synchronous and safe.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+# An expect() assertion returns as soon as the page reaches the state; its timeout is only how long a
+# failing one waits, and 20 s leaves room for a loaded CI machine. (Stop 27's failure, first blamed on
+# Playwright's 5 s, failed again at 20 s: its click was lost to a second htmx swap; see fields.py.)
+expect.set_options(timeout=20_000)
 
 CHROMIUM_ARGS = [
     "--no-sandbox",

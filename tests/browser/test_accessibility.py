@@ -20,6 +20,8 @@ PAGES = {
     "continuous-batching engine": "/sim/engine/",
     "progress": "/progress/",
     "review": "/review/",
+    "practice index": "/practice/",
+    "practice problem": "/practice/l05-kv-per-conversation/?seed=3",
     "log in": "/accounts/login/",
     "sign up": "/accounts/signup/",
     "password reset": "/accounts/password/reset/",
@@ -42,4 +44,22 @@ def test_no_serious_or_critical_violations(page: Page, live_lessons, name, schem
     page.emulate_media(color_scheme=scheme)
     page.goto(live_lessons + PAGES[name])
     page.wait_for_load_state("networkidle")
+    assert serious_violations(page) == []
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_an_answered_practice_problem_and_the_calibration_chart_have_no_serious_violations(
+    page: Page, live_lessons, scheme
+):
+    from lessons.models import PracticeTemplate
+
+    page.emulate_media(color_scheme=scheme)
+    answer = PracticeTemplate.objects.get(slug="l05-kv-per-conversation").problem(3).answer
+    page.goto(live_lessons + "/practice/l05-kv-per-conversation/?seed=3")
+    page.get_by_label("Your answer", exact=False).fill(f"{answer * 1.5} GB")
+    page.get_by_label("Your answer", exact=False).press("Enter")
+    page.get_by_role("heading", name="Worked solution").wait_for()
+    assert serious_violations(page) == []
+    page.goto(live_lessons + "/progress/")
+    page.locator("#calibration-chart").wait_for()
     assert serious_violations(page) == []

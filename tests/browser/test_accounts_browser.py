@@ -1,5 +1,5 @@
-"""A student in Chromium changes a password, resets a forgotten one from the email, and
-deletes their account."""
+"""A student in Chromium changes a password, resets a forgotten one from the email, deletes
+their account, and shares their name with instructors or not."""
 
 import re
 
@@ -96,3 +96,24 @@ def test_a_student_deletes_their_account(page: Page, live_lessons, sam):
     assert not User.objects.filter(username="sam").exists()
     assert not Showing.objects.exists() and not Review.objects.exists() and not CardState.objects.exists()
     refused(page, live_lessons, PASSWORD)
+
+
+def test_a_student_on_a_phone_shares_their_name_with_instructors_and_takes_it_back(
+    browser, live_lessons, sam
+):
+    context = browser.new_context(viewport={"width": 375, "height": 740}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    log_in(page, live_lessons)
+    page.goto(live_lessons + "/progress/")
+    box = page.get_by_label("Show my name to instructors next to my typed answers")
+    expect(box).not_to_be_checked()
+    expect(box).to_have_accessible_description(re.compile("instructors"))  # the help text, by its id
+    box.check()
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator(".messages")).to_contain_text("your name is shown to instructors")
+    expect(box).to_be_checked()
+    box.uncheck()
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator(".messages")).to_contain_text("hidden from instructors")
+    expect(box).not_to_be_checked()
+    context.close()

@@ -464,3 +464,28 @@ def test_an_instructor_is_warned_of_an_unchecked_number_and_checks_it(
         "Every number the text works out is live or checked."
     )
     assert log.take() == []
+
+
+def test_an_instructor_saves_a_source_note_longer_than_300_characters_and_students_read_it_whole(
+    instructor_page: tuple[Page, BrowserLog], student_page: Page, live_lessons: str
+):
+    """Lesson 14's measured runs cite repository, files, run and licence: 481 characters, which a
+    300-character column refused on PostgreSQL. The admin's box takes a long note and keeps it."""
+    page, log = instructor_page
+    card = Card.objects.published().order_by("lesson__number", "step").first()
+    note = "measured: " + "; ".join(
+        f"run {n} on the course's own machine, its files and licence" for n in range(8)
+    )
+    assert len(note) > 300
+    page.goto(f"{live_lessons}/admin/lessons/card/{card.pk}/change/")
+    source = page.locator("#id_real_numbers_source")
+    expect(source).to_be_visible()
+    source.fill(note)
+    page.locator('input[name="_save"]').click()
+    expect(page.locator(".messagelist .success")).to_be_visible()
+    card.refresh_from_db()
+    assert card.real_numbers_source == note
+    student_page.goto(live_lessons + _answer_shown(card))
+    shown = student_page.get_by_role("region", name="With real numbers").locator(".source-note")
+    expect(shown).to_contain_text(note)
+    assert log.take() == []

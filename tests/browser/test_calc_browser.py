@@ -4,6 +4,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from felab_sim.engine.calculators import CALCULATORS
+from tests.browser.fields import type_and_leave
 from tests.support.calculators import typed_example
 
 
@@ -32,9 +33,7 @@ def test_every_calculator_draws_and_redraws_in_place(page: Page, live_server, na
 
     before = page.locator(f'td[data-key="{output}"]').inner_text()
     page.evaluate("window.__same_page = true")
-    box = page.locator(f'input[name="{param}"]')
-    box.fill(value)
-    box.dispatch_event("change")
+    type_and_leave(page.locator(f'input[name="{param}"]'), value)
     page.wait_for_url(f"**{param}={value}**")
     expect(page.locator(f'td[data-key="{output}"]')).not_to_have_text(before)
     expect(page.locator(f'td[data-key="{output}"]')).to_have_text(example.shown)
@@ -46,9 +45,7 @@ def test_speculative_redraws_the_speedup_when_acceptance_changes(page: Page, liv
     page.goto(f"{live_server.url}/sim/calc/speculative/")
     speedup = page.locator('td[data-key="speedup"]')
     expect(speedup).to_have_text("2.4×")
-    box = page.get_by_label("Acceptance (α)")
-    box.fill("0.3")
-    box.dispatch_event("change")
+    type_and_leave(page.get_by_label("Acceptance (α)"), "0.3")
     expect(speedup).to_have_text("1×")
     assert "acceptance=0.3" in page.url  # the view can be shared
 
@@ -65,9 +62,7 @@ def test_a_calculator_works_without_javascript(page_without_js: Page, live_serve
 
 def test_a_bad_value_is_named_on_the_page(page: Page, live_server):
     page.goto(f"{live_server.url}/sim/calc/prefill/")
-    box = page.get_by_label("Cached tokens")
-    box.fill("9000")
-    box.dispatch_event("change")
+    type_and_leave(page.get_by_label("Cached tokens"), "9000")
     alert = page.locator("#calc-results [role=alert]")
     expect(alert).to_contain_text("Cached tokens must be at most prompt_tokens (8,000)")
     expect(page.locator("#calc-results .plot")).to_have_count(0)  # no stale chart beside the error

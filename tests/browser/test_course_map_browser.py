@@ -1,6 +1,10 @@
 """A student finds their way through the course: the map, a card, its words, the glossary, and back."""
 
+import re
+
 from playwright.sync_api import Page, expect
+
+from tests.browser.test_long_pages_browser import log_in
 
 FIRST_CARD = "/learn/llm-inference-performance/setup-and-guardrails/step-1/"
 
@@ -44,3 +48,28 @@ def test_the_map_and_a_lesson_work_on_a_phone_without_javascript(page_without_js
     expect(page.get_by_role("link", name="Decode ceiling: the bandwidth wall")).to_be_visible()
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 360
+
+
+def test_a_student_and_an_instructor_each_see_their_own_parts_of_the_kept_lesson_page(
+    browser, live_lessons, student, instructor
+):
+    # The lesson page is kept whole per content version (lessons.views.lesson_detail): the student
+    # builds it, then the instructor gets their Edit link from the same process and follows it.
+    lesson_url = live_lessons + "/learn/llm-inference-performance/quantization/"
+    for user, phone in ((student, True), (instructor, False)):
+        viewport = {"width": 360, "height": 800} if phone else {"width": 1280, "height": 900}
+        context = browser.new_context(viewport=viewport)
+        page = context.new_page()
+        log_in(page, live_lessons, user.username)
+        page.goto(lesson_url)
+        expect(page.get_by_role("heading", level=1)).to_contain_text("Quantization")
+        edit = page.get_by_role("link", name="Edit", exact=True)
+        if user == student:
+            expect(edit).to_have_count(0)
+            assert page.evaluate("document.documentElement.scrollWidth") <= 360
+            page.locator(".card-list a").first.click()
+            expect(page.get_by_role("button", name="Show answer")).to_be_visible()
+        else:
+            edit.click()
+            expect(page).to_have_url(re.compile(r"/admin/lessons/lesson/\d+/change/$"))
+        context.close()

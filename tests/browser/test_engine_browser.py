@@ -6,6 +6,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from tests.browser.fields import type_and_leave
 from tests.browser.test_phone_layout_browser import WIDE_PAGES
 
 
@@ -40,9 +41,7 @@ def test_a_student_lowers_max_num_seqs_and_the_slots_bind_in_place(page: Page, l
     expect(page.locator("#engine-results .chart-svg").filter(visible=True)).to_have_count(3)
     before = timeseries_points(page)
     page.evaluate("window.__same_page = true")
-    box = page.get_by_label("Max num seqs")
-    box.fill("8")
-    box.dispatch_event("change")
+    type_and_leave(page.get_by_label("Max num seqs"), "8")
     page.wait_for_url("**max_num_seqs=8**")
     expect(sentence).to_have_attribute("data-limit", "seqs")
     expect(page.locator("#engine-binding")).to_contain_text("max_num_seqs = 8 were running")
@@ -82,3 +81,36 @@ def test_on_a_phone_nothing_scrolls_sideways_and_the_charts_are_the_narrow_ones(
     expect(phone.locator("#engine-results .chart-narrow").filter(visible=True)).to_have_count(3)
     phone.goto(f"{live_server.url}/sim/engine/?max_num_seqs=0")
     assert phone.evaluate(WIDE_PAGES) is None
+
+
+def test_a_typed_value_sends_one_request_and_the_next_click_sends_none(page: Page, live_server):
+    # The shape of stop 27's and 28's CI failure: a pending `change` fired by the Explore click's
+    # blur sent a second run whose swap could eat that click. type_and_leave must leave none.
+    page.goto(f"{live_server.url}/sim/engine/")
+    expect(page.locator("#engine-binding")).to_have_attribute("data-limit", "blocks")
+    runs: list[str] = []
+    page.on("request", lambda request: runs.append(request.url) if "/sim/engine/?" in request.url else None)
+    type_and_leave(page.get_by_label("Max num seqs"), "8")
+    expect(page.locator('td[data-key="max_running"]')).to_have_text("8")
+    page.get_by_role("button", name="Explore this chart").first.click()
+    expect(page.locator("#engine-results .plot").first).to_have_attribute("data-drawn", "true")
+    assert len(runs) == 1, runs
+
+
+def test_a_click_on_explore_that_a_redraw_interrupts_still_gets_the_interactive_chart(
+    page: Page, live_server
+):
+    # A student types a value and goes straight for "Explore": leaving the field sends the run, and
+    # its results can land between the button's press and release, which then is no click at all.
+    page.goto(f"{live_server.url}/sim/engine/")
+    expect(page.locator("#engine-binding")).to_have_attribute("data-limit", "blocks")
+    page.get_by_label("Max num seqs").fill("8")  # no change yet: the field still has the focus
+    button = page.get_by_role("button", name="Explore this chart").first
+    button.scroll_into_view_if_needed()
+    box = button.bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down()  # the field loses the focus: change, and htmx sends the run
+    expect(page.locator('td[data-key="max_running"]')).to_have_text("8")  # swapped in mid-press
+    page.mouse.up()
+    expect(page.locator("#engine-results .plot").first).to_have_attribute("data-drawn", "true")

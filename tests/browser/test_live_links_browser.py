@@ -3,6 +3,7 @@
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.browser.fields import type_and_leave
 from tests.conftest import SEED_CARD_URL
 
 QUANTIZATION_STEP_1 = "/learn/llm-inference-performance/quantization/step-1/"
@@ -32,9 +33,7 @@ def test_following_a_calculator_number_shows_the_same_number_at_the_same_setting
     expect(page.locator('select[name="quant"]')).to_have_value("q8_0")  # the set's, not the default
     # Where the student lands is marked, and the knobs turn from there.
     assert page.locator("#output-ceiling_tok_s").evaluate("row => row.matches(':target')")
-    box = page.locator('input[name="bandwidth_gbs"]')
-    box.fill("273")
-    box.dispatch_event("change")
+    type_and_leave(page.locator('input[name="bandwidth_gbs"]'), "273")
     expect(number).to_have_text("32.1 tok/s")  # 273 ÷ 8.5 GB
 
 

@@ -6,6 +6,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from lessons.models import Lesson
+from tests.browser.fields import type_and_leave
 from tests.conftest import SEED_CARD_URL
 from tests.quiz.clocks import MovableClock
 
@@ -27,9 +28,7 @@ def phone(browser: Browser) -> Iterator[Page]:
 
 
 def _change(page: Page, label: str, value: str) -> None:
-    field = page.get_by_label(label, exact=True).first
-    field.fill(value)
-    field.dispatch_event("change")
+    type_and_leave(page.get_by_label(label, exact=True).first, value)
 
 
 def test_sim_shows_the_servers_400_in_place_of_the_old_results(page: Page, live_server):

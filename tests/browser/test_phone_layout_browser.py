@@ -46,7 +46,7 @@ def test_no_card_scrolls_sideways_at_320_px_with_its_answer_and_details_open(pho
 
 
 def test_no_calculator_and_not_the_simulator_scrolls_sideways_at_320_px(phone_320: Page, live_server):
-    urls = ["/sim/", "/sim/engine/", *(f"/sim/calc/{name}/" for name in CALCULATORS)]
+    urls = ["/sim/", "/sim/engine/", "/sim/chain/", *(f"/sim/calc/{name}/" for name in CALCULATORS)]
     wide = {url: found for url in urls if (found := too_wide(phone_320, live_server.url + url))}
     assert wide == {}
 

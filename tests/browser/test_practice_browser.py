@@ -1,5 +1,7 @@
-"""Practice problems in Chromium: a student solves one (wrong, then right, then another), and an
-instructor saves a template and sees another refused with its reason."""
+"""Practice problems in Chromium: a student answers right, close, off and in another unit, with
+and without JavaScript, sees each verdict and the worked solution, changes a rating and finds
+them all in FSRS and on /progress/; /practice/ and /review/ on a phone; Enter and N on the
+keyboard; an instructor saves a template and sees another refused with its reason."""
 
 from collections.abc import Iterator
 from urllib.parse import parse_qs, urlsplit
@@ -9,7 +11,9 @@ from django.contrib.auth.models import User
 from playwright.sync_api import Browser, Page, expect
 
 from lessons.models import Lesson, PracticeTemplate
+from quiz.models import PracticeAttempt, PracticeState, Rating
 from tests.conftest import PASSWORD
+from tests.quiz.clocks import MovableClock
 
 pytestmark = pytest.mark.browser
 
@@ -35,35 +39,78 @@ def student(request, browser: Browser) -> Iterator[Page]:
     context.close()
 
 
-def test_a_student_answers_wrong_then_right_then_takes_another(student: Page, live_lessons):
+def answer(page: Page, typed: str) -> None:
+    box = page.get_by_label("Your answer", exact=False)
+    box.fill(typed)
+    box.press("Enter")  # the keyboard submits, as a student types it
+
+
+def test_a_student_answers_right_close_off_and_in_another_unit_and_it_reaches_fsrs_and_progress(
+    student: Page, live_lessons
+):
+    # An answer that cannot be read is explained in place and not counted.
     student.goto(problem_url(live_lessons, 7))
-    box = student.get_by_label("Your answer", exact=False)
-    box.fill("12 ms")
-    box.press("Enter")
+    answer(student, "12 ms")
     expect(student.get_by_role("alert")).to_contain_text("is not the kind of unit this answer is in")
     expect(student.get_by_role("alert")).to_contain_text("Not counted.")
+    assert not PracticeAttempt.objects.exists()
 
-    student.get_by_label("Your answer", exact=False).fill(f"{expected(7) * 3:.4f} GB")
-    student.get_by_label("Your answer", exact=False).press("Enter")
+    answer(student, f"{expected(7):.4f} GB")  # right
+    expect(student.get_by_role("heading", name="Right", exact=False)).to_be_visible()
+    expect(student.get_by_role("heading", name="Worked solution")).to_be_visible()
+    expect(student.get_by_text("Proposed from your error: Got it")).to_be_visible()
+
+    student.goto(problem_url(live_lessons, 8))
+    answer(student, f"{expected(8) * 1.5:.4f} GB")  # close
+    expect(student.get_by_role("heading", name="Close: 1.5× too high")).to_be_visible()
+    expect(student.get_by_role("heading", name="Worked solution")).to_be_visible()
+    expect(student.get_by_text("Proposed from your error: Hard")).to_be_visible()
+    # The student thinks it was worse than Hard: htmx swaps the rating in place, a plain
+    # form gets a confirmation page that says what was stored and where to go next.
+    student.get_by_role("button", name="Missed it").click()
+    expect(student.get_by_text("Stored: Missed it.", exact=False)).to_be_visible()
+    if student.url.endswith("/rate/"):  # no JavaScript: the form's own page
+        expect(student.get_by_role("heading", name="Rating stored")).to_be_visible()
+        expect(student.get_by_role("link", name="Back to practice")).to_have_attribute("href", "/practice/")
+    else:  # htmx: the problem page is still there, its rating section swapped
+        expect(student.get_by_role("heading", name="Close: 1.5× too high")).to_be_visible()
+    expect(student.get_by_role("link", name="Another one like this")).to_be_visible()
+
+    student.goto(problem_url(live_lessons, 9))
+    answer(student, f"{expected(9) * 3:.4f} GB")  # off
     expect(student.get_by_role("heading", name="Off: 3× too high")).to_be_visible()
     expect(student.get_by_role("heading", name="Worked solution")).to_be_visible()
     expect(student.get_by_text("Proposed from your error: Missed it")).to_be_visible()
 
-    student.goto(problem_url(live_lessons, 8))
-    megabytes = f"{expected(8) * 1000:,.0f} MB"
-    student.get_by_label("Your answer", exact=False).fill(megabytes)
-    student.get_by_label("Your answer", exact=False).press("Enter")
+    student.goto(problem_url(live_lessons, 10))
+    megabytes = f"{expected(10) * 1000:,.0f} MB"  # another unit: "17,180 MB" for a GB answer
+    answer(student, megabytes)
     expect(student.get_by_role("heading", name="Right", exact=False)).to_be_visible()
     expect(student.get_by_text(f"{megabytes} =")).to_be_visible()
     calculator_link = student.get_by_role("link", name="at these settings", exact=False)
     assert "/sim/calc/kv-cache/?" in calculator_link.get_attribute("href")
     # No sideways scroll on a phone.
     assert student.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
-
-    before = student.url
     student.get_by_role("link", name="Another one like this").click()
     expect(student.get_by_label("Your answer", exact=False)).to_be_visible()
-    assert "seed=" in student.url and student.url != before
+    assert parse_qs(urlsplit(student.url).query).get("seed") not in (None, ["10"])
+
+    attempts = list(PracticeAttempt.objects.order_by("answered_at", "id").values_list("verdict", "rating"))
+    assert attempts == [
+        ("right", Rating.GOT_IT),
+        ("close", Rating.MISSED_IT),  # changed from the proposed Hard
+        ("off", Rating.MISSED_IT),
+        ("right", Rating.GOT_IT),
+    ]
+    state = PracticeState.objects.get(template__slug=SLUG)
+    assert state.review_count == 4 and state.last_rating == Rating.GOT_IT
+
+    student.goto(live_lessons + "/progress/")
+    row = student.locator("#practice-table tbody tr", has_text="05 · KV cache")
+    expect(row.locator("td").nth(0)).to_have_text("4")  # attempts
+    expect(row.locator("td").nth(1)).to_have_text("50%")  # right
+    expect(student.locator("#calibration-table tbody td").first).to_have_text("1–4")
+    expect(student.locator("#calibration-chart svg").first).to_be_attached()
 
 
 def test_n_opens_another_problem_once_answered(browser: Browser, live_lessons):
@@ -119,4 +166,44 @@ def test_an_instructor_saves_a_template_and_one_is_refused_with_its_reason(
     )
     draws = PracticeTemplate.objects.get(slug="browser-kv-users").draws
     assert draws == [{"name": "users", "values": [2, 4, 8]}]
+    context.close()
+
+
+@pytest.mark.parametrize("javascript", [True, False], ids=["htmx", "no-javascript"])
+def test_practice_index_and_due_practice_on_review_on_a_phone(
+    browser: Browser, live_lessons, monkeypatch, javascript: bool
+):
+    clock = MovableClock(monkeypatch)  # the live server runs in this process: its clock moves too
+    context = browser.new_context(viewport={"width": 375, "height": 812}, java_script_enabled=javascript)
+    context.set_default_timeout(TIMEOUT_MS)
+    phone = context.new_page()
+    phone.goto(live_lessons + "/")
+    phone.get_by_role("link", name="Practice", exact=True).click()
+    expect(phone.get_by_role("heading", name="Practice", exact=True)).to_be_visible()
+    expect(phone.get_by_role("heading", name="Lesson 05 · KV cache", exact=False)).to_be_visible()
+    assert phone.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+
+    title = PracticeTemplate.objects.get(slug=SLUG).title
+    phone.get_by_role("link", name=title).click()
+    seed = int(parse_qs(urlsplit(phone.url).query)["seed"][0])
+    answer(phone, f"{expected(seed) * 4}")  # off: Missed it, due again within minutes
+    expect(phone.get_by_role("heading", name="Off: 4× too high")).to_be_visible()
+
+    phone.goto(live_lessons + "/practice/")
+    item = phone.locator(".practice-index-item", has_text=title)
+    expect(item).to_contain_text("1 attempt, 0% right")
+    expect(item.locator(".progress-due")).to_have_count(0)
+
+    clock.current = PracticeState.objects.get().due
+    phone.goto(live_lessons + "/practice/")
+    expect(phone.locator(".practice-index-item", has_text=title).locator(".progress-due")).to_have_text("due")
+    phone.goto(live_lessons + "/review/")
+    expect(phone.get_by_text("1 practice problem due now", exact=False)).to_be_visible()
+    due = phone.locator(".due-practice")
+    expect(due).to_contain_text("Practice, new numbers · Lesson 05")
+    assert phone.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    phone.get_by_role("link", name=f"Start with {title}").click()
+    # A draw, made for this visit (the link carries no seed: tests/quiz/test_review.py).
+    assert parse_qs(urlsplit(phone.url).query).get("seed")
+    expect(phone.get_by_label("Your answer", exact=False)).to_be_visible()
     context.close()

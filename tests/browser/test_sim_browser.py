@@ -3,6 +3,8 @@ import threading
 
 from playwright.sync_api import Page, expect
 
+from tests.browser.fields import type_and_leave
+
 
 def test_moving_slots_redraws_the_chart_and_moves_capacity(page: Page, live_server):
     page.goto(live_server.url + "/sim/")
@@ -11,9 +13,7 @@ def test_moving_slots_redraws_the_chart_and_moves_capacity(page: Page, live_serv
     plot = page.locator("#sim-results .plot")
     expect(plot.get_by_text("knee: capacity 8").filter(visible=True)).to_be_visible()
 
-    slots = page.get_by_label("Slots")
-    slots.fill("16")
-    slots.dispatch_event("change")
+    type_and_leave(page.get_by_label("Slots"), "16")
 
     expect(sentence).to_contain_text("Capacity is C = 16")
     expect(
@@ -123,9 +123,7 @@ def test_the_chart_shows_at_once_and_plotly_loads_only_when_the_student_reaches_
     assert [url for url in fetched if "plotly" in url]
 
     # Once asked for, the next redraw is interactive straight away.
-    slots = page.get_by_label("Slots")
-    slots.fill("16")
-    slots.dispatch_event("change")
+    type_and_leave(page.get_by_label("Slots"), "16")
     expect(page.locator("#sim-results .capacity-sentence")).to_contain_text("Capacity is C = 16")
     expect(page.locator("#sim-results .plot")).to_have_attribute("data-drawn", "true", timeout=30_000)
 

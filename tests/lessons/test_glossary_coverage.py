@@ -42,8 +42,11 @@ COURSE_TERMS = (
 OTHER_FORMS = {"GB and GiB": ("KB", "KiB", "MB", "MiB", "TB", "TiB")}
 # Names of products, files and everyday words, not terms a card must define.
 ALLOWED = frozenset(
-    {"AI", "GB10", "JPEG", "NVIDIA", "POC", "PyTorch", "RAM", "SXM", "TODO", "cuDNN", "macOS"}
-)
+    {
+        "AI", "GB10", "GeForce", "JPEG", "LLMServingSim", "MIT", "NVIDIA", "POC", "PRO", "PyTorch",
+        "RAM", "RTX", "SXM", "TODO", "cuDNN", "macOS",
+    }
+)  # fmt: skip
 _HIDDEN = re.compile(r"\{\{[^}]*\}\}|`[^`]*`|\]\([^)]*\)")  # live numbers, code, link targets
 _CAPITALS = re.compile(r"(?<![\w./-])([A-Za-z]*[A-Z][A-Za-z]*[A-Z][A-Za-z0-9]*)(?![\w/-])")
 

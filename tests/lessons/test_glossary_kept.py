@@ -2,23 +2,16 @@
 render gives them, an edit shows at once, drafts' cards only to instructors, and a search is
 the asker's alone."""
 
-import re
-
 import pytest
 from django.shortcuts import render
 from django.test import Client
 
 from lessons.models import Card, GlossaryTerm
 from lessons.views import _glossary_context
+from tests.textutil import without_csrf_tokens
 
 pytestmark = pytest.mark.django_db
 GLOSSARY = "/glossary/"
-# The Log out form's token: each response masks it anew.
-CSRF_TOKEN = re.compile(r'(name="csrfmiddlewaretoken" value=")[^"]+"')
-
-
-def without_csrf_tokens(html: str) -> str:
-    return CSRF_TOKEN.sub(r'\1…"', html)
 
 
 @pytest.mark.parametrize("visitor", ["anonymous", "student", "instructor"])

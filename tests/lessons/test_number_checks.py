@@ -188,7 +188,7 @@ def bundled_findings() -> tuple[list[tuple[str, number_checks.Finding]], list[st
 
 
 def test_every_bundled_card_is_read():
-    assert len(_bundled_cards()) == 70
+    assert len(_bundled_cards()) == 73
 
 
 def test_every_derived_number_in_the_bundled_cards_is_live_or_checked():

@@ -9,10 +9,18 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 import uvicorn
@@ -85,3 +93,51 @@ def server() -> Iterator[RunningServer]:
     """The shared server: default rules but a fast step. Tests leave it idle."""
     with serving(ServerParams(step_ms=FAST_STEP_MS)) as running:
         yield running
+
+
+@dataclass
+class CommandServer:
+    """``manage.py practice_server`` in its own process: its port and first /health answer, and
+    once stopped, what it printed and its exit code."""
+
+    port: int
+    health: dict = field(default_factory=dict)
+    output: str = ""
+    returncode: int | None = None
+
+
+@contextlib.contextmanager
+def practice_server_command(*options: str) -> Iterator[CommandServer]:
+    """The command on a free port with these options, yielded once /health answers (20 s at most),
+    then stopped with Ctrl-C (SIGINT), as a person stops it; killed if it outlives the block."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "practice_server", "--port", str(port), *options],
+        cwd=Path(__file__).resolve().parents[2],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    server = CommandServer(port)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1) as response:
+                    server.health = json.load(response)
+                break
+            except (urllib.error.URLError, ConnectionError):
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(process.communicate()[0]) from None
+                time.sleep(0.05)
+        yield server
+        process.send_signal(signal.SIGINT)
+        server.output, _ = process.communicate(timeout=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+        server.returncode = process.returncode

@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-import json
-import os
-import signal
 import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
-from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
 from openai import OpenAI
 
 from felab_sim.practice import MODEL_ID
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.practice.conftest import practice_server_command
 
 
 @pytest.mark.parametrize(
@@ -56,53 +46,15 @@ def test_a_port_in_use_is_a_one_line_error():
 
 
 def test_the_command_serves_until_ctrl_c():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "manage.py",
-            "practice_server",
-            "--port",
-            str(port),
-            "--slots",
-            "3",
-            "--step-ms",
-            "2",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1) as response:
-                    health = json.load(response)
-                break
-            except (urllib.error.URLError, ConnectionError):
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(process.communicate()[0]) from None
-                time.sleep(0.05)
-        assert health["slots"] == 3
-        assert health["params"]["step_ms"] == 2.0
+    with practice_server_command("--slots", "3", "--step-ms", "2") as server:
+        assert server.health["slots"] == 3
+        assert server.health["params"]["step_ms"] == 2.0
 
-        client = OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="x", max_retries=0)
+        client = OpenAI(base_url=f"http://127.0.0.1:{server.port}/v1", api_key="x", max_retries=0)
         stream = client.chat.completions.create(
             model=MODEL_ID, messages=[{"role": "user", "content": "hi"}], max_tokens=3, stream=True
         )
         assert [c.choices[0].finish_reason for c in stream] == [None, None, None, "length"]
-
-        process.send_signal(signal.SIGINT)
-        output, _ = process.communicate(timeout=10)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
-    assert process.returncode == 0, output
-    assert f"Practice server on http://127.0.0.1:{port}/v1 (slots=3, step_ms=2" in output
-    assert "Traceback" not in output
+    assert server.returncode == 0, server.output
+    assert f"Practice server on http://127.0.0.1:{server.port}/v1 (slots=3, step_ms=2" in server.output
+    assert "Traceback" not in server.output

@@ -10,7 +10,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from quiz.learners import Learner
-from quiz.models import Rating, Showing
+from quiz.models import Rating, Review, Showing
 from quiz.pages import CardStudy, Preview
 from tests.conftest import SEED_CARD_URL
 from tests.quiz.conftest import rate, show
@@ -97,3 +97,32 @@ def test_a_wrong_password_is_checked_once(student, monkeypatch):
 
     assert response.status_code == 200  # the form again, with its error
     assert len(calls) == 1
+
+
+def test_the_card_page_reads_the_rated_showings_and_the_latest_only(clock, student, seed_card):
+    from django.db.models.signals import post_init
+
+    learner = Learner(user=student)
+    rated = Showing.record(learner, seed_card, "first")
+    Review.rate(rated, Rating.HARD)
+    clock.advance(minutes=2)
+    for index in range(30):  # Show answer pressed again and again, never rated
+        Showing.record(learner, seed_card, f"again {index}")
+        clock.advance(seconds=1)
+    latest = Showing.objects.order_by("-shown_at", "-id").first()
+    CardStudy.of(learner, seed_card)  # its query is built once per process, with a stand-in showing
+    loaded = []
+
+    def count(sender, instance, **kwargs):
+        loaded.append(instance.pk)
+
+    post_init.connect(count, sender=Showing)
+    try:
+        study = CardStudy.of(learner, seed_card)
+    finally:
+        post_init.disconnect(count, sender=Showing)
+
+    assert sorted(loaded) == sorted([rated.pk, latest.pk])
+    assert study.showing == latest and study.typed_answer == "again 29"
+    history = [(Rating.HARD, Review.objects.get().reviewed_at)]
+    assert study.previews == tuple(Preview.for_history(seed_card.pk, history, clock.now()))

@@ -2,8 +2,6 @@
 on each request (serving/kept_pages.py, issue 14): every visitor must still get exactly the page
 a full render gives them, and nobody any part of another visitor's page."""
 
-import re
-
 import pytest
 from django.contrib.auth.models import AnonymousUser
 from django.http import HttpResponse
@@ -17,15 +15,9 @@ from quiz.models import Rating
 from serving.kept_pages import VisitorDataOutsidePart, render_kept
 from tests.conftest import SEED_CARD_URL
 from tests.quiz.conftest import rate, show
+from tests.textutil import without_csrf_tokens
 
 pytestmark = pytest.mark.django_db
-
-# Each response masks the CSRF token anew, in the forms and in the Go deeper hx-vals.
-CSRF_TOKEN = re.compile(r'(name="csrfmiddlewaretoken" value="|"csrfmiddlewaretoken": ")[^"]+"')
-
-
-def without_csrf_tokens(html: str) -> str:
-    return CSRF_TOKEN.sub(r'\1…"', html)
 
 
 def full_render(response: HttpResponse, card: Card, *, answer_shown: bool, review_mode: bool) -> str:
@@ -112,6 +104,8 @@ LEAKY = {
     "eaten.html": "{% load content_fragments %}{% filter upper %}{% per_visitor %}x{% endper_visitor %}{% endfilter %}",
     "fine.html": "{% load content_fragments %}<p>{{ title }}</p><p>{% per_visitor %}{% if user.is_authenticated %}in{% else %}out{% endif %}{% endper_visitor %}</p>",
     "arguments.html": "{% load content_fragments %}{% per_visitor user %}{% endper_visitor %}",
+    "draw.html": "{% load content_fragments %}<p>{{ title }}</p><p>{% per_visitor %}{{ draw.seed }}{% endper_visitor %}</p>",
+    "leaky-draw.html": "{% load content_fragments %}<p>{{ draw.seed }}</p>",
 }
 LOCMEM_TEMPLATES = [
     {
@@ -141,3 +135,14 @@ def test_a_template_that_reads_the_visitor_outside_a_part_is_refused(rf: Request
     assert (
         render_kept(request, "fine.html", lambda: {"title": "T"}, ("fine",)).content == b"<p>T</p><p>out</p>"
     )
+
+
+@override_settings(TEMPLATES=LOCMEM_TEMPLATES)
+def test_a_pages_own_per_request_values_reach_its_parts_only(rf: RequestFactory):
+    request = rf.get("/")
+    request.user = AnonymousUser()
+    for seed in (3, 4):
+        page = render_kept(request, "draw.html", lambda: {"title": "T"}, ("draw",), {"draw": {"seed": seed}})
+        assert page.content == f"<p>T</p><p>{seed}</p>".encode()
+    with pytest.raises(VisitorDataOutsidePart, match="'draw' is used outside"):
+        render_kept(request, "leaky-draw.html", dict, ("leaky-draw",), {"draw": {"seed": 1}})

@@ -38,3 +38,49 @@ def test_backfill_gives_old_reviews_a_showing_and_their_learner_a_schedule(lesso
     # 0007 replaced the stored session key with a random id, the same on every row.
     assert visitor.anonymous_id not in ("", "visitor")
     assert {row.anonymous_id for row in Showing.objects.filter(user__isnull=True)} == {visitor.anonymous_id}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_schedule_rows_written_before_the_shared_base_read_back_unchanged(lessons):
+    """CardState and PracticeState share ScheduleState now, with no migration: rows the 0008
+    schema wrote are read, and rebuilt from their ratings, as they were."""
+    executor = MigrationExecutor(connection)
+    before = [("quiz", "0008_practice_attempts_and_schedules")]
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps
+    User = old.get_model("auth", "User")
+    user = User.objects.create(username="kept")
+    card = old.get_model("lessons", "Card").objects.get(lesson__slug="concurrency-sweep", step=1)
+    template = old.get_model("lessons", "PracticeTemplate").objects.get(slug="l05-kv-per-conversation")
+    when = datetime(2026, 2, 1, 9, 0, tzinfo=UTC)
+    fields = {
+        "fsrs_card": {"state": 2, "stability": 3.1},
+        "due": when + timedelta(days=3),
+        "last_rating": 3,
+        "last_reviewed_at": when,
+        "review_count": 1,
+    }
+    old.get_model("quiz", "CardState").objects.create(card=card, user=user, **fields)
+    old.get_model("quiz", "PracticeState").objects.create(template=template, user=user, **fields)
+    old.get_model("quiz", "PracticeAttempt").objects.create(
+        template=template, user=user, seed=1, typed="1", value=1.0, expected=1.0, ratio=1.0,
+        verdict="right", proposed_rating=3, rating=3, answered_at=when,
+    )  # fmt: skip
+
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    from quiz.learners import Learner
+    from quiz.models import CardState, PracticeState, ScheduleState
+
+    assert issubclass(CardState, ScheduleState) and issubclass(PracticeState, ScheduleState)
+    for model in (CardState, PracticeState):
+        row = model.objects.get(user__username="kept")
+        assert {name: getattr(row, name) for name in fields} == fields, model.__name__
+    from django.contrib.auth import get_user_model
+
+    account = Learner(user=get_user_model().objects.get(username="kept"))
+    rebuilt = PracticeState.rebuild(account, template.pk)
+    assert rebuilt.pk == PracticeState.objects.get().pk  # updated in place, not a second row
+    assert (rebuilt.review_count, rebuilt.last_rating, rebuilt.last_reviewed_at) == (1, 3, when)

@@ -5,6 +5,7 @@ from datetime import timedelta
 import pytest
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import IntegrityError, transaction
+from django.db.models import Prefetch
 
 from accounts.instructors import is_instructor
 from quiz.learners import Learner
@@ -172,10 +173,9 @@ def test_merge_moves_a_sessions_work_to_the_account_without_loss_or_duplicates(
 def test_lesson_progress_counts_rated_good_and_due(student, seed_card, second_card, clock):
     learner = Learner(user=student)
     Review.rate(Showing.record(learner, seed_card), Rating.EASY)
-    lesson = type(seed_card.lesson).objects.prefetch_related("cards").get(pk=seed_card.lesson_id)
-    progress = LessonProgress.by_lesson(CardState.objects.for_learner(learner), [lesson], clock.now())[
-        lesson.pk
-    ]
+    lessons = type(seed_card.lesson).objects.prefetch_related(Prefetch("cards", to_attr="listed_cards"))
+    lesson = lessons.get(pk=seed_card.lesson_id)
+    progress = LessonProgress.by_lesson(learner, [lesson], clock.now())[lesson.pk]
     total = lesson.cards.count()
     assert total >= 2
     assert (progress.rated, progress.total, progress.good_percent) == (1, total, 100)
@@ -183,9 +183,7 @@ def test_lesson_progress_counts_rated_good_and_due(student, seed_card, second_ca
     assert progress.due_count == 0
     Review.rate(Showing.record(learner, second_card), Rating.HARD)
     clock.advance(days=60)
-    progress = LessonProgress.by_lesson(CardState.objects.for_learner(learner), [lesson], clock.now())[
-        lesson.pk
-    ]
+    progress = LessonProgress.by_lesson(learner, [lesson], clock.now())[lesson.pk]
     assert (progress.rated, progress.good_percent, progress.due_count) == (2, 50, 2)
     labels = {item.card.pk: item.last_rating_label for item in progress.cards}
     assert (labels[seed_card.pk], labels[second_card.pk]) == ("Easy", "Hard")

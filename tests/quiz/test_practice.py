@@ -6,13 +6,14 @@ import pytest
 from django.test import Client
 from django.utils.html import escape
 
+from felab_sim.engine.numbers import format_with_unit
 from lessons.models import PracticeTemplate
 from quiz.models import PracticeAttempt, PracticeState, Rating
 
 pytestmark = pytest.mark.django_db
 
 SLUG = "l05-kv-per-conversation"
-URL = f"/learn/llm-inference-performance/kv-cache/practice/{SLUG}/"
+URL = f"/practice/{SLUG}/"
 
 
 @pytest.fixture
@@ -115,7 +116,7 @@ def test_the_student_may_change_the_proposed_rating(client, template):
     answer(client, 4, f"{expected(template, 4)}")
     attempt = PracticeAttempt.objects.get()
     response = client.post(URL + "rate/", {"attempt": attempt.pk, "rating": Rating.HARD})
-    assert response.status_code == 200 and "Rating: Hard." in response.content.decode()
+    assert response.status_code == 200 and "Stored: Hard." in response.content.decode()
     attempt.refresh_from_db()
     assert attempt.rating == Rating.HARD and attempt.proposed_rating == Rating.GOT_IT
     assert PracticeState.objects.get().last_rating == Rating.HARD
@@ -185,3 +186,22 @@ def test_the_instructor_sees_each_templates_answers_grouped_by_how_far_off(
     row = page.split(f"L05 · {template.title}")[1].split("</tr>")[0]
     assert "<td>4</td>" in row and "<td>25%</td>" in row
     assert "over 10× high: 2 · 2–10× low: 1 · right: 1" in row
+
+
+def test_every_bundled_templates_answer_typed_as_the_site_prints_it_is_right(client, lessons):
+    # Issue 22's follow-up: l18-gradient-fade prints "4.5 × 10⁻⁵" and refused it typed back.
+    for row in PracticeTemplate.objects.select_related("lesson__course"):
+        for seed in (2, 11):
+            problem = row.problem(seed)
+            printed = format_with_unit(problem.answer, problem.unit)
+            page = client.post(row.get_absolute_url(), {"seed": seed, "answer": printed}).content.decode()
+            assert "Right" in page, (row.slug, printed)
+
+
+def test_the_gradient_fades_printed_power_of_ten_reads_back_right(client, lessons):
+    template = PracticeTemplate.objects.get(slug="l18-gradient-fade")
+    seed = next(seed for seed in range(200) if template.problem(seed).answer < 1e-4)
+    printed = format_with_unit(template.problem(seed).answer, template.problem(seed).unit)
+    assert "× 10⁻" in printed
+    page = client.post(template.get_absolute_url(), {"seed": seed, "answer": printed}).content.decode()
+    assert "Right" in page and "not a unit" not in page

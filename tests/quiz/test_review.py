@@ -4,7 +4,8 @@ import re
 
 import pytest
 
-from quiz.models import Rating
+from lessons.models import PracticeTemplate
+from quiz.models import PracticeState, Rating
 from tests.conftest import SEED_CARD_URL
 from tests.quiz.conftest import rate, show
 
@@ -73,3 +74,56 @@ def test_each_learner_sees_only_their_own_due_cards(student_client, other_studen
     assert due_labels(student_client.get("/review/").content.decode()) == [seed_card.label]
     assert due_labels(other_student_client.get("/review/").content.decode()) == []
     assert other_student_client.get("/review/next/")["Location"] == "/review/"
+
+
+PRACTICE_SLUG = "l05-kv-per-conversation"
+PRACTICE_URL = f"/practice/{PRACTICE_SLUG}/"
+
+
+def practise(client, seed: int, factor: float) -> None:
+    value = PracticeTemplate.objects.get(slug=PRACTICE_SLUG).problem(seed).answer * factor
+    assert client.post(PRACTICE_URL, {"seed": seed, "answer": f"{value}"}).status_code == 200
+
+
+def due_links(body: str) -> list[str]:
+    return re.findall(r'<li class="due-item[^"]*">\s*<a href="([^"]+)">', body)
+
+
+def test_due_practice_appears_beside_due_cards_in_due_order(client, seed_card, second_card, clock):
+    study(client, second_card.get_absolute_url(), Rating.MISSED_IT)
+    clock.advance(minutes=2)
+    practise(client, 1, factor=5)  # off: Missed it, due again soon
+    clock.advance(minutes=2)
+    study(client, SEED_CARD_URL, Rating.MISSED_IT)
+    state = PracticeState.objects.get()
+    assert state.last_rating == Rating.MISSED_IT
+    clock.current = max(
+        state.due, *(s.due for s in second_card.states.all()), *(s.due for s in seed_card.states.all())
+    )
+    body = client.get("/review/").content.decode()
+    assert due_links(body) == [
+        f"{second_card.get_absolute_url()}?review=1",
+        PRACTICE_URL,
+        SEED_CARD_URL + "?review=1",
+    ]
+    assert "2 cards and 1 practice problem due now" in body
+    assert "Practice, new numbers · Lesson 05" in body
+
+
+def test_a_due_practice_problem_is_a_new_draw_and_answering_it_moves_it_on(client, seed_card, clock):
+    practise(client, 1, factor=5)
+    clock.current = PracticeState.objects.get().due
+    assert client.get("/review/next/")["Location"] == PRACTICE_URL  # no seed: the page draws one
+    drawn = client.get(PRACTICE_URL)
+    assert drawn.status_code == 302 and "?seed=" in drawn["Location"]
+    practise(client, 2, factor=1)
+    assert due_links(client.get("/review/").content.decode()) == []
+    body = client.get("/review/").content.decode()
+    assert "The next practice problem comes back" in body
+
+
+def test_a_draft_template_is_not_due(client, seed_card, clock):
+    practise(client, 1, factor=5)
+    clock.current = PracticeState.objects.get().due
+    PracticeTemplate.objects.filter(slug=PRACTICE_SLUG).update(published=False)
+    assert "Nothing is due now." in client.get("/review/").content.decode()

@@ -45,3 +45,15 @@ def test_addresses_typed_by_visitors_are_kept_up_to_a_limit():
     assert kept.get_or_build("v1", ("page", 8), lambda: "rebuilt") == 64  # kept, and now newest
     assert kept.get_or_build("v2", ("page", 8), lambda: "rebuilt") == "rebuilt"  # a new version
     assert list(kept.values) == [("page", 8)]
+
+
+def test_the_whole_page_is_kept_but_each_visitor_gets_their_own_header(client, student_client):
+    address = PAGE + "?bandwidth_gbs=273"
+    student = student_client.get(address).content.decode()
+    anonymous = client.get(address).content.decode()
+    assert "Log out" in student and "Log in" not in student
+    assert "Log out" not in anonymous and 'href="/accounts/login/?next=' in anonymous
+    # The next= is this visitor's own address, not the one the page was first built for.
+    other = client.get(PAGE + "?bandwidth_gbs=274").content.decode()
+    assert "next=/sim/calc/decode-ceiling/%3Fbandwidth_gbs%3D274" in other
+    assert student.split("</header>")[1] == anonymous.split("</header>")[1]

@@ -87,8 +87,12 @@ def test_lesson_13s_measurements_beside_the_formula(client):
 
 def test_presets_keep_the_other_settings(client):
     body = client.get("/sim/calc/decode-ceiling/", {"model_gb": "4.9"}).content.decode()
-    # The H100's figures from the one hardware table: 80 GiB is 85.9 GB, of which vLLM uses 0.9.
-    h100 = "?bandwidth_gbs=3350&amp;model_gb=4.9&amp;ram_gb=85.9&amp;memory_utilization=0.9"
+    # The H100's figures from the one hardware table: 80 GiB is 85.9 GB, of which vLLM uses 0.9;
+    # its dense BF16 and FP8 peaks, for the compute ceiling.
+    h100 = (
+        "?bandwidth_gbs=3350&amp;model_gb=4.9&amp;ram_gb=85.9&amp;memory_utilization=0.9"
+        "&amp;peak_tflops=989.4&amp;peak_fp8_tflops=1978.9"
+    )
     assert f'href="{h100}">NVIDIA H100 SXM5 80GB</a>' in body
     assert "https://www.nvidia.com/en-us/data-center/h100/" in body
 
@@ -137,7 +141,25 @@ def test_every_gpu_preset_is_the_hardware_tables_entry_with_its_spec_sheet():
         assert preset.values.get("peak_tflops") == (
             None if gpu.bf16_flops is None else round(gpu.bf16_flops / 1e12, 1)
         )
+        assert preset.values.get("peak_fp8_tflops") == (
+            None if gpu.fp8_flops is None else round(gpu.fp8_flops / 1e12, 1)
+        )
         assert preset.source.startswith("https://") and gpu.source.startswith(preset.source)
-    # No GPU is written twice: every other hardware preset is an Apple chip, bandwidth alone.
-    others = [p for p in HARDWARE if p.name not in {gpu.vendor_name for gpu in GPUS}]
-    assert all(p.name.startswith("Apple") and set(p.values) == {"bandwidth_gbs"} for p in others)
+    # Nothing is written twice: every hardware preset is an entry of the one table (the Macs too).
+    assert len(HARDWARE) == len(GPUS) == len({p.name for p in HARDWARE})
+
+
+def test_the_table_holds_the_issues_hardware_with_apples_macs_at_their_published_bandwidth():
+    from felab_sim.engine.hardware import hardware_preset
+
+    for name in ("h100-sxm", "h100-pcie", "h200", "b200", "a100-80gb", "l40s", "mi300x", "dgx-spark"):
+        assert hardware_preset(name).memory_bandwidth > 0
+    assert hardware_preset("h100-pcie").memory_bandwidth == 2000e9
+    assert hardware_preset("h100-pcie").fp8_flops == 1513e12  # 3,026 with sparsity, halved
+    assert hardware_preset("b200").bf16_flops == 2250e12 and hardware_preset("b200").fp8_flops == 4500e12
+    macs = {"m4": 120e9, "m4-pro": 273e9, "m4-max-32c": 410e9, "m4-max-40c": 546e9, "m3-ultra": 819e9}
+    for name, bandwidth in macs.items():
+        mac = hardware_preset(name)
+        assert mac.memory_bandwidth == bandwidth
+        assert mac.bf16_flops is None and mac.fp8_flops is None  # Apple publishes no TFLOPS: none invented
+    assert hardware_preset("m4-max-32c").memory_bytes == 36 * 2**30  # the course's 36 GB Mac

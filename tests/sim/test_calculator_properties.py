@@ -242,3 +242,73 @@ def test_fewer_bytes_per_weight_never_slow_decoding(w1, w2, t, b):
     slow = outputs("roofline", bytes_per_weight=heavy, context_tokens=t, batch=b, memory_gb=1e6)
     assert fast["attainable_tok_s"] >= slow["attainable_tok_s"] * (1 - 1e-12)
     assert fast["memory_needed_gb"] <= slow["memory_needed_gb"]
+
+
+# --------------------------------------------------------------------------- a model, and compute (issue 21)
+
+decode_models = st.sampled_from(["Llama-3.1-8B", "gpt-oss-20b", "Gemma-2-9B", "Qwen2.5-7B", "Llama-3.1-70B"])
+ROOMY = {"decode-ceiling": {"ram_gb": 1e6}, "roofline": {"memory_gb": 1e6}}  # everything fits
+H100 = {"peak_tflops": 989.4, "peak_fp8_tflops": 1978.9, "bandwidth_gbs": 3350}
+
+
+@given(decode_models, kv_dtypes, context, context, batch)
+def test_with_a_model_more_context_never_raises_a_ceiling_nor_kv_per_token(model, dtype, c1, c2, b):
+    short, long = sorted((c1, c2))
+    for name, memory in ROOMY.items():
+        few = outputs(name, model=model, kv_dtype=dtype, context_tokens=short, batch=b, **H100, **memory)
+        many = outputs(name, model=model, kv_dtype=dtype, context_tokens=long, batch=b, **H100, **memory)
+        assert all_finite(few) and all_finite(many)
+        assert many["kv_gb_per_step"] >= few["kv_gb_per_step"]
+        # Sliding layers stop adding once their window is full: a token of a longer context costs less.
+        assert many["kv_bytes_per_token_used"] <= few["kv_bytes_per_token_used"] * (1 + 1e-12)
+        speed = "ceiling_tok_s" if name == "decode-ceiling" else "tok_s_per_user"
+        assert many[speed] <= few[speed] * (1 + 1e-12)
+
+
+@given(decode_models, context, batch, batch)
+def test_decode_ceiling_more_batch_raises_the_total_never_each_sequences_ceiling(model, t, b1, b2):
+    small, large = sorted((b1, b2))
+    for compute in ({}, H100):
+        few = outputs("decode-ceiling", model=model, context_tokens=t, batch=small, ram_gb=1e6, **compute)
+        many = outputs("decode-ceiling", model=model, context_tokens=t, batch=large, ram_gb=1e6, **compute)
+        assert all_finite(few) and all_finite(many)
+        assert many["ceiling_tok_s"] <= few["ceiling_tok_s"] * (1 + 1e-12)
+        assert many["total_tok_s"] >= few["total_tok_s"] * (1 - 1e-12)
+        # The ceiling is the lower of the bandwidth's and the compute's, and names which it is.
+        if compute:
+            lower = min(many["memory_ceiling_tok_s"], many["compute_ceiling_tok_s"])
+            assert many["ceiling_tok_s"] == pytest.approx(lower, rel=1e-12)
+            memory_wins = many["memory_ceiling_tok_s"] <= many["compute_ceiling_tok_s"]
+            assert many["bound"] == ("memory" if memory_wins else "compute")
+        else:
+            assert many["bound"] is None and many["ceiling_tok_s"] == many["memory_ceiling_tok_s"]
+
+
+@given(st.floats(1, 32), st.floats(1, 32), context, batch)
+def test_decode_ceiling_fewer_bits_per_weight_never_lower_the_ceiling(w1, w2, t, b):
+    light, heavy = sorted((w1, w2))
+    fast = outputs("decode-ceiling", bits_per_weight=light, context_tokens=t, batch=b, ram_gb=1e6, **H100)
+    slow = outputs("decode-ceiling", bits_per_weight=heavy, context_tokens=t, batch=b, ram_gb=1e6, **H100)
+    assert all_finite(fast) and all_finite(slow)
+    assert fast["ceiling_tok_s"] >= slow["ceiling_tok_s"] * (1 - 1e-12)
+    assert fast["memory_needed_gb"] <= slow["memory_needed_gb"]
+
+
+@given(decode_models, context, batch)
+def test_fewer_bits_per_cached_value_never_slow_a_models_decode(model, t, b):
+    for name, memory in ROOMY.items():
+        speed = "ceiling_tok_s" if name == "decode-ceiling" else "tok_s_per_user"
+        speeds = [
+            outputs(name, model=model, kv_dtype=d, context_tokens=t, batch=b, **H100, **memory)[speed]
+            for d in ("f16", "q8_0", "fp8", "q4_0")
+        ]
+        assert speeds == sorted(speeds)
+
+
+@given(model_names, st.integers(1, 10_000), st.integers(1, 10_000), st.integers(1, 200_000))
+def test_more_users_never_shrink_the_kv_cache_they_hold(model, u1, u2, tokens):
+    few, many = sorted((u1, u2))
+    small = outputs("kv-cache", model=model, users=few, context_tokens=tokens)
+    large = outputs("kv-cache", model=model, users=many, context_tokens=tokens)
+    assert all_finite(small) and all_finite(large)
+    assert large["kv_gb_total"] >= small["kv_gb_total"]

@@ -28,6 +28,7 @@ PUBLIC_NAMES = [
     "cost",
     "finetune-memory",
     "dpo",
+    "continuous-batching",
 ]
 EXAMPLES = [(name, example) for name, calculator in CALCULATORS.items() for example in calculator.examples]
 

@@ -81,3 +81,11 @@ def test_a_setting_is_written_as_typed_and_a_count_with_its_noun():
         "8 GPUs",
         "8,192 tokens",
     ]
+
+
+def test_a_message_that_names_its_parameter_with_a_colon_is_led_by_the_label_once():
+    from felab_sim.engine.params import ParamError
+    from felab_sim.forms import led_by
+
+    error = ParamError("workload", "workload: the trace needs more than 50,000 units")
+    assert led_by("Workload", error) == "Workload: the trace needs more than 50,000 units"

@@ -1,21 +1,15 @@
 """/sim/ with default settings is kept whole per content version (issue 23): each visitor gets
 what a full render gives them, and the run queue and measured runs show as soon as they change."""
 
-import re
-
 import pytest
 from django.shortcuts import render
 from django.test import Client
 
 from felab_sim.models import Run
 from felab_sim.views import _sim_context
+from tests.textutil import without_csrf_tokens
 
 pytestmark = pytest.mark.django_db
-CSRF_TOKEN = re.compile(r'(name="csrfmiddlewaretoken" value=")[^"]+"')
-
-
-def without_csrf_tokens(html: str) -> str:
-    return CSRF_TOKEN.sub(r'\1…"', html)
 
 
 def full_render(client: Client) -> tuple[str, str]:

@@ -10,18 +10,29 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 from ..hardware import GB, HARDWARE, TERA, Hardware, Interconnect, hardware_preset
 from ..model_presets import BY_NAME as MODEL_PRESETS
 from ..model_shapes import ModelConfigError, ModelShape, kv_heads_per_gpu, read_config
 from ..params import Param, ParamError, ParamValue, parse_all
+from .anchors import AnchorRun, bundled_trace, matching_anchor
 from .binding import Binding
-from .simulate import ClosedLoop, EngineSettings, Result, TraceRequest, concurrency_sweep, simulate
+from .simulate import (
+    ClosedLoop,
+    EngineSettings,
+    Result,
+    TraceRequest,
+    WorkBudgetExceeded,
+    concurrency_sweep,
+    simulate,
+    stored_result,
+)
 
 PASTED = "config"  # the model choice that reads the pasted config.json
 CUSTOM = "custom"  # the hardware choice typed in field by field
-RATE, CONCURRENCY = "rate", "concurrency"
+RATE, CONCURRENCY, TRACE = "rate", "concurrency", "trace"
 # The seed of a rate workload's arrivals: the same settings give the same run, and a shared URL
 # shows what its sender saw.
 ARRIVAL_SEED = 0
@@ -136,10 +147,15 @@ WORKLOAD_PARAMS = (
         "workload",
         "choice",
         RATE,
-        "Requests arriving at a rate (open loop), or a fixed number in flight (closed loop)",
-        choices={RATE: "requests at a rate", CONCURRENCY: "a fixed concurrency"},
+        "Requests arriving at a rate (open loop), a fixed number in flight (closed loop), or the "
+        "300 ShareGPT requests of LLMServingSim's measured vLLM runs",
+        choices={
+            RATE: "requests at a rate",
+            CONCURRENCY: "a fixed concurrency",
+            TRACE: "the measured runs' ShareGPT trace",
+        },
     ),
-    Param("requests", "int", 100, "Requests in the run", low=1, high=1_000_000),
+    Param("requests", "int", 100, "Requests in the run (the trace has its own 300)", low=1, high=1_000_000),
     Param(
         "rate",
         "float",
@@ -294,6 +310,8 @@ def engine_inputs(
     settings = engine_settings(values, shape)
     requests = int(values["requests"])  # type: ignore[arg-type]
     sizes = trace
+    if sizes is None and values["workload"] == TRACE:
+        sizes = list(bundled_trace(str(values["model"]), str(values["hardware"])))
     if sizes is None:
         input_tokens, output_tokens = int(values["input_tokens"]), int(values["output_tokens"])  # type: ignore[arg-type]
         if values["workload"] == CONCURRENCY:
@@ -306,6 +324,20 @@ def engine_inputs(
     if values["workload"] == CONCURRENCY:
         closed = ClosedLoop(int(values["concurrency"]), requests)  # type: ignore[arg-type]
     return EngineInputs(shape, hardware, settings, tuple(sizes), closed)
+
+
+HARDWARE_FIGURES = ("memory_gb", "bandwidth_gbs", "peak_tflops", "interconnect_gbs")
+
+
+def anchor_for(values: Mapping[str, ParamValue], inputs: EngineInputs) -> AnchorRun | None:
+    """The measured vLLM run these settings repeat (felab_sim/engine/batching/anchors.py), if any."""
+    return matching_anchor(
+        str(values["model"]),
+        str(values["hardware"]),
+        any(values[name] is not None for name in HARDWARE_FIGURES),
+        inputs.settings,
+        on_trace=values["workload"] == TRACE,
+    )
 
 
 # Lesson 03's sweep: its levels and its 128-token replies (max_tokens), each prompt the workload's.
@@ -348,6 +380,63 @@ def sweep_engine(inputs: EngineInputs, work_budget: float | None = None) -> list
         requests_per_level=sweep_requests,
         work_budget=work_budget,
     )
+
+
+def anchor_values(run: AnchorRun) -> dict[str, ParamValue]:
+    """The settings that choose a measured run on the engine page: its model, GPU and engine
+    settings, on the bundled trace."""
+    return parse_engine_values(
+        {"model": run.spec.model, "hardware": run.spec.hardware, "workload": TRACE, **run.setting_values()}
+    )
+
+
+def _stored_inputs(
+    inputs: EngineInputs, values: Mapping[str, ParamValue], sample_interval: float, sweep_work: float
+):
+    return {
+        "model": values["model"],
+        "hardware": values["hardware"],
+        "workload": TRACE,
+        "settings": asdict(inputs.settings),
+        "sample_interval": sample_interval,
+        "sweep_work": sweep_work,
+    }
+
+
+def anchor_felab(run: AnchorRun, sample_interval: float, sweep_work: float) -> dict[str, Any]:
+    """felab's run of a measured trace as the engine page would simulate it, uncapped, with the
+    sweep beside it (None over ``sweep_work``, as on the page) and the inputs that produced them:
+    the ``felab`` section bench/bench_engine.py --export-anchors writes into anchor_runs.json."""
+    values = anchor_values(run)
+    inputs = engine_inputs(values)
+    result = run_engine(inputs, sample_interval)
+    try:
+        sweep: list[dict[str, float]] | None = sweep_engine(inputs, work_budget=sweep_work)
+    except WorkBudgetExceeded:
+        sweep = None
+    return {
+        "inputs": _stored_inputs(inputs, values, sample_interval, sweep_work),
+        "result": stored_result(result),
+        "sweep": sweep,
+    }
+
+
+def stored_anchor_run(
+    values: Mapping[str, ParamValue],
+    inputs: EngineInputs,
+    sample_interval: float,
+    sweep_work: float,
+) -> tuple[AnchorRun, Result, list[dict[str, float]] | None] | None:
+    """The measured run these settings repeat and felab's stored run of it with its sweep, if the
+    stored run's inputs are exactly these (else None: the caller simulates)."""
+    run = anchor_for(values, inputs)
+    if run is None or run.felab_inputs() is None:
+        return None
+    if run.felab_inputs() != _stored_inputs(inputs, values, sample_interval, sweep_work):
+        return None
+    if list(inputs.trace) != list(run.trace):
+        return None
+    return run, run.felab_result(), run.felab_sweep()  # type: ignore[return-value]
 
 
 def pool_json(result: Result) -> dict[str, float]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..hardware import Hardware
@@ -157,6 +157,44 @@ class Result:
                 for s in self.timeseries
             ],
         }
+
+
+# A stored run's request rows and samples, in these fields' order (the file keeps lists, not dicts).
+REQUEST_FIELDS = tuple(RequestResult.__dataclass_fields__)
+SAMPLE_FIELDS = tuple(Sample.__dataclass_fields__)
+
+
+def stored_result(result: Result) -> dict[str, Any]:
+    """Every field of a run as JSON, exact (floats round-trip): what anchor_runs.json keeps of
+    felab's run of each measured trace, read back by :func:`result_from_stored`."""
+    return {
+        "pool": asdict(result.pool),
+        "requests": [[getattr(r, name) for name in REQUEST_FIELDS] for r in result.requests],
+        "timeseries": [[getattr(s, name) for name in SAMPLE_FIELDS] for s in result.timeseries],
+        "steps": result.steps,
+        "max_running": result.max_running,
+        "preemptions": result.preemptions,
+        "calibration": asdict(result.calibration),
+        "summary": dict(result.summary),
+        "counters": asdict(result.counters),
+        "work": result.work,
+    }
+
+
+def result_from_stored(data: Mapping[str, Any]) -> Result:
+    """The run :func:`stored_result` wrote, as ``simulate`` returned it."""
+    return Result(
+        pool=PoolSize(**data["pool"]),
+        requests=[RequestResult(*row) for row in data["requests"]],
+        timeseries=[Sample(*row) for row in data["timeseries"]],
+        steps=data["steps"],
+        max_running=data["max_running"],
+        preemptions=data["preemptions"],
+        calibration=Calibration(**data["calibration"]),
+        summary=dict(data["summary"]),
+        counters=Counters(**{**data["counters"], "waiting_by": dict(data["counters"]["waiting_by"])}),
+        work=data["work"],
+    )
 
 
 def read_trace(lines: Iterable[str]) -> list[TraceRequest]:

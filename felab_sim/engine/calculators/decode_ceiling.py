@@ -29,6 +29,17 @@ from ..chart import (
     points,
     these_settings,
 )
+from ..decode_step import decode_step
+from ..hardware import dense_peak
+from ..model_params import (
+    KV_DTYPE,
+    MODEL,
+    MODEL_CONFIG,
+    kv_per_token_formula,
+    model_chosen,
+    model_name,
+    with_model_sizes,
+)
 from ..params import Param
 
 # Bits per weight of the course's quantizations, scales included (lesson 04).
@@ -60,7 +71,7 @@ PARAMS_B = Param(
     "params_b",
     "float",
     8.0,
-    "Parameters the model holds, in billions (MoE: all experts).",
+    "Parameters the model holds, in billions (MoE: all experts); with a model chosen or pasted, its own.",
     "B",
     label="parameters",
     low=0.001,
@@ -71,7 +82,7 @@ ACTIVE_PARAMS_B = Param(
     "active_params_b",
     "float",
     None,
-    "Parameters read per token, in billions (MoE: the active experts); empty = all of them.",
+    "Parameters read per token, in billions (MoE: the active experts); empty = all of them; with a model chosen or pasted, its own.",
     "B",
     label="active parameters",
     low=0.001,
@@ -95,7 +106,7 @@ KV_BYTES_PER_TOKEN = Param(
     "kv_bytes_per_token",
     "float",
     131_072.0,
-    "KV cache bytes per token of context (Llama-3.1-8B at 16 bits: 131,072; the kv-cache calculator gives any model's).",
+    "KV cache bytes per token of context (Llama-3.1-8B at 16 bits: 131,072); with a model chosen or pasted, its own at this context.",
     "B",
     label="KV bytes per token",
     low=0,
@@ -123,6 +134,32 @@ OVERHEAD_GB = Param(
 )
 
 
+PEAK_TFLOPS = Param(
+    "peak_tflops",
+    "float",
+    None,
+    "Peak dense BF16 compute from the spec sheet, without sparsity (H100 SXM: 989); empty = "
+    "no compute check (Apple publishes none for its Macs).",
+    "TFLOP/s",
+    label="peak compute",
+    low=0.001,
+    high=1_000_000,
+    optional=True,
+)
+PEAK_FP8_TFLOPS = Param(
+    "peak_fp8_tflops",
+    "float",
+    None,
+    "Peak dense FP8 compute, without sparsity (H100 SXM: 1,979), for weights of 1 byte or fewer; "
+    "empty = the BF16 peak at every precision.",
+    "TFLOP/s",
+    label="peak FP8 compute",
+    low=0.001,
+    high=1_000_000,
+    optional=True,
+)
+
+
 def active_b(p: Params) -> float:
     return p["active_params_b"] if p["active_params_b"] is not None else p["params_b"]
 
@@ -131,13 +168,19 @@ def bits_per_weight(p: Params) -> float:
     return p["bits_per_weight"] if p["bits_per_weight"] is not None else QUANT_BITS[p["quant"]]
 
 
-def _check(p: Params) -> None:
+def check_model_sizes(p: Params) -> None:
+    """The model's sizes as the step reads them (roofline checks the same)."""
+    p = with_model_sizes(p)  # a pasted config that cannot be read is refused here, naming the field
     if p["active_params_b"] is not None:
         require(
             p["active_params_b"] <= p["params_b"],
             "active_params_b",
             f"active_params_b must be at most params_b ({p['params_b']:g})",
         )
+
+
+def _check(p: Params) -> None:
+    check_model_sizes(p)
     require(
         p["efficiency_low"] <= p["efficiency_high"],
         "efficiency_low",
@@ -146,12 +189,22 @@ def _check(p: Params) -> None:
 
 
 def _compute(p: Params) -> dict[str, float | str | None]:
+    p = with_model_sizes(p)
     bits = bits_per_weight(p)
     model_gb = p["model_gb"] if p["model_gb"] is not None else p["params_b"] * bits / 8
     weights_gb = model_gb * active_b(p) / p["params_b"]
     kv_gb = p["batch"] * p["context_tokens"] * p["kv_bytes_per_token"] / GB
-    step_gb = weights_gb + kv_gb
-    ceiling = p["bandwidth_gbs"] / step_gb
+    peak = decode_peak_tflops(p)
+    step = decode_step(
+        weight_bytes=weights_gb * GB,
+        kv_bytes=kv_gb * GB,
+        active_params=active_b(p) * 1e9,
+        batch=p["batch"],
+        bandwidth=p["bandwidth_gbs"] * GB,
+        peak_flops=None if peak is None else peak * 1e12,
+    )
+    step_gb = step.bytes_read / GB
+    ceiling = 1 / step.seconds  # the lower of the bandwidth's ceiling and, given a peak, the compute's
     usable = p["memory_utilization"] * p["ram_gb"]
     needed = model_gb + kv_gb + p["overhead_gb"]
     fits = needed <= usable
@@ -169,7 +222,7 @@ def _compute(p: Params) -> dict[str, float | str | None]:
         "total_tok_s": None if shown is None else shown * p["batch"],
         "expected_low_tok_s": None if shown is None else shown * p["efficiency_low"],
         "expected_high_tok_s": None if shown is None else shown * p["efficiency_high"],
-        "ms_per_token": 1000.0 / ceiling,
+        "ms_per_token": 1000.0 * step.seconds,
         "bits_per_weight": bits,
         "efficiency_pct": None if measured is None or shown is None else 100.0 * measured / shown,
         "measured_check": measured_check(p, shown),
@@ -178,7 +231,68 @@ def _compute(p: Params) -> dict[str, float | str | None]:
         "memory_needed_gb": needed,
         "fits": "yes" if fits else "no",
         "largest_batch": None if per_sequence_gb == 0 else max(0, math.floor(room / per_sequence_gb + 1e-9)),
+        "memory_ceiling_tok_s": 1 / step.memory_s if fits else None,
+        "compute_ceiling_tok_s": None if step.compute_s is None or not fits else 1 / step.compute_s,
+        "bound": step.bound,
+        "peak_tflops_used": peak,
+        **model_outputs(p),
     }
+
+
+def decode_peak_tflops(p: Params) -> float | None:
+    """The dense peak at these weights' precision (the FP8 peak for 8 bits or fewer, when given);
+    None when no peak is given."""
+    return dense_peak(bits_per_weight(p) / 8, p.get("peak_tflops"), p.get("peak_fp8_tflops"))
+
+
+def peak_formula(p: Params, shown: str) -> str:
+    """Which of the peaks typed in a step runs at, said with the weights' size."""
+    bytes_per_weight = p["bytes_per_weight"] if "bytes_per_weight" in p else bits_per_weight(p) / 8
+    if p["peak_tflops"] is None and p["peak_fp8_tflops"] is None:
+        return "— : no peak compute given, so only the memory time is known"
+    if bytes_per_weight <= 1 and p["peak_fp8_tflops"] is not None:
+        return f"{shown}: the FP8 peak, for weights of {typed(bytes_per_weight, 'B')} (1 byte or fewer)"
+    if p["peak_tflops"] is None:
+        return (
+            f"— : weights of {typed(bytes_per_weight, 'B')} run at the BF16 rate, and no BF16 peak is given"
+        )
+    return f"{shown}: the BF16 peak, for weights of {typed(bytes_per_weight, 'B')}"
+
+
+def model_outputs(p: Params) -> dict[str, float]:
+    """The sizes a decode step used, typed or the chosen model's (settings already filled)."""
+    return {
+        "params_used_b": p["params_b"],
+        "active_params_used_b": active_b(p),
+        "kv_bytes_per_token_used": p["kv_bytes_per_token"],
+    }
+
+
+def model_formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
+    """How the sizes a decode step used were found; ``p`` as entered, before the model fills it."""
+    if not model_chosen(p):
+        active = "as typed" if p["active_params_b"] is not None else "all of them (none typed)"
+        return {
+            "params_used_b": f"{out('params_used_b')}: as typed",
+            "active_params_used_b": f"{out('active_params_used_b')}: {active}",
+            "kv_bytes_per_token_used": kv_per_token_formula(p, out("kv_bytes_per_token_used")),
+        }
+    name = model_name(p)
+    return {
+        "params_used_b": f"{out('params_used_b')}: every weight of {name}, counted from its shape",
+        "active_params_used_b": (
+            f"{out('active_params_used_b')}: the weights one token goes through in {name} (of a "
+            "mixture of experts, only the experts it is routed to; of the input embedding table, one row)"
+        ),
+        "kv_bytes_per_token_used": kv_per_token_formula(p, out("kv_bytes_per_token_used")),
+    }
+
+
+MODEL_OUTPUTS = (
+    OutputSpec("params_used_b", "B", "parameters (the model's own when one is chosen)"),
+    OutputSpec("active_params_used_b", "B", "parameters read per token"),
+    OutputSpec("kv_bytes_per_token_used", "B", "KV cache bytes per token of this context"),
+)
 
 
 IMPOSSIBLE = (
@@ -199,6 +313,7 @@ def measured_check(p: Params, ceiling: float | None) -> str | None:
 
 
 def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
+    entered, p = p, with_model_sizes(p)
     model = (
         f"{out('model_gb')}: the file's size, as given"
         if p["model_gb"] is not None
@@ -213,7 +328,18 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
     bandwidth = typed(p["bandwidth_gbs"], "GB/s")
     fits = out("fits") == "yes"
     no_room = f"does not fit: needs {out('memory_needed_gb')} of {out('usable_gb')}"
-    ceiling = f"{out('ceiling_tok_s')} = {bandwidth} ÷ {out('gb_per_step')}" if fits else f"— : {no_room}"
+    has_peak = out("bound") != "—"
+    if not fits:
+        ceiling = f"— : {no_room}"
+    elif has_peak:
+        ceiling = (
+            f"{out('ceiling_tok_s')} = the lower of {out('memory_ceiling_tok_s')} (bandwidth) and "
+            f"{out('compute_ceiling_tok_s')} (compute)"
+        )
+    else:
+        ceiling = f"{out('ceiling_tok_s')} = {bandwidth} ÷ {out('gb_per_step')}"
+    flop = f"2 × {typed(active_b(p))} × 10⁹ weights × {counted(p['batch'], 'sequence')}"
+    peak = out("peak_tflops_used")
     measured = p["measured_tok_s"]
     return {
         "model_gb": model,
@@ -227,7 +353,27 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
         else f"— : {no_room}",
         "expected_low_tok_s": f"{out('expected_low_tok_s')} = {out('ceiling_tok_s')} × {typed(p['efficiency_low'])}",
         "expected_high_tok_s": f"{out('expected_high_tok_s')} = {out('ceiling_tok_s')} × {typed(p['efficiency_high'])}",
-        "ms_per_token": f"{out('ms_per_token')} = 1,000 × {out('gb_per_step')} ÷ {bandwidth}",
+        "ms_per_token": (
+            f"{out('ms_per_token')} = 1,000 × max({out('gb_per_step')} ÷ {bandwidth}, {flop} ÷ {peak})"
+            if has_peak
+            else f"{out('ms_per_token')} = 1,000 × {out('gb_per_step')} ÷ {bandwidth}"
+        ),
+        "memory_ceiling_tok_s": (
+            f"{out('memory_ceiling_tok_s')} = {bandwidth} ÷ {out('gb_per_step')}"
+            if fits
+            else f"— : {no_room}"
+        ),
+        "compute_ceiling_tok_s": (
+            f"{out('compute_ceiling_tok_s')} = {peak} ÷ ({flop})"
+            if has_peak and fits
+            else ("— : no peak compute given" if fits else f"— : {no_room}")
+        ),
+        "bound": (
+            f"{out('bound')}: memory time {out('gb_per_step')} ÷ {bandwidth} against compute time {flop} ÷ {peak}"
+            if has_peak
+            else "— : no peak compute given, so only the bandwidth's ceiling is known"
+        ),
+        "peak_tflops_used": peak_formula(p, peak),
         "bits_per_weight": (
             f"{out('bits_per_weight')}: as given"
             if p["bits_per_weight"] is not None
@@ -255,6 +401,7 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
             else f"{out('largest_batch')} = ⌊({out('usable_gb')} − {out('model_gb')} − {typed(p['overhead_gb'], 'GB')}) ÷ "
             f"({counted(p['context_tokens'], 'token')} × {typed(p['kv_bytes_per_token'], 'B')})⌋"
         ),
+        **model_formulas(entered, out),
     }
 
 
@@ -264,6 +411,8 @@ LESSON_04_RUNS = (("q8_0", 8.5, 52.0), ("q4_k_m", 4.9, 86.0), ("q3_k_m", 4.0, 98
 
 
 def _measured(p: Params) -> list[Measured]:
+    if model_chosen(p):
+        return []  # lesson 04's runs are of the typed 8B model's files
     if p["bandwidth_gbs"] != 546 or p["params_b"] != 8 or p["active_params_b"] is not None:
         return []
     return [
@@ -326,6 +475,8 @@ CALCULATOR = Calculator(
         "of that ceiling, and longer conversations lower it."
     ),
     params=(
+        MODEL,
+        MODEL_CONFIG,
         BANDWIDTH_GBS,
         PARAMS_B,
         ACTIVE_PARAMS_B,
@@ -412,6 +563,9 @@ CALCULATOR = Calculator(
         BATCH,
         CONTEXT_TOKENS,
         KV_BYTES_PER_TOKEN,
+        KV_DTYPE,
+        PEAK_TFLOPS,
+        PEAK_FP8_TFLOPS,
     ),
     outputs=(
         OutputSpec("model_gb", "GB", "model size"),
@@ -434,6 +588,13 @@ CALCULATOR = Calculator(
         OutputSpec(
             "largest_batch", "sequences", "largest batch that fits at this context (empty at context 0)"
         ),
+        OutputSpec("memory_ceiling_tok_s", "tok/s", "bandwidth's ceiling, each sequence"),
+        OutputSpec(
+            "compute_ceiling_tok_s", "tok/s", "compute's ceiling, each sequence (empty without a peak)"
+        ),
+        OutputSpec("bound", "", "the limit (empty without a peak compute)"),
+        OutputSpec("peak_tflops_used", "TFLOP/s", "peak compute at the weights' precision"),
+        *MODEL_OUTPUTS,
     ),
     compute=_compute,
     check=_check,

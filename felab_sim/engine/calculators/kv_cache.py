@@ -7,9 +7,7 @@ head. GB are 10⁹ bytes; the course also quotes KiB and MiB (2¹⁰, 2²⁰), g
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, typed
 from ..chart import (
@@ -28,65 +26,23 @@ from ..chart import (
     points,
     these_settings,
 )
-from ..model_params import MODEL, MODEL_CONFIG, TENSOR_PARALLEL, check_tensor_parallel, shape_of, typed_shape
-from ..model_shapes import AttentionKind, kv_bytes_for_sequence, kv_bytes_per_token, kv_heads_per_gpu
-from ..params import Param, ParamError
+from ..engine_logs import GIB, LLAMA_CPP, LOG_CHARS, MIB, SGLANG, VLLM, EngineLog, read_engine_log
+from ..model_params import (
+    KV_DTYPE_BYTES,
+    KV_DTYPE_LABELS,
+    MODEL,
+    MODEL_CONFIG,
+    TENSOR_PARALLEL,
+    check_tensor_parallel,
+    kv_terms,
+    shape_of,
+    typed_shape,
+)
+from ..model_shapes import AttentionKind, kv_bytes_for_sequence, kv_bytes_per_token
+from ..params import Param
 
-# Bytes per stored value; llama.cpp's block formats carry a small scale overhead.
-KV_DTYPE_BYTES = {"f16": 2.0, "q8_0": 1.0625, "q4_0": 0.5625, "fp8": 1.0}
-KV_DTYPE_LABELS = {
-    "f16": "f16 (2 bytes)",
-    "q8_0": "q8_0 (1.0625 bytes)",
-    "q4_0": "q4_0 (0.5625 bytes)",
-    "fp8": "fp8 (1 byte)",
-}
 GB = 1e9
 KIB = 1024
-MIB = 1024**2
-
-
-# What an engine's start-up log says about its KV pool. vLLM prints "GPU KV cache size: 216,496
-# tokens" and "Maximum concurrency for 8,192 tokens per request: 26.43x" (vllm/v1/core/
-# kv_cache_utils.py; older versions without the commas) and, from its workers, "Available KV
-# cache memory: 26.43 GiB" (vllm/v1/worker/gpu_worker.py).
-ENGINE_TOKENS = re.compile(r"KV cache size:\s*([\d,]+)\s*tokens")
-ENGINE_CONCURRENCY = re.compile(r"Maximum concurrency for\s*([\d,]+)\s*tokens per request:\s*([\d.]+)x")
-ENGINE_MEMORY = re.compile(r"Available KV cache memory:\s*([\d.]+)\s*GiB")
-GIB = 1024**3
-LOG_CHARS = 20_000
-
-
-@dataclass(frozen=True)
-class EngineLog:
-    """The KV pool an engine reported; each part None when the log has no such line."""
-
-    tokens: int | None
-    concurrency: float | None
-    tokens_per_request: int | None
-    memory_bytes: float | None
-
-
-def read_engine_log(text: str) -> EngineLog:
-    """The KV lines of a vLLM start-up log; ``ParamError`` naming ``engine_log`` if it has none."""
-
-    def whole(found: str) -> int:
-        return int(found.replace(",", ""))
-
-    tokens = ENGINE_TOKENS.search(text)
-    concurrency = ENGINE_CONCURRENCY.search(text)
-    memory = ENGINE_MEMORY.search(text)
-    if tokens is None and concurrency is None:
-        raise ParamError(
-            "engine_log",
-            "engine_log has no 'GPU KV cache size: N tokens' or 'Maximum concurrency for N tokens per "
-            "request: Xx' line: paste the lines vLLM prints at start-up",
-        )
-    return EngineLog(
-        tokens=whole(tokens.group(1)) if tokens else None,
-        concurrency=float(concurrency.group(2)) if concurrency else None,
-        tokens_per_request=whole(concurrency.group(1)) if concurrency else None,
-        memory_bytes=float(memory.group(1)) * GIB if memory else None,
-    )
 
 
 def _check(p: Params) -> None:
@@ -99,15 +55,31 @@ def _difference_pct(felab: float | None, engine: float | None) -> float | None:
     return None if felab is None or not engine else 100.0 * (felab - engine) / engine
 
 
-def _beside_the_engine(p: Params, per_token: float) -> dict[str, float | None]:
-    """felab's pool beside the engine's, from the same memory: the log's "Available KV cache
-    memory" when it has one, else the free memory entered."""
-    nothing = dict.fromkeys(ENGINE_KEYS)
+def _felab_bytes_for_the_log(p: Params, log: EngineLog, per_token: float) -> float | None:
+    """felab's KV bytes for the tokens the engine's pool holds. llama.cpp lists each cache's cells:
+    with two (a sliding-window model) the first is the full-attention layers', the second the
+    window's; otherwise every layer holds every cell."""
+    shape, per_value, tp = shape_of(p), KV_DTYPE_BYTES[p["kv_dtype"]], p["tensor_parallel"]
+    if log.engine == LLAMA_CPP and len(log.caches) == 2 and shape.sliding_window is not None:
+        by_kind = kv_bytes_per_token(shape, per_value, tp)
+        full, window = log.caches
+        if full.cells is None or window.cells is None:
+            return None
+        sliding = by_kind.get(AttentionKind.SLIDING, 0.0)
+        return (per_token - sliding) * full.cells + sliding * window.cells
+    return None if log.tokens is None else per_token * log.tokens
+
+
+def _beside_the_engine(p: Params, per_token: float) -> dict[str, float | str | None]:
+    """felab's pool beside the engine's, from the same memory: the log's stated KV memory when it
+    has one, else the free memory entered; and felab's bytes for the engine's tokens."""
+    nothing: dict[str, float | str | None] = dict.fromkeys(ENGINE_KEYS)
     if not p["engine_log"]:
         return nothing
     log = read_engine_log(p["engine_log"])
     pool = log.memory_bytes if log.memory_bytes is not None else p["free_gb"] * GB
-    felab_tokens = pool / per_token
+    # Tokens in the pool only where every cache holds the same tokens (not llama.cpp's two caches).
+    felab_tokens = None if len(log.caches) > 1 else pool / per_token
     felab_concurrency = None
     if log.tokens_per_request:
         shape, per_value = shape_of(p), KV_DTYPE_BYTES[p["kv_dtype"]]
@@ -115,7 +87,11 @@ def _beside_the_engine(p: Params, per_token: float) -> dict[str, float | None]:
             shape, log.tokens_per_request, per_value, p["tensor_parallel"]
         ).per_gpu
         felab_concurrency = pool / sequence
+    felab_bytes = _felab_bytes_for_the_log(p, log, per_token)
+    engine_gb = None if log.memory_bytes is None else log.memory_bytes / GB
+    felab_gb = None if felab_bytes is None or engine_gb is None else felab_bytes / GB
     return {
+        "engine": log.engine,
         "pool_gb": pool / GB,
         "engine_kv_tokens": log.tokens,
         "felab_kv_tokens": felab_tokens,
@@ -123,10 +99,14 @@ def _beside_the_engine(p: Params, per_token: float) -> dict[str, float | None]:
         "engine_max_concurrency": log.concurrency,
         "felab_max_concurrency": felab_concurrency,
         "concurrency_difference_pct": _difference_pct(felab_concurrency, log.concurrency),
+        "engine_kv_gb": engine_gb,
+        "felab_kv_gb": felab_gb,
+        "kv_size_difference_pct": _difference_pct(felab_gb, engine_gb),
     }
 
 
 ENGINE_KEYS = (
+    "engine",
     "pool_gb",
     "engine_kv_tokens",
     "felab_kv_tokens",
@@ -134,6 +114,9 @@ ENGINE_KEYS = (
     "engine_max_concurrency",
     "felab_max_concurrency",
     "concurrency_difference_pct",
+    "engine_kv_gb",
+    "felab_kv_gb",
+    "kv_size_difference_pct",
 )
 
 
@@ -165,26 +148,7 @@ def _compute(p: Params) -> dict[str, float]:
 
 
 def _kind_terms(p: Params) -> dict[AttentionKind, str]:
-    """Each layer kind's bytes per token, written out with the shape's numbers."""
-    shape = shape_of(p)
-    per_value = typed(KV_DTYPE_BYTES[p["kv_dtype"]], "B")
-    tp = p["tensor_parallel"]
-    terms = {}
-    for kind in AttentionKind:
-        layers = shape.layers_of_kind(kind)
-        if not layers:
-            continue
-        if kind is AttentionKind.MLA:
-            assert shape.mla is not None
-            latent = f"({shape.mla.kv_lora_rank} + {shape.mla.qk_rope_head_dim})"
-            terms[kind] = f"{layers} MLA layers × {latent} × {per_value}"
-            continue
-        heads = f"{kv_heads_per_gpu(shape, tp)} KV heads"
-        if tp > 1:
-            heads += f" ({shape.kv_heads} ÷ {tp} GPUs, at least 1)"
-        named = "layers" if kind is AttentionKind.FULL else "sliding layers"
-        terms[kind] = f"2 × {layers} {named} × {heads} × {shape.head_dim} × {per_value}"
-    return terms
+    return kv_terms(shape_of(p), KV_DTYPE_BYTES[p["kv_dtype"]], p["tensor_parallel"])
 
 
 def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
@@ -230,20 +194,45 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
     }
 
 
+# How each engine states its pool's memory, and what felab's "tokens" are compared with.
+STATED_MEMORY = {
+    VLLM: ("GiB", GIB, "Available KV cache memory"),
+    SGLANG: ("GiB", GIB, "K + V size (SGLang's GB are 2³⁰ bytes)"),
+    LLAMA_CPP: ("MiB", MIB, "KV size, every cache"),
+}
+STATED_TOKENS = {VLLM: "GPU KV cache size", SGLANG: "#tokens", LLAMA_CPP: "cells"}
+
+
 def _engine_formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
     if not p["engine_log"]:
         return dict.fromkeys(ENGINE_KEYS, "— : no engine log pasted")
     log = read_engine_log(p["engine_log"])
+    unit, size, named = STATED_MEMORY[log.engine]
+    stated = None if log.memory_bytes is None else typed(round(log.memory_bytes / size, 2), unit)
     pool = (
-        f"{out('pool_gb')} = the log's {typed(log.memory_bytes / GIB, 'GiB')} × 2³⁰ ÷ 10⁹"
-        if log.memory_bytes is not None
+        f"{out('pool_gb')} = the log's {stated} ({named}) × {'2³⁰' if unit == 'GiB' else '2²⁰'} ÷ 10⁹"
+        if stated is not None
         else f"{out('pool_gb')}: the free memory entered (the log states none)"
     )
     requested = f"{typed(log.tokens_per_request)}-token" if log.tokens_per_request else "—"
+    no_memory = "— : the log states no KV memory"
+    if len(log.caches) == 2 and out("felab_kv_gb") != "—":
+        full, window = log.caches
+        felab_size = (
+            f"{out('felab_kv_gb')} = the full-attention layers' bytes per token × {counted(full.cells or 0, 'cell')} "
+            f"+ the sliding layers' × {counted(window.cells or 0, 'cell')}, ÷ 10⁹"
+        )
+    else:
+        felab_size = f"{out('felab_kv_gb')} = {out('kv_bytes_per_token')} × {out('engine_kv_tokens')} ÷ 10⁹"
     return {
+        "engine": f"{out('engine')}: the engine whose KV lines the log has",
         "pool_gb": pool,
-        "engine_kv_tokens": f"{out('engine_kv_tokens')}: the log's GPU KV cache size",
-        "felab_kv_tokens": f"{out('felab_kv_tokens')} = {out('pool_gb')} ÷ {out('kv_bytes_per_token')}",
+        "engine_kv_tokens": f"{out('engine_kv_tokens')}: the log's {STATED_TOKENS[log.engine]}",
+        "felab_kv_tokens": (
+            f"{out('felab_kv_tokens')} = {out('pool_gb')} ÷ {out('kv_bytes_per_token')}"
+            if len(log.caches) <= 1
+            else "— : the log's two caches hold different tokens (full layers and the window)"
+        ),
         "kv_tokens_difference_pct": (
             f"{out('kv_tokens_difference_pct')} = ({out('felab_kv_tokens')} − {out('engine_kv_tokens')}) ÷ "
             f"{out('engine_kv_tokens')}"
@@ -255,6 +244,17 @@ def _engine_formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
         "concurrency_difference_pct": (
             f"{out('concurrency_difference_pct')} = ({out('felab_max_concurrency')} − "
             f"{out('engine_max_concurrency')}) ÷ {out('engine_max_concurrency')}"
+        ),
+        "engine_kv_gb": (
+            f"{out('engine_kv_gb')} = the log's {stated} × {'2³⁰' if unit == 'GiB' else '2²⁰'} ÷ 10⁹"
+            if stated is not None
+            else no_memory
+        ),
+        "felab_kv_gb": felab_size if stated is not None else no_memory,
+        "kv_size_difference_pct": (
+            f"{out('kv_size_difference_pct')} = ({out('felab_kv_gb')} − {out('engine_kv_gb')}) ÷ {out('engine_kv_gb')}"
+            if stated is not None
+            else no_memory
         ),
     }
 
@@ -389,7 +389,7 @@ CALCULATOR = Calculator(
             "engine_log",
             "text",
             None,
-            "A vLLM start-up log pasted whole; felab reads its KV cache lines and sets its own figures beside them.",
+            "A vLLM, SGLang or llama.cpp start-up log pasted whole; felab reads its KV cache lines and sets its own figures beside them.",
             label="engine log",
             optional=True,
             max_chars=LOG_CHARS,
@@ -410,6 +410,7 @@ CALCULATOR = Calculator(
         OutputSpec("kv_gb_per_conversation_all_gpus", "GB", "per conversation, all GPUs together"),
         OutputSpec("kv_gb_total", "GB", "for all users (one GPU's share)"),
         OutputSpec("max_conversations", "conversations", "full-length conversations that fit"),
+        OutputSpec("engine", "", "the engine the log is from"),
         OutputSpec("pool_gb", "GB", "KV pool compared with the engine's"),
         OutputSpec("engine_kv_tokens", "tokens", "the engine's KV pool (from its log)"),
         OutputSpec("felab_kv_tokens", "tokens", "felab's KV pool in the same memory"),
@@ -417,6 +418,9 @@ CALCULATOR = Calculator(
         OutputSpec("engine_max_concurrency", "×", "the engine's maximum concurrency (from its log)"),
         OutputSpec("felab_max_concurrency", "×", "felab's maximum concurrency at the log's length"),
         OutputSpec("concurrency_difference_pct", "%", "felab against the engine, concurrency"),
+        OutputSpec("engine_kv_gb", "GB", "the engine's KV memory (from its log)"),
+        OutputSpec("felab_kv_gb", "GB", "felab's KV for the engine's tokens"),
+        OutputSpec("kv_size_difference_pct", "%", "felab against the engine, KV memory"),
     ),
     compute=_compute,
     check=_check,

@@ -15,8 +15,11 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, require, typed
+from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, typed
 from ..chart import BLUE, Figure, Series, layout, line, these_settings
+from ..decode_step import FLOP_PER_WEIGHT, decode_step
+from ..hardware import dense_peak
+from ..model_params import KV_DTYPE, MODEL, MODEL_CONFIG, with_model_sizes
 from ..params import Param
 from .decode_ceiling import (
     ACTIVE_PARAMS_B,
@@ -25,26 +28,20 @@ from .decode_ceiling import (
     CONTEXT_TOKENS,
     KV_BYTES_PER_TOKEN,
     MEMORY_UTILIZATION,
+    MODEL_OUTPUTS,
     OVERHEAD_GB,
     PARAMS_B,
+    PEAK_FP8_TFLOPS,
     active_b,
+    check_model_sizes,
+    model_formulas,
+    model_outputs,
+    peak_formula,
 )
 
-FLOP_PER_WEIGHT = 2  # one multiply and one add per weight per token
-MEMORY = "memory"
-COMPUTE = "compute"
 FITS = "yes"
 DOES_NOT_FIT = "no"
 GB = 1e9
-
-
-def _check(p: Params) -> None:
-    if p["active_params_b"] is not None:
-        require(
-            p["active_params_b"] <= p["params_b"],
-            "active_params_b",
-            f"active_params_b must be at most params_b ({p['params_b']:g})",
-        )
 
 
 def memory_needed_gb(p: Params) -> float:
@@ -64,16 +61,30 @@ def largest_batch(p: Params) -> int | None:
     return max(0, math.floor(room / per_sequence + 1e-9))
 
 
+def peak_tflops(p: Params) -> float:
+    """The dense peak at the weights' precision: the FP8 peak for 1-byte weights when one is given
+    (settings without it, such as the chain's own through ``compute_with``, use peak_tflops)."""
+    peak = dense_peak(p["bytes_per_weight"], p["peak_tflops"], p.get("peak_fp8_tflops"))
+    assert peak is not None  # peak_tflops is required
+    return peak
+
+
 def _compute(p: Params) -> dict[str, float | str | None]:
-    peak = p["peak_tflops"] * 1e12
+    p = with_model_sizes(p)
+    peak = peak_tflops(p) * 1e12
     bandwidth = p["bandwidth_gbs"] * 1e9
     active = active_b(p) * 1e9
     weight_bytes = active * p["bytes_per_weight"]
     kv_bytes = p["batch"] * p["context_tokens"] * p["kv_bytes_per_token"]
-    step_bytes = weight_bytes + kv_bytes
-    step_flop = FLOP_PER_WEIGHT * active * p["batch"]
-    memory_s, compute_s = step_bytes / bandwidth, step_flop / peak
-    step_s = max(memory_s, compute_s)
+    step = decode_step(
+        weight_bytes=weight_bytes,
+        kv_bytes=kv_bytes,
+        active_params=active,
+        batch=p["batch"],
+        bandwidth=bandwidth,
+        peak_flops=peak,
+    )
+    step_s = step.seconds
     needed = memory_needed_gb(p)
     usable = p["memory_gb"] * p["memory_utilization"]
     fits = needed <= usable
@@ -87,14 +98,14 @@ def _compute(p: Params) -> dict[str, float | str | None]:
     )
     return {
         "ridge_flop_per_byte": peak / bandwidth,
-        "decode_flop_per_byte": step_flop / step_bytes,
-        "bound": MEMORY if memory_s >= compute_s else COMPUTE,
+        "decode_flop_per_byte": step.flop / step.bytes_read,
+        "bound": step.bound,
         "weights_gb_per_step": weight_bytes / GB,
         "kv_gb_per_step": kv_bytes / GB,
-        "gb_per_step": step_bytes / GB,
-        "kv_share_pct": 100.0 * kv_bytes / step_bytes,
+        "gb_per_step": step.bytes_read / GB,
+        "kv_share_pct": 100.0 * kv_bytes / step.bytes_read,
         "step_ms": 1000.0 * step_s,
-        "attainable_tflops": step_flop / step_s / 1e12 if fits else None,
+        "attainable_tflops": step.flop / step_s / 1e12 if fits else None,
         "attainable_tok_s": p["batch"] / step_s if fits else None,
         "tok_s_per_user": 1 / step_s if fits else None,
         "ridge_batch": ridge_batch,
@@ -102,11 +113,13 @@ def _compute(p: Params) -> dict[str, float | str | None]:
         "memory_usable_gb": usable,
         "fits": FITS if fits else DOES_NOT_FIT,
         "largest_batch": largest_batch(p),
+        "peak_tflops_used": peak / 1e12,
+        **model_outputs(p),
     }
 
 
 def _chart(p: Params, measured: Sequence[Series]) -> Figure:
-    peak, bandwidth = p["peak_tflops"], p["bandwidth_gbs"] / 1000
+    peak, bandwidth = peak_tflops(p), p["bandwidth_gbs"] / 1000
     xs = [2 ** (n / 4) for n in range(-8, 60)]
     intensity = CALCULATOR.run(p).value("decode_flop_per_byte")
     data = [
@@ -121,7 +134,8 @@ def _chart(p: Params, measured: Sequence[Series]) -> Figure:
 
 
 def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
-    peak, bandwidth = typed(p["peak_tflops"], "TFLOP/s"), typed(p["bandwidth_gbs"], "GB/s")
+    entered, p = p, with_model_sizes(p)
+    peak, bandwidth = typed(peak_tflops(p), "TFLOP/s"), typed(p["bandwidth_gbs"], "GB/s")
     active = typed(active_b(p))
     sequences = counted(p["batch"], "sequence")
     fits = out("fits") == "yes"
@@ -163,6 +177,8 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
             f"{typed(p['bytes_per_weight'], 'B')} − {typed(p['overhead_gb'], 'GB')}) ÷ "
             f"({counted(p['context_tokens'], 'token')} × {typed(p['kv_bytes_per_token'], 'B')})⌋"
         ),
+        "peak_tflops_used": peak_formula(p, out("peak_tflops_used")),
+        **model_formulas(entered, out),
     }
 
 
@@ -177,16 +193,20 @@ CALCULATOR = Calculator(
         "and the weights and every sequence's KV must fit in memory."
     ),
     params=(
+        MODEL,
+        MODEL_CONFIG,
         Param(
             "peak_tflops",
             "float",
             989.0,
-            "Peak dense compute from the spec sheet (H100 SXM, BF16: 989).",
+            "Peak dense BF16 compute from the spec sheet, without sparsity (H100 SXM: 989); "
+            "used at every precision unless an FP8 peak is given.",
             "TFLOP/s",
             label="peak compute",
             low=0.001,
             high=1_000_000,
         ),
+        PEAK_FP8_TFLOPS,
         replace(
             BANDWIDTH_GBS, default=3350.0, help="Memory bandwidth from the spec sheet (H100 SXM: 3,350)."
         ),
@@ -217,6 +237,7 @@ CALCULATOR = Calculator(
         ),
         MEMORY_UTILIZATION,
         OVERHEAD_GB,
+        KV_DTYPE,
     ),
     outputs=(
         OutputSpec("ridge_flop_per_byte", "FLOP/B", "ridge point"),
@@ -247,9 +268,11 @@ CALCULATOR = Calculator(
         OutputSpec(
             "largest_batch", "sequences", "largest batch that fits at this context (empty at context 0)"
         ),
+        OutputSpec("peak_tflops_used", "TFLOP/s", "peak compute at the weights' precision"),
+        *MODEL_OUTPUTS,
     ),
     compute=_compute,
-    check=_check,
+    check=check_model_sizes,
     formulas=_formulas,
     chart=_chart,
     chart_description=(

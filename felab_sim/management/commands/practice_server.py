@@ -1,19 +1,28 @@
-"""``manage.py practice_server``: serve lesson 03's practice server with uvicorn."""
+"""``manage.py practice_server``: serve lesson 03's practice server with uvicorn.
+
+``--engine continuous`` paces it by the continuous-batching engine's step times instead of the
+fixed slots (felab_sim/engine/batching/pacing.py), so lesson 03's lab measured against it
+shows the curve rising past the slots' knee."""
 
 from __future__ import annotations
 
+import argparse
 import logging
 from typing import Any
 
 import uvicorn
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from felab_sim.engine.batching.pacing import CONTINUOUS, EnginePacing
 from felab_sim.engine.params import ParamError
 from felab_sim.engine.sweep_params import SERVER_PARAMS, ServerParams, sweep_param
 from felab_sim.forms import field_text
 from felab_sim.management.declared import add_declared_flags, flag_error, given_flags
 from felab_sim.practice import PracticeApp
 from felab_sim.practice.serve import listen_socket, uvicorn_config
+
+FIXED = "fixed"
+ENGINE_FLAGS = ("model", "hardware", "max_num_seqs", "max_num_batched_tokens")
 
 
 class Command(BaseCommand):
@@ -27,13 +36,50 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=8001, help="port to listen on (default 8001)")
         # The server's rules: its subset of the sweep's declarations, checked by them.
         add_declared_flags(parser, SERVER_PARAMS)
+        parser.add_argument(
+            "--engine",
+            choices=(FIXED, CONTINUOUS),
+            default=FIXED,
+            help="fixed: lesson 03's slots (default); continuous: the continuous-batching engine's "
+            "step times",
+        )
+        defaults = EnginePacing()
+        for flag, default, kind, what in (
+            ("--model", defaults.model, str, "model preset"),
+            ("--hardware", defaults.hardware, str, "GPU preset"),
+            ("--max-num-seqs", defaults.max_num_seqs, int, "requests run at once"),
+            ("--max-num-batched-tokens", defaults.max_num_batched_tokens, int, "token budget of a step"),
+        ):
+            parser.add_argument(
+                flag,
+                type=kind,
+                default=argparse.SUPPRESS,
+                help=f"--engine continuous only: the engine's {what} (default {default})",
+            )
 
     def handle(self, *args: Any, **options: Any) -> None:
         given = given_flags(options, SERVER_PARAMS)
-        try:
-            params = ServerParams(**{name: sweep_param(name).parse(text) for name, text in given.items()})
-        except ParamError as error:
-            raise flag_error(error) from None
+        engine_given = {name: options[name] for name in ENGINE_FLAGS if name in options}
+        params: ServerParams | EnginePacing
+        if options["engine"] == CONTINUOUS:
+            if given:
+                flag = "--" + next(iter(given)).replace("_", "-")
+                raise CommandError(
+                    f"{flag}: sets the fixed-slot server; --engine continuous takes --max-num-seqs, "
+                    "--max-num-batched-tokens, --model and --hardware"
+                )
+            try:
+                params = EnginePacing(**engine_given)
+            except ParamError as error:
+                raise flag_error(error) from None
+        else:
+            if engine_given:
+                flag = "--" + next(iter(engine_given)).replace("_", "-")
+                raise CommandError(f"{flag}: needs --engine continuous")
+            try:
+                params = ServerParams(**{name: sweep_param(name).parse(text) for name, text in given.items()})
+            except ParamError as error:
+                raise flag_error(error) from None
         host: str = options["host"]
         port: int = options["port"]
         if not 1 <= port <= 65535:

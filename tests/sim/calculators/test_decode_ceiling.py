@@ -1,8 +1,13 @@
 """The decode-ceiling calculator (lessons 00, 04, 12) reproduces the course's worked examples. No database."""
 
+import io
+import json
+
 import pytest
+from django.core.management import call_command
 
 from felab_sim.engine.calculators import get
+from felab_sim.engine.model_presets import preset
 from felab_sim.engine.params import ParamError
 from tests.support.calculators import outputs
 
@@ -107,3 +112,141 @@ def test_the_measurement_is_drawn_on_the_chart():
 def test_a_measured_point_stays_in_the_shareable_address(client):
     html = client.get("/sim/calc/decode-ceiling/", {"measured_tok_s": "300"}).content.decode()
     assert "decode-ceiling.json?measured_tok_s=300" in html
+
+
+# A model chosen or pasted fills the sizes (issue 21) ------------------------------------------
+
+DECODE_CALCULATORS = ("decode-ceiling", "roofline")
+
+
+@pytest.mark.parametrize("name", DECODE_CALCULATORS)
+def test_llama_70b_as_a_preset_and_as_its_pasted_config_give_the_same_outputs(name):
+    settings = {"context_tokens": 32_768, "batch": 4, "memory_gb": 200, "ram_gb": 200}
+    settings = {k: v for k, v in settings.items() if k in get(name).defaults}
+    by_preset = outputs(name, model="Llama-3.1-70B", **settings)
+    pasted = outputs(name, model_config=json.dumps(preset("Llama-3.1-70B").config), **settings)
+    assert by_preset == pasted
+    shape = preset("Llama-3.1-70B").shape
+    assert by_preset["params_used_b"] == shape.total_params / 1e9 == pytest.approx(70.55, abs=0.01)
+    # A dense model reads every weight but the input embedding table, of which a token reads a row.
+    assert by_preset["active_params_used_b"] == pytest.approx((shape.total_params - 128_256 * 8192) / 1e9)
+    assert by_preset["kv_bytes_per_token_used"] == 2 * 80 * 8 * 128 * 2 == 327_680
+    assert by_preset["kv_gb_per_step"] == pytest.approx(4 * 32_768 * 327_680 / 1e9)
+    # The typed sizes are ignored once a model is chosen.
+    assert outputs(name, model="Llama-3.1-70B", params_b=1, kv_bytes_per_token=1, **settings) == by_preset
+
+
+@pytest.mark.parametrize("name", DECODE_CALCULATORS)
+def test_a_sliding_window_model_costs_less_kv_per_token_at_a_long_context(name):
+    # gpt-oss-20b: 12 full layers of 2 × 8 × 64 × 2 B and 12 sliding ones keeping 128 tokens.
+    at_128 = outputs(name, model="gpt-oss-20b", context_tokens=128)
+    at_32k = outputs(name, model="gpt-oss-20b", context_tokens=32_768)
+    assert at_128["kv_bytes_per_token_used"] == 2 * 24 * 8 * 64 * 2 == 49_152
+    assert at_32k["kv_bytes_per_token_used"] == pytest.approx(24_576 + 24_576 * 128 / 32_768)
+    assert at_32k["kv_bytes_per_token_used"] == pytest.approx(24_672)
+    assert at_32k["active_params_used_b"] < at_32k["params_used_b"] / 4  # the MoE's routed experts
+
+
+@pytest.mark.parametrize("name", DECODE_CALCULATORS)
+def test_a_cache_type_halves_a_models_kv_but_leaves_a_typed_figure_alone(name):
+    f16 = outputs(name, model="Qwen2.5-7B", context_tokens=1000)
+    fp8 = outputs(name, model="Qwen2.5-7B", context_tokens=1000, kv_dtype="fp8")
+    assert f16["kv_bytes_per_token_used"] == 2 * 28 * 4 * 128 * 2 == 57_344
+    assert fp8["kv_bytes_per_token_used"] == 57_344 / 2
+    assert outputs(name, kv_dtype="fp8")["kv_bytes_per_token_used"] == 131_072  # typed: as typed
+
+
+@pytest.mark.parametrize("name", DECODE_CALCULATORS)
+def test_typed_sizes_still_work_when_no_model_is_chosen(name):
+    out = outputs(name, params_b=13, active_params_b=2, kv_bytes_per_token=1000)
+    assert (out["params_used_b"], out["active_params_used_b"], out["kv_bytes_per_token_used"]) == (
+        13,
+        2,
+        1000,
+    )
+
+
+@pytest.mark.parametrize("name", DECODE_CALCULATORS)
+def test_an_unreadable_config_is_a_400_naming_the_missing_field(client, name):
+    config = dict(preset("Llama-3.1-70B").config)
+    del config["num_hidden_layers"]
+    response = client.get(f"/sim/calc/{name}.json", {"model_config": json.dumps(config)})
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["param"] == "model_config"
+    assert "num_hidden_layers: missing" in error["message"]
+
+
+@pytest.mark.parametrize("name", DECODE_CALCULATORS)
+def test_the_json_endpoint_and_the_cli_take_the_config(client, tmp_path, name):
+    config = json.dumps(preset("Llama-3.1-70B").config)
+    response = client.get(f"/sim/calc/{name}.json", {"model_config": config, "context_tokens": "1000"})
+    assert response.status_code == 200
+    assert response.json()["outputs"]["kv_bytes_per_token_used"]["value"] == 327_680
+    assert (
+        "2 × 80 layers × 8 KV heads × 128 × 2 B"
+        in response.json()["outputs"]["kv_bytes_per_token_used"]["formula"]
+    )
+    path = tmp_path / "config.json"
+    path.write_text(config)
+    out = io.StringIO()
+    call_command("calc", name, "--model-config", str(path), "--context-tokens", "1000", "--json", stdout=out)
+    assert json.loads(out.getvalue())["outputs"]["kv_bytes_per_token_used"]["value"] == 327_680
+
+
+# The compute ceiling beside the bandwidth's (issue 21) -------------------------------------------
+
+H100_FP8 = {"bandwidth_gbs": 3350, "peak_tflops": 989, "peak_fp8_tflops": 1979, "ram_gb": 85.9}
+H100_FP8 |= {"memory_utilization": 0.9, "overhead_gb": 2, "bits_per_weight": 8, "batch": 512}
+
+
+def test_a_big_batch_at_context_0_is_compute_bound_as_roofline_says():
+    out = outputs("decode-ceiling", **H100_FP8)
+    # 2 × 8e9 weights × 512 sequences ÷ 1,979 TFLOP/s against 8 GB ÷ 3,350 GB/s.
+    compute_s, memory_s = 2 * 8e9 * 512 / 1979e12, 8e9 / 3350e9
+    assert out["bound"] == "compute"
+    assert out["compute_ceiling_tok_s"] == pytest.approx(1 / compute_s)
+    assert out["memory_ceiling_tok_s"] == pytest.approx(1 / memory_s)
+    assert out["ceiling_tok_s"] == pytest.approx(1 / compute_s)  # the lower of the two
+    assert out["total_tok_s"] == pytest.approx(512 / compute_s) == pytest.approx(123_688, abs=1)
+    assert out["peak_tflops_used"] == 1979
+    roofline = outputs(
+        "roofline", batch=512, bytes_per_weight=1, peak_tflops=989, peak_fp8_tflops=1979, params_b=8
+    )
+    assert roofline["bound"] == "compute"
+    assert roofline["attainable_tok_s"] == pytest.approx(out["total_tok_s"])
+
+
+def test_1000_token_contexts_make_it_memory_bound_at_about_22800_tok_s():
+    out = outputs("decode-ceiling", **H100_FP8, context_tokens=1000)
+    kv = 512 * 1000 * 131_072
+    assert out["bound"] == "memory"
+    assert out["total_tok_s"] == pytest.approx(512 * 3350e9 / (8e9 + kv)) == pytest.approx(22_836, abs=1)
+
+
+def test_without_a_peak_only_the_bandwidth_ceiling_is_given_and_16_bit_weights_use_the_bf16_peak():
+    out = outputs("decode-ceiling", batch=64)
+    assert out["bound"] is None and out["compute_ceiling_tok_s"] is None and out["peak_tflops_used"] is None
+    assert out["ceiling_tok_s"] == out["memory_ceiling_tok_s"]
+    assert outputs("decode-ceiling", **{**H100_FP8, "bits_per_weight": 16})["peak_tflops_used"] == 989
+    assert outputs("roofline", peak_fp8_tflops=1979)["peak_tflops_used"] == 989  # BF16 weights
+    assert outputs("decode-ceiling", **{**H100_FP8, "peak_tflops": None})["peak_tflops_used"] == 1979
+
+
+def test_the_gpu_presets_carry_both_peaks():
+    from felab_sim.engine.presets import HARDWARE
+
+    h100 = next(p for p in HARDWARE if p.name == "NVIDIA H100 SXM5 80GB")
+    assert (h100.values["peak_tflops"], h100.values["peak_fp8_tflops"]) == (989.4, 1978.9)
+
+
+@pytest.mark.parametrize("name", DECODE_CALCULATORS)
+def test_a_callers_settings_without_the_model_and_fp8_inputs_still_compute(name):
+    # The chain (felab_sim/engine/chain.py) times its steps with compute_with on settings of its
+    # own, written before these inputs existed: they read as typed sizes and one peak.
+    added = {"model", "model_config", "kv_dtype", "peak_fp8_tflops"} | (
+        {"peak_tflops"} if name == "decode-ceiling" else set()
+    )
+    calculator = get(name)
+    older = {k: v for k, v in calculator.validate({}).items() if k not in added}
+    assert calculator.compute_with("gb_per_step", older) == outputs(name)["gb_per_step"]

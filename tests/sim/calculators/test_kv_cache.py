@@ -185,3 +185,78 @@ def test_a_log_with_no_kv_line_is_refused_naming_it(client):
     assert response.status_code == 400
     assert response.json()["error"]["param"] == "engine_log"
     assert "GPU KV cache size" in response.json()["error"]["message"]
+
+
+# SGLang's and llama.cpp's KV lines (issue 21), in the formats their sources print -----------------
+
+# SGLang's MHATokenToKVPool line for Llama-3.1-8B at 16 bits: K and V each (453,816 + 1 padded
+# slot) × 32 layers × 8 heads × 128 × 2 B, in SGLang's GB of 2³⁰ bytes (27.70).
+SGLANG_LOG = """\
+[2026-03-02 10:01:12 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.72 GB, mem usage=14.99 GB.
+[2026-03-02 10:01:12 TP0] KV Cache is allocated. #tokens: 453816, K size: 27.70 GB, V size: 27.70 GB
+[2026-03-02 10:01:14 TP0] max_total_num_tokens=453816, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=4096, context_len=131072
+"""
+# llama.cpp's line for lesson 05's 32k-token f16 run of Llama-3.1-8B (4,096 MiB).
+LLAMA_CPP_LOG = (
+    "llama_kv_cache:      Metal KV buffer size =  4096.00 MiB\n"
+    "llama_kv_cache: size = 4096.00 MiB ( 32768 cells,  32 layers,  1/1 seqs), K (f16): 2048.00 MiB, V (f16): 2048.00 MiB\n"
+)
+# gpt-oss-20b in llama.cpp: the 12 full layers hold all 32,768 cells; the 12 sliding ones 768
+# (the 128-token window plus a 512-token batch, padded to 256).
+LLAMA_CPP_SWA_LOG = """\
+llama_kv_cache_iswa: creating non-SWA KV cache, size = 32768 cells
+llama_kv_cache: size =  768.00 MiB ( 32768 cells,  12 layers,  1/1 seqs), K (f16):  384.00 MiB, V (f16):  384.00 MiB
+llama_kv_cache_iswa: creating     SWA KV cache, size = 768 cells
+llama_kv_cache: size =   18.00 MiB (   768 cells,  12 layers,  1/1 seqs), K (f16):    9.00 MiB, V (f16):    9.00 MiB
+"""
+
+
+def test_sglangs_pool_is_read_in_its_binary_gb_and_set_beside_felabs():
+    out = outputs("kv-cache", engine_log=SGLANG_LOG)
+    assert out["engine"] == "SGLang"
+    assert out["engine_kv_tokens"] == 453_816
+    assert out["engine_kv_gb"] == pytest.approx(55.40 * 2**30 / 1e9)
+    assert out["felab_kv_gb"] == pytest.approx(453_816 * 131_072 / 1e9)
+    assert abs(out["kv_size_difference_pct"]) < 0.1  # the log's two decimals
+    assert abs(out["kv_tokens_difference_pct"]) < 0.1
+
+
+def test_sglangs_latent_pool_line_and_its_scheduler_line_are_read():
+    mla = "KV Cache is allocated. #tokens: 524288, KV size: 17.16 GB"
+    config = json.dumps(preset_named("DeepSeek-V3").config)
+    out = outputs("kv-cache", model_config=config, tensor_parallel=8, engine_log=mla)
+    # 61 layers × (512 + 64) × 2 B = 70,272 B a token on every GPU: 524,288 tokens are 34.4 GB,
+    # where SGLang's 17.16 GiB holds them in its FP8 cache (1 byte a value).
+    assert out["engine_kv_gb"] == pytest.approx(17.16 * 2**30 / 1e9)
+    fp8 = outputs("kv-cache", model_config=config, tensor_parallel=8, kv_dtype="fp8", engine_log=mla)
+    assert abs(fp8["kv_size_difference_pct"]) < 0.1
+    only_scheduler = outputs("kv-cache", engine_log="max_total_num_tokens=76288, max_prefill_tokens=16384")
+    assert only_scheduler["engine"] == "SGLang" and only_scheduler["engine_kv_tokens"] == 76_288
+    assert only_scheduler["engine_kv_gb"] is None and only_scheduler["kv_size_difference_pct"] is None
+
+
+def test_llama_cpps_kv_line_agrees_with_lesson_05s_run_to_the_mib():
+    out = outputs("kv-cache", engine_log=LLAMA_CPP_LOG)
+    assert out["engine"] == "llama.cpp"
+    assert out["engine_kv_tokens"] == 32_768
+    assert out["engine_kv_gb"] == 4096 * 2**20 / 1e9
+    assert out["felab_kv_gb"] == 32_768 * 131_072 / 1e9
+    assert out["kv_size_difference_pct"] == 0
+    old = "llama_new_context_with_model: n_ctx      = 4096\nllama_new_context_with_model: KV self size  =  512.00 MiB, K (f16):  256.00 MiB"
+    assert outputs("kv-cache", engine_log=old)["kv_size_difference_pct"] == 0
+
+
+def test_llama_cpps_two_caches_of_a_sliding_window_model_are_sized_each():
+    config = json.dumps(preset_named("gpt-oss-20b").config)
+    out = outputs("kv-cache", model_config=config, engine_log=LLAMA_CPP_SWA_LOG)
+    assert out["engine_kv_gb"] == pytest.approx(786 * 2**20 / 1e9)
+    assert out["felab_kv_gb"] == pytest.approx((24_576 * 32_768 + 24_576 * 768) / 1e9)
+    assert out["kv_size_difference_pct"] == pytest.approx(0)
+    assert out["felab_kv_tokens"] is None  # the two caches hold different tokens
+
+
+@pytest.mark.django_db
+def test_the_page_shows_the_engines_figure_beside_felabs(client):
+    html = client.get("/sim/calc/kv-cache/", {"engine_log": LLAMA_CPP_LOG}).content.decode()
+    assert 'data-key="engine">llama.cpp<' in html
+    assert 'data-key="kv_size_difference_pct">0%<' in html

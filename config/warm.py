@@ -1,0 +1,105 @@
+"""The course's pages built once in gunicorn's master process, before it forks its workers.
+
+What pages keep per content version (serving/content_cache.py) lives in each process's memory,
+so every new worker used to build every card page again on its first visit: 4 to 114 ms a card
+in-process, hundreds under load, and bench_study's card p99 at 500 students was those builds
+(two hosts: p50 6 ms, p99 513 ms). Built in the master (``preload_app``), the pages reach each
+worker by fork; a content edit later draws a new version and the workers rebuild as before.
+
+Each page is requested through Django's own WSGI handler as a first-time visitor, so what is
+kept is exactly what a visitor's request would keep, and nobody's data is in it.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import sys
+import time
+from collections.abc import Iterator
+
+from django.conf import settings
+from django.core.handlers.wsgi import WSGIHandler
+from django.db import connections
+
+logger = logging.getLogger("felab.warm")
+
+
+def course_paths() -> Iterator[str]:
+    """Home, the glossary, /progress/, /practice/, and every published lesson and card, a card
+    with its answer hidden and shown."""
+    from lessons.models import Card, Lesson
+
+    yield from ("/", "/glossary/", "/progress/", "/practice/")
+    for lesson in Lesson.objects.published().select_related("course"):
+        yield lesson.get_absolute_url()
+    for card in Card.objects.published().select_related("lesson__course"):
+        yield card.get_absolute_url()
+        yield card.get_absolute_url() + "?answer=shown"
+
+
+def _served_host() -> str:
+    """A host name ALLOWED_HOSTS accepts ("*" and ".example.org" patterns included)."""
+    for pattern in settings.ALLOWED_HOSTS:
+        host = pattern.lstrip(".")
+        if host and host != "*":
+            return host
+    return "localhost"
+
+
+def _get(handler: WSGIHandler, path_and_query: str, host: str) -> str:
+    path, _, query = path_and_query.partition("?")
+    https = bool(settings.SECURE_SSL_REDIRECT)
+    environ = {
+        "REQUEST_METHOD": "GET",
+        "PATH_INFO": path,
+        "QUERY_STRING": query,
+        "SCRIPT_NAME": "",
+        "SERVER_NAME": host,
+        "SERVER_PORT": "443" if https else "80",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "HTTP_HOST": host,
+        "REMOTE_ADDR": "127.0.0.1",
+        "wsgi.url_scheme": "https" if https else "http",
+        "wsgi.input": io.BytesIO(),
+        "wsgi.errors": sys.stderr,
+        "wsgi.version": (1, 0),
+        "wsgi.multithread": False,
+        "wsgi.multiprocess": True,
+        "wsgi.run_once": False,
+    }
+    statuses: list[str] = []
+    response = handler(environ, lambda status, headers, exc_info=None: statuses.append(status))
+    try:
+        for _ in response:
+            pass
+    finally:
+        close = getattr(response, "close", None)
+        if close is not None:
+            close()
+    return statuses[0] if statuses else "no response"
+
+
+def warm_kept_pages() -> tuple[int, list[str]]:
+    """Request every course page once; (pages that answered 200, "path: status" of the others).
+
+    Closes every database connection afterwards: a connection opened here must not be shared
+    by the workers forked from this process.
+    """
+    started = time.perf_counter()
+    handler = WSGIHandler()
+    host = _served_host()
+    served, failed = 0, []
+    try:
+        for path in course_paths():
+            status = _get(handler, path, host)
+            if status.startswith("200"):
+                served += 1
+            else:
+                failed.append(f"{path}: {status}")
+    finally:
+        connections.close_all()
+    logger.info("kept %d pages before forking workers, in %.1f s", served, time.perf_counter() - started)
+    if failed:
+        logger.warning("pages that did not answer 200 while warming: %s", "; ".join(failed[:10]))
+    return served, failed

@@ -1,0 +1,94 @@
+"""SQL per POST a student makes on every card (issue 23): the rating POST writes only what
+changes, and the Show answer POST writes one row. Sessions come from the cache here, as with
+Redis in production; without Redis each POST reads the session row too."""
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from quiz.learners import Learner
+from quiz.models import CardState, Outcome, Rating, Review, Showing
+from tests.quiz.conftest import SHOW_URL, rate, show
+
+pytestmark = pytest.mark.django_db
+
+WRITES = ("INSERT", "UPDATE", "DELETE")
+
+
+@pytest.fixture
+def kept_card(other_student, seed_card):
+    """Another student rated the card first: its page and next step are kept, as on a site in use."""
+    client = Client()
+    client.force_login(other_student)
+    show(client, "warm")
+    assert client.post(SHOW_URL, {"answer": "warm"}, headers={"HX-Request": "true"}).status_code == 200
+    assert rate(client, Rating.GOT_IT).status_code == 200
+    return seed_card
+
+
+def statements_of(post) -> list[str]:
+    with CaptureQueriesContext(connection) as captured:
+        response = post()
+    assert response.status_code == 200, response.content[:300]
+    return [entry["sql"] for entry in captured.captured_queries]
+
+
+def writes(statements: list[str]) -> list[str]:
+    return [sql for sql in statements if sql.lstrip().upper().startswith(WRITES)]
+
+
+def test_the_same_rating_again_writes_nothing(student_client, kept_card):
+    show(student_client, "More users share each step")
+    rate(student_client, Rating.GOT_IT)
+
+    statements = statements_of(lambda: rate(student_client, Rating.GOT_IT))
+
+    # The user, the showing with its review, the schedule (for "comes back in").
+    assert len(statements) <= 3, "\n".join(statements)
+    assert writes(statements) == []
+    assert "comes back" in rate(student_client, Rating.GOT_IT).content.decode()
+
+
+def test_a_first_rating_is_one_insert_of_the_review_and_one_of_the_schedule(student_client, kept_card):
+    show(student_client, "More users share each step")
+
+    statements = statements_of(lambda: rate(student_client, Rating.HARD))
+
+    assert [sql.split()[2] for sql in writes(statements)] == ['"quiz_review"', '"quiz_cardstate"']
+    assert len(statements) <= 12, "\n".join(statements)
+
+
+def test_a_changed_rating_updates_the_review_and_the_schedule(student_client, kept_card):
+    show(student_client, "More users share each step")
+    rate(student_client, Rating.HARD)
+
+    statements = statements_of(lambda: rate(student_client, Rating.EASY))
+
+    assert [sql.split()[1] for sql in writes(statements)] == ['"quiz_review"', '"quiz_cardstate"']
+    assert len(statements) <= 9, "\n".join(statements)
+    state = CardState.objects.get(user__username="sam")
+    assert state.last_rating == Rating.EASY and state.review_count == 1
+
+
+def test_a_rating_stored_by_another_request_meanwhile_is_changed_not_doubled(student, seed_card):
+    learner = Learner(user=student)
+    showing = Showing.record(learner, seed_card, "typed")
+    stale = Showing.objects.select_related("review").get(pk=showing.pk)  # loaded before the other rating
+    stale.review_or_none  # noqa: B018 (read now: no review yet)
+    Review.rate(Showing.objects.get(pk=showing.pk), Rating.HARD)  # the other request
+
+    rated = Review.rate(stale, Rating.EASY)
+
+    assert rated.outcome is Outcome.CHANGED
+    assert Review.objects.get().rating == Rating.EASY
+    assert CardState.objects.get().last_rating == Rating.EASY
+
+
+def test_show_answer_writes_one_showing(student_client, kept_card):
+    statements = statements_of(
+        lambda: student_client.post(SHOW_URL, {"answer": "typed"}, headers={"HX-Request": "true"})
+    )
+
+    assert [sql.split()[2] for sql in writes(statements)] == ['"quiz_showing"']
+    assert len(statements) <= 3, "\n".join(statements)

@@ -1,0 +1,84 @@
+"""Reading a typed answer back: every way the site prints a number reads as that number."""
+
+import math
+
+import pytest
+
+from felab_sim.engine.answers import AnswerError, read_answer
+from felab_sim.engine.calculator import Output
+from felab_sim.engine.numbers import format_with_unit
+
+# Every answer unit the bundled practice templates use (tests/lessons/test_practice_bundled.py
+# checks the templates; this list is checked against them below).
+TEMPLATE_UNITS = ["", "×", "%", "$", "GB", "MB", "ms", "tok/s", "conversations", "replicas",
+                  "sequences", "tickets"]  # fmt: skip
+# Across every branch of the printing rule: scientific below 1e-4, two significant digits below 1,
+# one decimal to 1,000, thousands separated above.
+VALUES = [2.5e-9, 8.8e-7, 4.5e-5, 9.99e-5, 1e-4, 0.00042, 0.042, 0.53, 1, 5.1, 41.4, 275.1, 999.9,
+          1000, 3357, 25_856, 1_234_567, 8.2e9]  # fmt: skip
+
+
+def test_the_unit_list_is_every_unit_the_bundled_templates_use():
+    from tests.lessons.test_practice_bundled import SPECS
+
+    assert {spec.answer_unit for spec in SPECS.values()} <= set(TEMPLATE_UNITS)
+
+
+def _printed_forms(value: float, unit: str) -> list[str]:
+    forms = [format_with_unit(value, unit), Output(value, unit, "").text()]
+    return list(dict.fromkeys(forms))
+
+
+@pytest.mark.parametrize("unit", TEMPLATE_UNITS)
+@pytest.mark.parametrize("value", VALUES)
+def test_an_answer_typed_as_the_site_prints_it_reads_back_as_that_number(value, unit):
+    for printed in _printed_forms(float(value), unit):
+        read = read_answer(printed, unit).value
+        # Within print precision: the rule keeps at least two significant digits, so what it
+        # prints is within 5% of the value (1.05 prints "1.1", 1.04 "1").
+        assert math.isclose(read, value, rel_tol=0.051), printed
+
+
+@pytest.mark.parametrize(
+    ("typed", "unit", "value"),
+    [
+        ("4.5 × 10⁻⁵", "", 4.5e-5),
+        ("4.5×10⁻⁵", "", 4.5e-5),
+        ("1.2 × 10^3", "", 1200),
+        ("1.2x10^3", "", 1200),
+        ("1.2X10^-3", "", 0.0012),
+        ("1.2·10³", "", 1200),
+        ("1.2⋅10³", "", 1200),
+        ("1.2 * 10**3", "", 1200),
+        ("1.2 × 10^−3", "", 0.0012),
+        ("1.2 × 10⁺³", "", 1200),
+        ("−3", "", -3),
+        ("−3.5e−2", "", -0.035),
+        ("4.5\u00a0×\u00a010⁻⁵ GB", "GB", 4.5e-5),
+        ("24\u202ftok/s", "tok/s", 24),
+        ("24\u2009GB", "GB", 24),
+        ("17\u202f180 MB", "GB", 17.18),
+        ("17\u00a0180", "", 17180),
+        ("1,234.5", "", 1234.5),
+        ("1,234,567", "", 1234567),
+        ("12 %", "%", 12),
+        ("12%", "%", 12),
+        ("$4.5 × 10⁻⁵", "$", 4.5e-5),
+        ("4.5 × 10⁻⁵ $", "$", 4.5e-5),
+        ("2.4×", "×", 2.4),
+        ("2.4 x", "×", 2.4),
+        ("4.5 × 10⁻² s", "ms", 45),
+    ],
+)
+def test_the_forms_people_write_a_printed_number_in_read(typed, unit, value):
+    assert math.isclose(read_answer(typed, unit).value, value, rel_tol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "typed",
+    ["1.2 × 10", "1.2 × 10⁻", "× 10³", "10^", "1.2 10^3 GB x", "4.5 × 10⁻⁵ ×× GB", "1 ^ 2 GB",
+     "3 GB ** 2 ((", "1.2 × 10^400"],
+)  # fmt: skip
+def test_a_malformed_power_of_ten_is_explained_never_an_exception(typed):
+    with pytest.raises(AnswerError):
+        read_answer(typed, "GB")

@@ -1,0 +1,50 @@
+"""The pages' CSRF tokens (serving/csrf.py): masked afresh on every page from one OS draw, and
+accepted by Django's CsrfViewMiddleware as its own."""
+
+import re
+from collections import Counter
+
+import pytest
+from django.middleware.csrf import CSRF_ALLOWED_CHARS
+from django.test import Client
+
+from quiz.models import Showing
+from serving.csrf import random_characters
+from tests.conftest import SEED_CARD_URL
+
+SHOW_URL = SEED_CARD_URL + "show/"
+FORM_TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="([A-Za-z0-9]{64})"')
+
+
+def page_token(client: Client) -> str:
+    return FORM_TOKEN.search(client.get(SEED_CARD_URL).content.decode()).group(1)
+
+
+@pytest.mark.django_db
+def test_a_pages_masked_token_is_accepted_and_a_changed_one_refused(seed_card):
+    client = Client(enforce_csrf_checks=True)
+    client.get(SEED_CARD_URL)  # the first visit draws the secret and sets its cookie
+    first, second = page_token(client), page_token(client)
+    secret = client.cookies["csrftoken"].value
+    assert first != second and secret not in (first, second)  # a new mask for every page
+    assert client.post(SHOW_URL, {"answer": "a", "csrfmiddlewaretoken": first}).status_code == 302
+    assert client.post(SHOW_URL, {"answer": "b", "csrfmiddlewaretoken": second}).status_code == 302
+    flipped = second[:40] + ("A" if second[40] != "A" else "B") + second[41:]
+    assert client.post(SHOW_URL, {"answer": "c", "csrfmiddlewaretoken": flipped}).status_code == 403
+    assert [showing.answer for showing in Showing.objects.order_by("id")] == ["a", "b"]
+
+
+@pytest.mark.django_db
+def test_the_first_page_a_visitor_opens_carries_a_token_for_its_new_cookie(seed_card):
+    client = Client(enforce_csrf_checks=True)
+    token = page_token(client)  # no cookie yet: Django draws the secret on this very page
+    assert "csrftoken" in client.cookies
+    assert client.post(SHOW_URL, {"answer": "a", "csrfmiddlewaretoken": token}).status_code == 302
+
+
+def test_the_mask_draws_every_character_alike():
+    drawn = Counter(random_characters(62 * 2_000))
+    assert set(drawn) == set(CSRF_ALLOWED_CHARS)
+    # 2,000 expected each, one standard deviation about 44: a biased draw (byte % 62 over all
+    # 256 bytes) would give the first eight characters about 2,420 each.
+    assert all(1_750 < count < 2_250 for count in drawn.values()), drawn.most_common(3)
