@@ -1,6 +1,6 @@
 """bench_http's pages of a studying student, in-process: CPU time, Python calls and SQL per request.
 
-    python bench/bench_signed_in.py [--runs 100] [--only NAME] [--top N]
+    python bench/bench_signed_in.py [--runs 100] [--only NAME] [--top N [--sort KEY] [--callers REGEX]]
 
 Production settings without Redis (sessions in the database), a scratch SQLite database with the
 bundled lessons, Django's test client. The student is bench_http's: signed up, step 1 shown and
@@ -82,6 +82,7 @@ def main() -> None:
     parser.add_argument("--only", default="", help="measure only the pages whose name contains this")
     parser.add_argument("--top", type=int, default=0, help="also print each page's N costliest functions")
     parser.add_argument("--sort", default="cumulative", help="--top's order: cumulative, tottime, ncalls")
+    parser.add_argument("--callers", default="", help="with --top: also who calls the functions matching this")
     args = parser.parse_args()
     call_command("migrate", verbosity=0)
     call_command("import_lessons", verbosity=0)
@@ -119,7 +120,10 @@ def main() -> None:
             for _ in range(args.runs):
                 request()
             profile.disable()
-            pstats.Stats(profile).sort_stats(args.sort).print_stats(args.top)
+            stats = pstats.Stats(profile).sort_stats(args.sort)
+            stats.print_stats(args.top)
+            if args.callers:
+                stats.print_callers(args.callers)
 
 
 if __name__ == "__main__":

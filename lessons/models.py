@@ -167,6 +167,12 @@ class Lesson(models.Model):
     def is_draft(self) -> bool:
         return not self.published
 
+    @cached_property
+    def listed_card_ids(self) -> frozenset[int]:
+        """The ids of ``listed_cards`` (Course.objects.with_lessons_and_steps): the per-request
+        progress pages match a learner's schedules against them with one set operation a lesson."""
+        return frozenset(card.id for card in self.listed_cards)
+
     @property
     def intro_html(self) -> SafeString:
         # Sanitized by nh3 when saved, so it is safe to mark as such.

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from lessons.models import Card, Course, Lesson
 
-from .pages import CardProgress, LessonProgress
+from . import scheduling
+from .pages import LessonProgress
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ class NextCard:
     @property
     def url(self) -> str:
         # A due card opens in the review flow, so its next step is the next due card.
-        return self.card.get_absolute_url() + ("?review=1" if self.due else "")
+        return self.card.page_url + ("?review=1" if self.due else "")
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,7 @@ class CourseMap:
             lessons=[
                 LessonOnMap(
                     progress=lesson_progress,
-                    seen=sum(1 for item in lesson_progress.cards if item.card.pk in seen_ids),
+                    seen=len(seen_ids & lesson_progress.lesson.listed_card_ids) if seen_ids else 0,
                     is_next=lesson_progress.lesson.pk == next_lesson_id,
                 )
                 for lesson_progress in lessons
@@ -121,13 +122,24 @@ class CourseMap:
 
 
 def _next_card(lessons: list[LessonProgress]) -> NextCard | None:
-    cards: list[CardProgress] = [item for lesson in lessons for item in lesson.cards]
-    due = [item for item in cards if item.is_due]
+    # From the schedules alone: the map is built on every visit to home, over every card.
+    due = [
+        (state.due, lesson.lesson.pk, card_id)
+        for lesson in lessons
+        for card_id, state in lesson.states.items()
+        if scheduling.is_due(state.due, lesson.now)
+    ]
     if due:
         # Reviews first, oldest first: they are what the schedule says is being forgotten.
-        oldest = min(due, key=lambda item: item.state.due)
-        return NextCard(card=oldest.card, due=True)
-    for item in cards:
-        if not item.rated:
-            return NextCard(card=item.card, due=False)
+        _, lesson_id, card_id = min(due)
+        lesson = next(item for item in lessons if item.lesson.pk == lesson_id)
+        return NextCard(
+            card=next(card for card in lesson.lesson.listed_cards if card.id == card_id), due=True
+        )
+    for lesson in lessons:
+        if lesson.rated < lesson.total:
+            return NextCard(
+                card=next(card for card in lesson.lesson.listed_cards if card.id not in lesson.states),
+                due=False,
+            )
     return None

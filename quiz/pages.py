@@ -5,10 +5,11 @@ state, a lesson's progress, and the class's use of each card for instructors.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import models
+from django.utils.functional import cached_property
 
 from lessons.models import Card, Lesson
 
@@ -78,12 +79,18 @@ class CardProgress:
         return scheduling.humanize_interval(self.state.due - self.now) if self.state else ""
 
 
-@dataclass
 class LessonProgress:
-    """One lesson, as far as one learner has gone through it."""
+    """One lesson, as far as one learner has gone through it.
 
-    lesson: Lesson
-    cards: list[CardProgress] = field(default_factory=list)
+    Held as the learner's schedules of the lesson's cards: the counts come from those alone, and
+    the per-card list (``cards``) is built only where a page shows it. Home and /progress/ build
+    one per lesson on every request, and most lessons of most learners have no schedule at all.
+    """
+
+    def __init__(self, lesson: Lesson, states: dict[int, CardState], now: datetime) -> None:
+        self.lesson = lesson
+        self.states = states  # card id -> the learner's schedule, for this lesson's rated cards
+        self.now = now
 
     @classmethod
     def by_lesson(cls, learner: Owner, lessons: Iterable[Lesson], now: datetime) -> dict[int, LessonProgress]:
@@ -92,22 +99,30 @@ class LessonProgress:
         One query; the lessons must come from Course.objects.with_lessons_and_steps (listed_cards).
         """
         by_card = {state.card_id: state for state in _CARD_SCHEDULES.run(learner)}
+        rated_ids = by_card.keys()
         return {
             lesson.pk: cls(
-                lesson, [CardProgress(card, by_card.get(card.pk), now) for card in lesson.listed_cards]
+                lesson, {card_id: by_card[card_id] for card_id in rated_ids & lesson.listed_card_ids}, now
             )
             for lesson in lessons
         }
 
+    @cached_property
+    def cards(self) -> list[CardProgress]:
+        states, now = self.states, self.now
+        return [CardProgress(card, states.get(card.id), now) for card in self.lesson.listed_cards]
+
     @property
     def total(self) -> int:
-        return len(self.cards)
+        return len(self.lesson.listed_cards)
 
     @property
     def look(self) -> tuple[object, ...]:
         """Everything of the learner's that /progress/ shows for the lesson (each card's last
         rating, whether it is due and when it comes back, as written): the same look, the same
         HTML, so the lesson is kept by it (quiz/progress.html)."""
+        if not self.states:
+            return (self.lesson.pk, None)  # nothing rated: the same for every such learner
         return (
             self.lesson.pk,
             tuple(
@@ -118,7 +133,7 @@ class LessonProgress:
 
     @property
     def rated(self) -> int:
-        return sum(1 for card in self.cards if card.rated)
+        return len(self.states)
 
     @property
     def percent(self) -> int:
@@ -127,15 +142,16 @@ class LessonProgress:
     @property
     def good(self) -> int:
         """Cards whose last rating is Got it or Easy."""
-        return sum(1 for card in self.cards if card.state and card.state.last_rating >= Rating.GOT_IT)
+        return sum(1 for state in self.states.values() if state.last_rating >= Rating.GOT_IT)
 
     @property
     def good_percent(self) -> int | None:
         return round(100 * self.good / self.rated) if self.rated else None
 
-    @property
+    @cached_property
     def due_count(self) -> int:
-        return sum(1 for card in self.cards if card.is_due)
+        now = self.now
+        return sum(1 for state in self.states.values() if scheduling.is_due(state.due, now))
 
 
 # The due forecast looks this many days ahead, as Anki's "future due" chart does by default
@@ -159,16 +175,15 @@ class ProgressSummary:
 
     @classmethod
     def of(cls, lessons: Iterable[LessonProgress], now: datetime) -> ProgressSummary:
-        cards = [card for lesson in lessons for card in lesson.cards]
+        lessons = list(lessons)
+        states = [state for lesson in lessons for state in lesson.states.values()]
         forecast = [0] * (FORECAST_DAYS + 1)
         later = due_soon = 0
-        for card in cards:
-            if card.state is None:
-                continue
-            if card.is_due:
+        for state in states:
+            if scheduling.is_due(state.due, now):
                 forecast[0] += 1
                 continue
-            ahead = card.state.due - now
+            ahead = state.due - now
             due_soon += ahead <= SOON
             day = -(-ahead // timedelta(days=1))  # ceiling: 1 h ahead is day 1
             if day <= FORECAST_DAYS:
@@ -176,9 +191,9 @@ class ProgressSummary:
             else:
                 later += 1
         return cls(
-            total=len(cards),
-            rated=sum(1 for card in cards if card.rated),
-            good=sum(1 for card in cards if card.state and card.state.last_rating >= Rating.GOT_IT),
+            total=sum(lesson.total for lesson in lessons),
+            rated=len(states),
+            good=sum(1 for state in states if state.last_rating >= Rating.GOT_IT),
             due_now=forecast[0],
             due_soon=due_soon,
             forecast=tuple(forecast),
