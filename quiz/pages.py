@@ -205,6 +205,23 @@ class ProgressSummary:
         return round(100 * self.good / self.rated) if self.rated else None
 
     @property
+    def forecast_note(self) -> str:
+        """The forecast chart's numbers as a line of text ("2 now · 1 within a day · 3 in 5 days ·
+        0 later."), for readers without the chart. Written here: the template's loop over fifteen
+        bars cost a tenth of the page's Python calls."""
+        parts = []
+        for day, count in enumerate(self.forecast):
+            if count:
+                parts.append(
+                    f"{count} now"
+                    if day == 0
+                    else f"{count} within a day"
+                    if day == 1
+                    else f"{count} in {day} days"
+                )
+        return " · ".join([*parts, f"{self.later} later."])
+
+    @property
     def forecast_days(self) -> list[tuple[str, int]]:
         """(label, cards) per forecast bar: "now", then "1" to FORECAST_DAYS days ahead."""
         return [("now" if day == 0 else str(day), count) for day, count in enumerate(self.forecast)]
