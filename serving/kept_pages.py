@@ -62,6 +62,12 @@ class _Part:
     variables: dict[str, Any]
 
 
+# KEPT_WITHOUT_L10N: kept pages render as {% localize off %} does. The site speaks English
+# (LANGUAGE_CODE "en", no thousand separator), whose formats are Django's defaults, so numbers and
+# dates print the same; localizing costs about fifty Python calls a number, and the parts rendered
+# per request print several (tests compare each kept page with an ordinary render).
+
+
 def building_kept_page(context: Context) -> bool:
     """Whether this is the once-per-version pass of a kept page (no request to key anything on)."""
     return getattr(context, _PARTS_ATTRIBUTE, None) is not None
@@ -97,7 +103,7 @@ class KeptPage:
     ) -> KeptPage:
         template = get_template(template_name).template
         visitor = {name: _VisitorData(name) for name in (*VISITOR_VARIABLES, *per_request)}
-        skeleton = Context({**visitor, **context}, autoescape=template.engine.autoescape)
+        skeleton = Context({**visitor, **context}, autoescape=template.engine.autoescape, use_l10n=False)
         parts: list[_Part] = []
         setattr(skeleton, _PARTS_ATTRIBUTE, parts)
         segments = template.render(skeleton).split(_MARK)
@@ -109,6 +115,7 @@ class KeptPage:
         """The page for this request, UTF-8: each part rendered with the context processors'
         values and the page's own ``per_request`` ones."""
         context = make_context(per_request or {}, request, autoescape=self.template.engine.autoescape)
+        context.use_l10n = False  # as the page around the parts was built (KEPT_WITHOUT_L10N)
         html = [self.segments[0]]
         with context.render_context.push_state(self.template), context.bind_template(self.template):
             for part, segment in zip(self.parts, self.segments[1:], strict=True):
