@@ -82,7 +82,9 @@ def main() -> None:
     parser.add_argument("--only", default="", help="measure only the pages whose name contains this")
     parser.add_argument("--top", type=int, default=0, help="also print each page's N costliest functions")
     parser.add_argument("--sort", default="cumulative", help="--top's order: cumulative, tottime, ncalls")
-    parser.add_argument("--callers", default="", help="with --top: also who calls the functions matching this")
+    parser.add_argument(
+        "--callers", default="", help="with --top: also who calls the functions matching this"
+    )
     args = parser.parse_args()
     call_command("migrate", verbosity=0)
     call_command("import_lessons", verbosity=0)

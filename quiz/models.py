@@ -38,6 +38,11 @@ class Rating(models.IntegerChoices):
     EASY = 4, "Easy"
 
 
+# Each rating's words by value: the card page prints one on every request, and a dict lookup is
+# a fraction of get_rating_display()'s work.
+RATING_LABELS: dict[int, str] = dict(Rating.choices)
+
+
 class Layer(models.TextChoices):
     """Parts of the answer a student opens on purpose, beyond the reveal itself."""
 
@@ -342,6 +347,11 @@ class Review(models.Model):
 
     def __str__(self) -> str:
         return f"{self.card.label}: {self.get_rating_display()}"
+
+    @property
+    def rating_label(self) -> str:
+        """get_rating_display(), looked up directly."""
+        return RATING_LABELS[self.rating]
 
     @classmethod
     def rate(cls, showing: Showing, rating: Rating) -> Rated:

@@ -208,3 +208,9 @@ def test_names_are_shown_only_with_consent(student, other_student):
     assert shared_name(None) == "anonymous"
     no_profile = User.objects.create_user("nadia")
     assert shared_name(no_profile) == "a student (name not shared)"
+
+
+@pytest.mark.parametrize("rating", Rating.values)
+def test_a_reviews_rating_label_is_its_display_text(rating):
+    review = Review(rating=rating)
+    assert review.rating_label == review.get_rating_display() == Rating(rating).label
