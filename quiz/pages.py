@@ -15,6 +15,7 @@ from lessons.models import Card, Lesson
 
 from . import clock, scheduling
 from .models import (
+    RATING_LABELS,
     CardState,
     Layer,
     LayerOpening,
@@ -68,7 +69,7 @@ class CardProgress:
 
     @property
     def last_rating_label(self) -> str:
-        return self.state.get_last_rating_display() if self.state else ""
+        return RATING_LABELS[self.state.last_rating] if self.state else ""
 
     @property
     def is_due(self) -> bool:
@@ -366,15 +367,16 @@ class DueItem:
     @classmethod
     def of_card(cls, state: CardState) -> DueItem:
         card = state.card
-        return cls("card", card.label, card.get_absolute_url(), card.lesson.number, state.due,
-                   state.get_last_rating_display())  # fmt: skip
+        # page_url and RATING_LABELS: the cards are kept per content version, /review/ is not.
+        return cls("card", card.label, card.page_url, card.lesson.number, state.due,
+                   RATING_LABELS[state.last_rating])  # fmt: skip
 
     @classmethod
     def of_practice(cls, state: PracticeState) -> DueItem:
         # No seed: the problem page draws a fresh one, so a review never repeats a problem.
         template = state.template
         return cls("practice", template.title, template.get_absolute_url(), template.lesson.number, state.due,
-                   state.get_last_rating_display())  # fmt: skip
+                   RATING_LABELS[state.last_rating])  # fmt: skip
 
     @classmethod
     def listed(

@@ -5,6 +5,7 @@ content changes."""
 from dataclasses import dataclass
 
 from django import template
+from django.db.models import Q
 
 from serving.prepared import PreparedQuery
 
@@ -23,15 +24,23 @@ class RunQueue:
 RECENT_RUNS = 5
 
 
-# Every /sim/ request reads both: their SQL is built once per process (serving/prepared.py).
-_ACTIVE = PreparedQuery(Run, lambda: Run.objects.active())
-_RECENT = PreparedQuery(Run, lambda: Run.objects.sweeps().finished()[:RECENT_RUNS])
+def _queue_rows():
+    # The runs waiting or measuring, and the last sweeps measured, in one query: every /sim/
+    # request reads them, so its SQL is built once per process (serving/prepared.py).
+    recent = Run.objects.sweeps().finished().order_by("-queued_at", "-pk").values("pk")[:RECENT_RUNS]
+    return Run.objects.filter(Q(state__in=[Run.State.QUEUED, Run.State.RUNNING]) | Q(pk__in=recent)).order_by(
+        "-queued_at", "-pk"
+    )
+
+
+_QUEUE = PreparedQuery(Run, _queue_rows)
 
 
 @register.simple_tag
 def run_queue() -> RunQueue:
-    """Two queries: the runs waiting or measuring, and the last sweeps measured."""
-    active = _ACTIVE.run()
-    running = next((run for run in active if run.state == Run.State.RUNNING), None)
-    waiting = sum(1 for run in active if run.state == Run.State.QUEUED)
-    return RunQueue(running, waiting, _RECENT.run())
+    """One query: the runs waiting or measuring, and the last sweeps measured (newest first)."""
+    rows = _QUEUE.run()
+    running = next((run for run in rows if run.state == Run.State.RUNNING), None)
+    waiting = sum(1 for run in rows if run.state == Run.State.QUEUED)
+    recent = [run for run in rows if run.state == Run.State.DONE and run.kind == Run.Kind.SWEEP]
+    return RunQueue(running, waiting, recent[:RECENT_RUNS])

@@ -255,3 +255,27 @@ def test_a_run_whose_worker_died_shows_as_failed_on_its_page(client):
     page = client.get(f"/sim/runs/{run.pk}/").content.decode()
     assert "Failed: The run stopped reporting" in page
     assert Run.objects.get(pk=run.pk).state == Run.State.FAILED
+
+
+@pytest.mark.django_db
+def test_sim_lists_the_queue_and_the_five_newest_measured_sweeps(student_client):
+    start = timezone.now() - timedelta(hours=1)
+
+    def run(state, minutes, kind=Run.Kind.SWEEP):
+        return Run.objects.create(
+            server_url="http://127.0.0.1:8001/v1", params={"levels": [1, 8]}, started_by=None,
+            state=state, kind=kind, queued_at=start + timedelta(minutes=minutes),
+        )  # fmt: skip
+
+    done = [run(Run.State.DONE, minutes) for minutes in range(7)]
+    newest_prefix_run = run(Run.State.DONE, 30, kind=Run.Kind.PREFIX_CACHE)  # not a sweep: not listed
+    run(Run.State.RUNNING, 40)
+    run(Run.State.QUEUED, 41)
+    run(Run.State.QUEUED, 42)
+    run(Run.State.FAILED, 43)
+
+    page = student_client.get("/sim/").content.decode()
+    assert "A sweep is running" in page and "and 2 wait after it" in page
+    listed = [int(pk) for pk in re.findall(r'<li><a href="/sim/runs/(\d+)/">Run', page)]
+    assert listed == [item.pk for item in reversed(done[2:])]
+    assert newest_prefix_run.pk not in listed
