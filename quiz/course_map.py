@@ -124,18 +124,20 @@ class CourseMap:
 def _next_card(lessons: list[LessonProgress]) -> NextCard | None:
     # From the schedules alone: the map is built on every visit to home, over every card.
     due = [
-        (state.due, lesson.lesson.pk, card_id)
+        state.due
         for lesson in lessons
-        for card_id, state in lesson.states.items()
+        for state in lesson.states.values()
         if scheduling.is_due(state.due, lesson.now)
     ]
     if due:
-        # Reviews first, oldest first: they are what the schedule says is being forgotten.
-        _, lesson_id, card_id = min(due)
-        lesson = next(item for item in lessons if item.lesson.pk == lesson_id)
-        return NextCard(
-            card=next(card for card in lesson.lesson.listed_cards if card.id == card_id), due=True
-        )
+        # Reviews first, oldest first: they are what the schedule says is being forgotten. Of
+        # cards due at the same moment, the first in the course.
+        oldest = min(due)
+        for lesson in lessons:
+            for card in lesson.lesson.listed_cards if lesson.states else ():
+                state = lesson.states.get(card.id)
+                if state is not None and state.due == oldest:
+                    return NextCard(card=card, due=True)
     for lesson in lessons:
         if lesson.rated < lesson.total:
             return NextCard(

@@ -190,3 +190,24 @@ def test_glossary_search_with_no_match_says_so(client, lessons):
     body = client.get("/glossary/", {"q": "<zzz>"}).content.decode()
     assert '<div class="glossary-entry"' not in body
     assert "No term mentions “&lt;zzz&gt;”" in body and "<zzz>" not in body
+
+
+def test_the_longest_overdue_card_comes_first_and_a_tie_goes_to_the_first_in_the_course(
+    client, lessons, monkeypatch
+):
+    clock = MovableClock(monkeypatch)
+    later_card = f"/learn/{COURSE}/concurrency-sweep/step-2/"
+    for card in (later_card, FIRST_CARD_URL):  # at the same instant: both due at the same moment
+        client.post(card + "show/", {"answer": ""})
+        client.post(card + "rate/", {"rating": 1})
+    clock.advance(days=2)
+    body = client.get("/").content.decode()
+    assert f'href="{FIRST_CARD_URL}?review=1">Review: Lesson 00 · Step 1' in body
+    assert "2 cards due for review" in body
+
+    # Rated again now, lesson 00's card is due later than lesson 03's, which goes first.
+    client.post(FIRST_CARD_URL + "show/", {"answer": ""})
+    client.post(FIRST_CARD_URL + "rate/", {"rating": 1})
+    clock.advance(days=2)
+    body = client.get("/").content.decode()
+    assert f'href="{later_card}?review=1">Review: Lesson 03 · Step 2' in body
