@@ -2,10 +2,12 @@
 session reads back as Django's own engine reads it, an expired or unknown one is not loaded,
 and a signed-in page reads the session in one query (issue 23)."""
 
+from collections import OrderedDict
 from datetime import timedelta
 from importlib import import_module
 
 import pytest
+from django.contrib.sessions.backends.base import SessionBase
 from django.contrib.sessions.backends.db import SessionStore as DjangoStore
 from django.contrib.sessions.models import Session
 from django.core.cache import cache
@@ -13,6 +15,8 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
+
+import serving.sessions
 
 pytestmark = pytest.mark.django_db
 ENGINES = ["serving.sessions.db", "serving.sessions.cached_db"]
@@ -68,3 +72,32 @@ def test_a_signed_in_page_reads_its_session_in_one_query(settings, student, less
     assert b"Log out" in response.content
     session_reads = [entry["sql"] for entry in captured.captured_queries if "django_session" in entry["sql"]]
     assert len(session_reads) == 1, session_reads
+
+
+def test_a_rows_signature_is_checked_once_and_each_read_gets_its_own_objects(engine, monkeypatch):
+    # A row text verified by an earlier test (the same data signed in the same second) is a hit.
+    monkeypatch.setattr(serving.sessions, "_verified", OrderedDict())
+    full_decodes = []
+    django_decode = SessionBase.decode
+    monkeypatch.setattr(
+        SessionBase, "decode", lambda self, data: full_decodes.append(data) or django_decode(self, data)
+    )
+    key = saved_session(engine, {"answers": ["a"], "n": 1})
+    store_class = import_module(engine).SessionStore
+
+    first = store_class(key)
+    first["answers"].append("changed in place")  # a view mutating a nested value
+    second = store_class(key)
+
+    assert second["answers"] == ["a"] and second["n"] == 1
+    assert len(full_decodes) == 1  # the second read of the same row text skipped the signature check
+
+
+def test_a_tampered_row_still_reads_as_an_empty_session(engine):
+    key = saved_session(engine, {"n": 1})
+    row = Session.objects.get(session_key=key)
+    import_module(engine).SessionStore(key).load()  # its genuine text is now remembered
+    Session.objects.filter(session_key=key).update(session_data=row.session_data[:-2] + "xx")
+    cache.clear()
+
+    assert dict(import_module(engine).SessionStore(key).items()) == {}
