@@ -48,3 +48,13 @@ def test_the_mask_draws_every_character_alike():
     # 2,000 expected each, one standard deviation about 44: a biased draw (byte % 62 over all
     # 256 bytes) would give the first eight characters about 2,420 each.
     assert all(1_750 < count < 2_250 for count in drawn.values()), drawn.most_common(3)
+
+
+@pytest.mark.django_db
+def test_a_page_without_a_form_sets_no_csrf_cookie_and_one_page_shows_one_token(seed_card, student_client):
+    anonymous = Client()
+    assert "csrftoken" not in anonymous.get("/glossary/").cookies  # no form: no token drawn
+    # Signed in, the card's forms (the header's Log out, the answer box) carry the same token.
+    page = student_client.get(SEED_CARD_URL).content.decode()
+    tokens = FORM_TOKEN.findall(page)
+    assert len(tokens) >= 2 and len(set(tokens)) == 1
