@@ -132,6 +132,13 @@ class PracticeApp:
         # step reads each one's KV; the fixed-slot step ignores it.
         self.context_tokens = 0
         self.cache = PrefixCache()
+        # Decode steps that came more than a whole step late (a stalled loop: a busy machine, or a
+        # client reading too slowly), each after which the schedule started again, and the
+        # seconds they were late in all (a stall seen by two running replies counts twice). While
+        # these stay put, the server kept its rules' pace; a measurement taken while they grew
+        # by much did not.
+        self.late_steps = 0
+        self.late_s = 0.0
         self.started = int(time.time())
         self._routes: dict[str, tuple[str, Callable[[Scope, Receive, Send], Awaitable[None]]]] = {
             "/health": ("GET", self._health),
@@ -289,6 +296,8 @@ class PracticeApp:
                     # More than a whole step late (a stalled loop, or a client reading so slowly
                     # that the send waited): start the clock again rather than burst tokens out
                     # back to back to catch up, which no real server would do.
+                    self.late_steps += 1
+                    self.late_s += now - deadline + step
                     deadline = now + step
                 await asyncio.sleep(deadline - now)
         finally:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import warnings
 
 import pytest
 
@@ -28,26 +29,45 @@ def short_server():
         yield running
 
 
-def disagreements(measured: SweepResult, ideal: SweepResult) -> list[str]:
-    """How a measured sweep strays from the ideal server beyond the tolerances below.
+# A sweep whose server fell behind by this much in all (a few steps, against a level's ~0.7 s) is
+# still judged on both sides: the tolerances below absorb it.
+STALLS_JUDGED_THROUGH_S = 0.02
 
-    The fast side is strict: a server cannot beat its own rules, so nothing may be more than 1 %
-    faster than the model, however busy the machine. The slow side must hold beside other jobs
-    on these 2 cores (a level took up to 12 % longer at load average 8-14), so each bound is set
-    to catch a wrong rule, not a busy neighbour:
-    * user_tok_s within 3 % either way: it is a median of per-request median gaps, each gap one
-      step scheduled against a deadline, so a stall moves few gaps and not the medians.
-    * agg_tok_s at least 75 % of the model: a wrong slot count or growth moves it 2x (C = 4 on 2
-      slots against 4), while HTTP (~2-4 ms a request) and stalls cost up to 12 %.
-    * TTFT p50 at most 40 ms above: at C = 4 it is queueing (~100 ms here), at C = 1 the 15 ms
-      prefill plus HTTP. p95 is left out: of 12 requests it is the slowest one.
+
+def faster_than_the_model(measured: SweepResult, ideal: SweepResult) -> list[str]:
+    """Where a measured sweep beats the ideal server in what no stall can speed up: a level's
+    tokens cannot all arrive sooner than the server's rules allow (nothing more than 1 % faster),
+    nor, where no request waits for a slot, a first token before its prefill (1 ms of slack).
+    Not among these: the per-user rate, since a stalled client reads the tokens that queued
+    meanwhile in one burst and the gaps between them shrink (9,312 tok/s against the model's 189
+    was seen beside a CPU hog); and TTFT where requests queue, since a stall reorders who waits."""
+    problems = []
+    for real, model in zip(measured.levels, ideal.levels, strict=True):
+        checks = {"agg_tok_s": real.agg_tok_s <= model.agg_tok_s * 1.01}
+        if real.conc <= SHORT_SERVER.slots:
+            checks["ttft_p50_ms"] = real.ttft_p50_ms >= model.ttft_p50_ms - 1.0
+        problems += [
+            f"C={real.conc} {name}: measured {getattr(real, name):.1f}, model {getattr(model, name):.1f}"
+            for name, ok in checks.items()
+            if not ok
+        ]
+    return problems
+
+
+def astray_from_the_model(measured: SweepResult, ideal: SweepResult) -> list[str]:
+    """Where a sweep the server ran on schedule strays from the model, beyond what HTTP costs:
+    * user_tok_s within 3 % either way: a median of per-request median gaps, each gap one step.
+    * agg_tok_s at least 75 % of the model: a wrong slot count or growth moves it 2x (C = 4 on
+      2 slots against 4), while HTTP (~2-4 ms a request) costs up to 12 %.
+    * TTFT p50 from 5 ms below to 40 ms above: at C = 4 it is queueing (~100 ms here), at C = 1
+      the 15 ms prefill plus HTTP. p95 is left out: of 12 requests it is the slowest one.
     """
     problems = []
     for real, model in zip(measured.levels, ideal.levels, strict=True):
         checks = {
             "user_tok_s": abs(real.user_tok_s / model.user_tok_s - 1) <= 0.03,
-            "agg_tok_s": model.agg_tok_s * 0.75 <= real.agg_tok_s <= model.agg_tok_s * 1.01,
-            "ttft_p50_ms": model.ttft_p50_ms - 1.0 <= real.ttft_p50_ms <= model.ttft_p50_ms + 40.0,
+            "agg_tok_s": real.agg_tok_s >= model.agg_tok_s * 0.75,
+            "ttft_p50_ms": model.ttft_p50_ms - 5.0 <= real.ttft_p50_ms <= model.ttft_p50_ms + 40.0,
         }
         problems += [
             f"C={real.conc} {name}: measured {getattr(real, name):.1f}, model {getattr(model, name):.1f}"
@@ -58,18 +78,35 @@ def disagreements(measured: SweepResult, ideal: SweepResult) -> list[str]:
 
 
 def test_a_short_real_sweep_matches_the_ideal_model(short_server):
+    """Judged on the slow side only where the server kept its schedule.
+
+    Other jobs on these 2 cores stall the process now and then (0.5 s was seen), and a stalled
+    level runs slow of the model for reasons that are not the server's rules: a test that
+    compared every sweep's speed with the model failed beside a busy neighbour (CI, stop 27).
+    The server counts how far it fell behind its schedule (PracticeApp.late_s); a sweep during
+    which it fell behind by more than STALLS_JUDGED_THROUGH_S is judged on the fast side only,
+    which holds on any machine, and the sweep is run again, up to five times. A wrong rule
+    (slots, growth, prefill) moves the numbers on an unstalled run too, and fails there.
+    """
     ideal = run_sweep(SHORT_SWEEP)
-    # Other jobs share these 2 cores, and one stall of theirs (0.5 s was seen) lands in a
-    # level's wall time; a sweep that strays is run again, up to three times in all.
-    for _attempt in range(3):
+    judged: list[list[str]] = []
+    for _attempt in range(5):
         progress: list[tuple[int, int, int, int]] = []
+        late_before = short_server.app.late_s
         measured = run_real_sweep(
             short_server.api, SHORT_SWEEP, on_progress=lambda *a, seen=progress: seen.append(a)
         )
-        problems = disagreements(measured, ideal)
-        if not problems:
-            break
-    assert not problems
+        assert not faster_than_the_model(measured, ideal)
+        if short_server.app.late_s - late_before <= STALLS_JUDGED_THROUGH_S:
+            judged.append(astray_from_the_model(measured, ideal))
+            if not judged[-1]:
+                break
+    if judged:
+        assert not judged[-1]
+    else:
+        warnings.warn(
+            "every real sweep fell behind the server's schedule: judged on the fast side only", stacklevel=1
+        )
 
     assert measured.params == ideal.params
     assert [lv.conc for lv in measured.levels] == [1, 4]

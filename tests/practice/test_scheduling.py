@@ -15,7 +15,8 @@ import httpx
 import pytest
 
 from felab_sim.engine.sweep_params import ServerParams
-from felab_sim.practice import MODEL_ID
+from felab_sim.practice import MODEL_ID, PracticeApp
+from felab_sim.practice.wire import Job
 
 from .conftest import serving
 
@@ -190,3 +191,23 @@ def test_the_prefix_cache_shortens_prefill(server):
     assert warm < cold - 0.15  # all ten blocks cached: 15 ms
     assert params.prefill_ms(320) / 1000 <= half < cold - 0.05  # five of ten cached: 143 ms
     assert warm < half
+
+
+def test_the_server_counts_the_steps_it_fell_behind():
+    """PracticeApp.late_steps: a step more than a whole step late (here a client that blocks the
+    loop for three steps once) is counted. (That an unstalled reply counts none is not asserted:
+    on a busy machine a reply may stall by itself.)"""
+    app = PracticeApp(ServerParams(slots=2, step_ms=5.0))
+    job = Job(
+        kind="completion", prompt="hello there", n_tokens=8, finish_reason="length", stream=True,
+        include_usage=False,
+    )  # fmt: skip
+
+    async def emit(index: int) -> None:
+        if index == 3:
+            time.sleep(0.015)  # blocks the event loop, as a stalled process does
+
+    before, late_before = app.late_steps, app.late_s
+    asyncio.run(app._generate(job, emit))
+    assert app.late_steps >= before + 1
+    assert app.late_s - late_before >= 0.015 - 0.005  # the stall, less the step it was due in
