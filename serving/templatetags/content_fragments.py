@@ -35,6 +35,13 @@ from serving.kept_pages import PerVisitorNode, building_kept_page
 register = template.Library()
 
 
+def _keeping_request(context: template.Context) -> Any:
+    """The request to keep a fragment for, or None where it is rendered in place: outside a
+    request there is nothing to key the version on, and in a kept page's once-per-version pass
+    the whole page is kept anyway."""
+    return None if building_kept_page(context) else context.get("request")
+
+
 class ContentFragmentNode(template.Node):
     def __init__(
         self,
@@ -48,9 +55,7 @@ class ContentFragmentNode(template.Node):
         self.keep = kept_by_look if bounded else kept
 
     def render(self, context: template.Context) -> SafeString:
-        # Outside a request there is nothing to key the version on; in a kept page's
-        # once-per-version pass the whole page is kept anyway.
-        if building_kept_page(context) or (request := context.get("request")) is None:
+        if (request := _keeping_request(context)) is None:
             return self.nodelist.render(context)
         if self.when is not None and not self.when.resolve(context):
             return self.nodelist.render(context)
@@ -81,14 +86,13 @@ def kept_each_by_look(
     context: template.Context, name: str, items: Iterable[Any], template_name: str, as_name: str
 ) -> SafeString:
     part = context.template.engine.get_template(template_name)
-    request = context.get("request")
-    keep = request is not None and not building_kept_page(context)
+    request = _keeping_request(context)
 
     def render(item: Any) -> str:
         with context.push({as_name: item}):
             return part.render(context)
 
-    if not keep:
+    if request is None:
         return mark_safe("".join(render(item) for item in items))
     return mark_safe(
         "".join(
