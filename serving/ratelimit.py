@@ -13,7 +13,7 @@ import hashlib
 import ipaddress
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from django.conf import settings
 from django.db import connection
@@ -69,88 +69,115 @@ def _parses(address: str) -> bool:
 
 
 # Count in a window that opens at the first request and ends exactly `window` s later by the
-# caller's clock: a count outside it starts over at 1. KEYS[1]: the key; ARGV: now, window.
-# The key's own expiry (the window, rounded up) only frees memory.
+# caller's clock: a count outside it starts over at 1. KEYS: every count one request makes, counted
+# in one step (no other request's count falls between them); ARGV: now, window. Returns each
+# key's count and when its window opened, in turn. A key's own expiry (the window, rounded up)
+# only frees memory.
 _COUNT_SCRIPT = """
-local opened = redis.call('HGET', KEYS[1], 'opened')
 local now, window = tonumber(ARGV[1]), tonumber(ARGV[2])
-if not opened or now >= tonumber(opened) + window then
-    redis.call('HSET', KEYS[1], 'opened', ARGV[1], 'count', 1)
-    redis.call('EXPIRE', KEYS[1], math.ceil(window))
-    return {1, ARGV[1]}
+local counted = {}
+for _, key in ipairs(KEYS) do
+    local opened = redis.call('HGET', key, 'opened')
+    if not opened or now >= tonumber(opened) + window then
+        redis.call('HSET', key, 'opened', ARGV[1], 'count', 1)
+        redis.call('EXPIRE', key, math.ceil(window))
+        table.insert(counted, 1)
+        table.insert(counted, ARGV[1])
+    else
+        table.insert(counted, redis.call('HINCRBY', key, 'count', 1))
+        table.insert(counted, opened)
+    end
 end
-return {redis.call('HINCRBY', KEYS[1], 'count', 1), opened}
+return counted
 """
 
 
-def _count_in_redis(url: str, key: str, window: float, now: float) -> tuple[int, float]:
+def _count_in_redis(url: str, keys: Sequence[str], window: float, now: float) -> list[tuple[int, float]]:
     """One atomic count for every host: the script runs as one step on the Redis server."""
-    count, opened = redis_client(url).eval(
-        _COUNT_SCRIPT, 1, f"{settings.RATE_LIMIT_KEY_PREFIX}:{key}", repr(now), window
+    prefix = settings.RATE_LIMIT_KEY_PREFIX
+    flat = redis_client(url).eval(
+        _COUNT_SCRIPT, len(keys), *(f"{prefix}:{key}" for key in keys), repr(now), window
     )
-    return int(count), float(opened)
+    return [(int(count), float(opened)) for count, opened in zip(flat[::2], flat[1::2], strict=True)]
 
 
 # One statement, so it is atomic on SQLite (>= 3.35) and PostgreSQL alike: the first count of a
 # key inserts its row; a later one adds 1 inside the window, or opens a new window once it has
-# ended. SET reads the row as it was before the update, on both databases.
+# ended. SET reads the row as it was before the update, on both databases. A request's keys are
+# one statement too: PostgreSQL locks their rows in the order given and holds them to the
+# statement's end, so a request that counts the same keys after it sees all of its counts.
 _COUNT_SQL = """
-INSERT INTO {table} ({key}, {opened}, {ends}, {count}) VALUES (%s, %s, %s, 1)
+INSERT INTO {table} ({key}, {opened}, {ends}, {count}) VALUES {rows}
 ON CONFLICT ({key}) DO UPDATE SET
     {count} = CASE WHEN {table}.{ends} <= excluded.{opened} THEN 1 ELSE {table}.{count} + 1 END,
     {opened} = CASE WHEN {table}.{ends} <= excluded.{opened} THEN excluded.{opened} ELSE {table}.{opened} END,
     {ends} = CASE WHEN {table}.{ends} <= excluded.{opened} THEN excluded.{ends} ELSE {table}.{ends} END
-RETURNING {count}, {opened}
+RETURNING {key}, {count}, {opened}
 """
 # Rows of windows that ended are deleted at most this often per process.
 PRUNE_EVERY_S = 60.0
 _last_prune = -math.inf
 
 
-def _count_sql() -> str:
+@functools.lru_cache(maxsize=4)
+def _count_sql(vendor: str, keys: int) -> str:
     quote = connection.ops.quote_name
     columns = {
         name: quote(RateLimitCount._meta.get_field(name).column)
         for name in ("key", "opened", "ends", "count")
     }
-    return _COUNT_SQL.format(table=quote(RateLimitCount._meta.db_table), **columns)
+    rows = ", ".join(["(%s, %s, %s, 1)"] * keys)
+    return _COUNT_SQL.format(table=quote(RateLimitCount._meta.db_table), rows=rows, **columns)
 
 
-def _count_in_database(key: str, window: float, now: float) -> tuple[int, float]:
+def _count_in_database(keys: Sequence[str], window: float, now: float) -> list[tuple[int, float]]:
     """One count for every host and worker that shares the database."""
     global _last_prune
     if now - _last_prune >= PRUNE_EVERY_S or now < _last_prune:
         _last_prune = now
         RateLimitCount.objects.filter(ends__lte=now).delete()
     with connection.cursor() as cursor:
-        cursor.execute(_count_sql(), [key, now, now + window])
-        count, opened = cursor.fetchone()
-    return int(count), float(opened)
+        cursor.execute(
+            _count_sql(connection.vendor, len(keys)),
+            [value for key in keys for value in (key, now, now + window)],
+        )
+        # RETURNING promises no order: match the rows to the keys by name.
+        counted = {key: (int(count), float(opened)) for key, count, opened in cursor.fetchall()}
+    return [counted[key] for key in keys]
 
 
-def count_request(key: str, window: int) -> tuple[int, float]:
-    """Add one to the key's count; return it and the seconds left in its window.
+def count_requests(keys: Sequence[str], window: int) -> list[tuple[int, float]]:
+    """Add one to each key's count, in one atomic step; return each count and the seconds left
+    in its window, in the keys' order.
 
     A window opens at a key's first request and lasts exactly `window` seconds, then the count
     starts again: windows that followed the clock's minutes let a burst across a boundary have
     the limit twice (16 of 120 wrong passwords passed a limit of 10), and a window renewed by
     each request never ended while requests kept coming. With REDIS_URL the count is Redis's;
     without it, and while Redis is unreachable, the database's: one count for every host either way.
+    A request's keys are counted together because it is refused when any is over the limit:
+    counted one by one, two requests could each make one of the other's counts first, and both
+    be refused where one was within the limit.
     """
+    keys = list(dict.fromkeys(keys))  # a key twice in one statement is an error on PostgreSQL
     now = clock()
-    count_opened: tuple[int, float] | None = None
+    counted: list[tuple[int, float]] | None = None
     if settings.REDIS_URL and redis_outage.should_try():
         try:
-            count_opened = _count_in_redis(settings.REDIS_URL, key, window, now)
+            counted = _count_in_redis(settings.REDIS_URL, keys, window, now)
         except RedisError as error:
             redis_outage.failed(error, "counting a rate limit (counting in the database meanwhile)")
         else:
             redis_outage.answered()
-    if count_opened is None:
-        count_opened = _count_in_database(key, window, now)
-    count, opened = count_opened
+    if counted is None:
+        counted = _count_in_database(keys, window, now)
     # Clamped: another host whose clock runs ahead may have opened the window "in the future".
-    return count, min(float(window), max(0.0, opened + window - now))
+    return [(count, min(float(window), max(0.0, opened + window - now))) for count, opened in counted]
+
+
+def count_request(key: str, window: int) -> tuple[int, float]:
+    """Add one to the key's count (see count_requests); return it and the seconds left in its window."""
+    return count_requests([key], window)[0]
 
 
 def _too_many(request: HttpRequest, scope: str, limit: int, window: int, retry_after: int) -> HttpResponse:
@@ -216,11 +243,7 @@ def limit_password_attempts(view: View) -> View:
         account = _submitted_account(request)
         if account:
             keys.append(f"ratelimit:login-account:{hashlib.sha256(account.encode()).hexdigest()[:32]}")
-        over = [
-            seconds_left
-            for count, seconds_left in (count_request(key, window) for key in keys)
-            if count > limit
-        ]
+        over = [seconds_left for count, seconds_left in count_requests(keys, window) if count > limit]
         if over:
             return _too_many(request, "password attempts", limit, window, max(1, math.ceil(max(over))))
         return view(request, *args, **kwargs)
