@@ -11,11 +11,18 @@ queryset gives its rows as tuples, converted as Django converts them.
 
 Only a value the caller passes through a stand-in changes between calls; everything else (the
 current time, a constant) is fixed at build time, so such values must be stand-ins too.
+
+The SQL runs on a cursor of the database driver itself, with Django's own checks and error
+translation around it (_fetch_all): Django's cursor wrapper and, on SQLite, its rewriting of
+every statement's placeholders took 29 µs of the user lookup's 42 µs of SQL (the run as a whole
+went from 55 to 32 µs). Whenever Django logs queries or an execute wrapper listens (DEBUG, the
+tests' query counts), the query goes through Django's own cursor instead, and is seen like any other.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,6 +41,40 @@ def _adapted(value: Any, connection: Any) -> Any:
     return connection.ops.adapt_datetimefield_value(value) if isinstance(value, datetime) else value
 
 
+# Django's "format" placeholders as SQLite's driver takes them (django.db.backends.sqlite3's rule).
+_FORMAT_PLACEHOLDER = re.compile(r"(?<!%)%s")
+
+
+def _driver_sql(sql: str, vendor: str) -> str:
+    """The statement as the driver's own cursor takes it."""
+    if vendor == "sqlite":
+        return _FORMAT_PLACEHOLDER.sub("?", sql).replace("%%", "%")
+    return sql  # psycopg takes Django's %s placeholders as they are
+
+
+def _fetch_all(connection: Any, plan: _Plan, params: list[Any]) -> list[Any]:
+    """The rows of the plan's SQL: what Django's cursor does around a query, without its wrapper."""
+    if connection.queries_logged or connection.execute_wrappers:
+        with connection.cursor() as cursor:
+            cursor.execute(plan.sql, params)
+            return cursor.fetchall()
+    # As DatabaseWrapper.cursor() and CursorWrapper.execute() check before every statement.
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    connection.validate_thread_sharing()
+    connection.validate_no_broken_transaction()
+    with connection.wrap_database_errors:
+        if connection.vendor == "sqlite":
+            cursor = connection.connection.cursor()  # the driver's plain cursor: placeholders as "?"
+        else:
+            cursor = connection.create_cursor()  # the backend's own (PostgreSQL: its time zone)
+        try:
+            cursor.execute(plan.driver_sql, params)
+            return cursor.fetchall()
+        finally:
+            cursor.close()
+
+
 @dataclass(frozen=True)
 class _Slot:
     name: str
@@ -45,6 +86,7 @@ class _Plan:
     params: tuple[Any, ...]  # a _Slot where a call's value goes
     compiler: SQLCompiler  # its select, from which each connection's converters are worked out
     instances: bool  # model instances, or a values_list()'s tuples
+    driver_sql: str = ""  # the SQL as the database driver's own cursor takes it
     init_list: tuple[str, ...] = ()
     fields: slice | None = None  # the model's own columns in a row
     populators: tuple[Any, ...] = ()
@@ -84,9 +126,7 @@ class PreparedQuery(Generic[M]):
             _adapted(values[param.name], connection) if isinstance(param, _Slot) else param
             for param in plan.params
         ]
-        with connection.cursor() as cursor:
-            cursor.execute(plan.sql, params)
-            rows = self._converted(cursor.fetchall(), plan, database, connection)
+        rows = self._converted(_fetch_all(connection, plan, params), plan, database, connection)
         if not plan.instances:
             return [tuple(row) for row in rows]
         instances = []
@@ -153,13 +193,20 @@ class PreparedQuery(Generic[M]):
         if missing:
             raise ValueError(f"the query's SQL does not use the stand-ins of {sorted(missing)}")
         if queryset._iterable_class is not ModelIterable:  # values_list(): rows, not instances
-            plan = _Plan(sql=sql, params=slotted, compiler=compiler, instances=False)
+            plan = _Plan(
+                sql=sql,
+                driver_sql=_driver_sql(sql, connections[database].vendor),
+                params=slotted,
+                compiler=compiler,
+                instances=False,
+            )
             with self._lock:
                 return self._plans.setdefault(database, plan)
         select_fields = compiler.klass_info["select_fields"]
         start, end = select_fields[0], select_fields[-1] + 1
         plan = _Plan(
             sql=sql,
+            driver_sql=_driver_sql(sql, connections[database].vendor),
             params=slotted,
             compiler=compiler,
             instances=True,
