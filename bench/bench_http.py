@@ -9,6 +9,10 @@ machine is shared and noisy, so each page is reported as a ratio to a trivial Dj
 to the two runs beside it), the first time after an unmeasured two-second run that lets every
 worker build what it keeps. One run's rate moves by up to a quarter with the machine's other
 jobs, so the whole list is measured --rounds times and each page's ratio is its median.
+Beside it, the CPU time gunicorn's processes spent per request (the master and its workers, from
+/proc, wrk's own time left out), as the trivial view's time over the page's: other jobs slow a
+run down far more than they change what a request costs, so this ratio moves much less from run
+to run and says whether a change made a page cheaper; the targets are the requests' ratio's.
 
 Issue 23's pages are requested signed in: before each, a new student signs up, shows and rates
 step 1 and shows step 3 through the site's own forms, so step 1 is rated (the page says so for
@@ -21,6 +25,7 @@ that sets the method and body. Targets: every signed-in page 0.4 of the trivial 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.cookiejar
 import itertools
 import os
@@ -92,10 +97,31 @@ def to_ms(text: str) -> float:
     return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0}[unit]
 
 
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """The CPU time a process has used, and the children it has waited for (/proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()  # after the command, which may hold spaces
+    # utime, stime, cutime, cstime: fields 14 to 17 of proc(5), here from the state (field 3) on.
+    return sum(int(value) for value in fields[11:15]) / CLOCK_TICKS
+
+
+def server_cpu_seconds(site) -> float:
+    """gunicorn's CPU time so far: the master's (with the workers it has reaped) and the live workers'."""
+    total = cpu_seconds(site.process.pid)
+    for pid in site.worker_pids():
+        # A worker restarted meanwhile (max_requests) is gone: its time is in the master's now.
+        with contextlib.suppress(FileNotFoundError):
+            total += cpu_seconds(pid)
+    return total
+
+
 def wrk(
     url: str, seconds: int, connections: int, headers: dict[str, str], script: str = ""
-) -> tuple[float, float, float, int]:
-    """(requests/s, p50 ms, p99 ms, non-2xx/3xx responses)."""
+) -> tuple[float, float, float, int, int]:
+    """(requests/s, p50 ms, p99 ms, non-2xx/3xx responses, requests)."""
     flags = [arg for name, value in headers.items() for arg in ("-H", f"{name}: {value}")]
     with tempfile.NamedTemporaryFile("w", suffix=".lua") as lua:
         if script:
@@ -110,7 +136,8 @@ def wrk(
     p50 = to_ms(re.search(r"\s50%\s+(\S+)", out)[1])
     p99 = to_ms(re.search(r"\s99%\s+(\S+)", out)[1])
     bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
-    return rps, p50, p99, int(bad[1]) if bad else 0
+    requests = int(re.search(r"(\d+) requests in", out)[1])
+    return rps, p50, p99, int(bad[1]) if bad else 0, requests
 
 
 @dataclass
@@ -166,7 +193,8 @@ def main() -> None:
     students = itertools.count(1)
     with running_site(scratch_database("sqlite")) as site:
 
-        def measure(page: Page, warm_up: bool) -> tuple[float, float, float, int]:
+        def measure(page: Page, warm_up: bool) -> tuple[float, float, float, int, float]:
+            """(requests/s, p50 ms, p99 ms, bad responses, server CPU ms per request)."""
             url = site.url + page.path
             headers, script = {}, ""
             if page.signed_in:
@@ -188,7 +216,10 @@ def main() -> None:
             # a short unmeasured run first (in the first round), so the numbers are the steady state's.
             if warm_up:
                 wrk(url, WARM_UP_SECONDS, args.connections, headers, script)
-            return wrk(url, args.seconds, args.connections, headers, script)
+            cpu_before = server_cpu_seconds(site)
+            rps, p50, p99, bad, requests = wrk(url, args.seconds, args.connections, headers, script)
+            cpu_ms = (server_cpu_seconds(site) - cpu_before) * 1000 / max(requests, 1)
+            return rps, p50, p99, bad, cpu_ms
 
         # The trivial view before the first page and after each: a page's ratio is to the mean of
         # the two runs beside it, so the machine's drift during the run does not tilt it. Other
@@ -201,7 +232,10 @@ def main() -> None:
             for page in pages:
                 measured = measure(page, first)
                 trivial_runs.append(measure(trivial, first))
-                rows.append((page, (trivial_runs[-2][0] + trivial_runs[-1][0]) / 2, *measured))
+                beside = trivial_runs[-2], trivial_runs[-1]
+                rows.append(
+                    (page, (beside[0][0] + beside[1][0]) / 2, (beside[0][4] + beside[1][4]) / 2, *measured)
+                )
 
     print(
         f"wrk -t2 -c{args.connections} -d{args.seconds}s against gunicorn (production settings, SQLite);"
@@ -210,14 +244,16 @@ def main() -> None:
     )
     print(
         f"{'page':<38} {'req/s':>8} {'ratio':>6} {'target':>7} {'':>7} {'p50 ms':>7} {'p99 ms':>7} {'errors':>6}"
-        f" {'rounds':>9}"
+        f" {'rounds':>9} {'CPU ms':>6} {'CPU ratio':>9} {'rounds':>9}"
     )
     trivial_rps = sorted(run[0] for run in trivial_runs)
     median = trivial_rps[len(trivial_rps) // 2]
     worst_p50, worst_p99 = max(run[1] for run in trivial_runs), max(run[2] for run in trivial_runs)
     errors = sum(run[3] for run in trivial_runs)
+    trivial_cpu = statistics.median(run[4] for run in trivial_runs)
     print(
         f"{trivial.name:<38} {median:>8.1f} {1:>6.2f} {'':>7} {'':>7} {worst_p50:>7.2f} {worst_p99:>7.2f} {errors:>6}"
+        f" {'':>9} {trivial_cpu:>6.2f} {1:>9.2f}"
     )
     print(
         f"  ({len(trivial_runs)} runs, {trivial_rps[0]:.1f} to {trivial_rps[-1]:.1f} req/s; p50 and p99 the worst)"
@@ -225,18 +261,22 @@ def main() -> None:
     missed = 0
     for page in pages:
         rounds = [row for row in rows if row[0] is page]
-        ratios = sorted(rps / trivial_rps_beside for _, trivial_rps_beside, rps, *_ in rounds)
-        ratio = statistics.median(ratios)
-        rps = statistics.median(row[2] for row in rounds)
-        p50, p99 = statistics.median(row[3] for row in rounds), max(row[4] for row in rounds)
-        bad = sum(row[5] for row in rounds)
+        # Each row: the page, the trivial view's req/s and CPU ms beside it, then the page's own
+        # req/s, p50, p99, bad responses and CPU ms per request.
+        ratios = sorted(row[3] / row[1] for row in rounds)
+        cpu_ratios = sorted(row[2] / row[7] for row in rounds)  # the trivial view's CPU over the page's
+        ratio, cpu_ratio = statistics.median(ratios), statistics.median(cpu_ratios)
+        rps, cpu_ms = statistics.median(row[3] for row in rounds), statistics.median(row[7] for row in rounds)
+        p50, p99 = statistics.median(row[4] for row in rounds), max(row[5] for row in rounds)
+        bad = sum(row[6] for row in rounds)
         target = f">= {page.target}" if page.target else ""
         verdict = "" if page.target is None else "met" if ratio >= page.target and not bad else "NOT met"
         missed += verdict == "NOT met"
         spread = f"{ratios[0]:.2f}-{ratios[-1]:.2f}" if len(ratios) > 1 else ""
+        cpu_spread = f"{cpu_ratios[0]:.2f}-{cpu_ratios[-1]:.2f}" if len(cpu_ratios) > 1 else ""
         print(
             f"{page.name:<38} {rps:>8.1f} {ratio:>6.2f} {target:>7} {verdict:>7} {p50:>7.2f} {p99:>7.2f}"
-            f" {bad:>6} {spread:>9}"
+            f" {bad:>6} {spread:>9} {cpu_ms:>6.2f} {cpu_ratio:>9.2f} {cpu_spread:>9}"
         )
     print(f"targets: {sum(1 for page in pages if page.target) - missed} met, {missed} not met")
 
