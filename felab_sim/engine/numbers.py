@@ -12,8 +12,8 @@ The rule:
 - A decimal part of zeros is dropped: "500", "26", "18", "2.5" (not "500.0" or "2.50").
 - Thousands are separated by commas at any size: "1,234,567".
 - Integers (``int``) print whole, with separators: "25,856".
-- Below 0.0001 (and not 0), scientific, two significant digits: "8.8 × 10⁻²⁷", never a row of
-  zeros a reader has to count.
+- Below 0.0001 (and not 0) once rounded to two significant digits, scientific: "8.8 × 10⁻²⁷",
+  never a row of zeros a reader has to count; 0.0000999 rounds to 0.0001 and prints so.
 - A value that cannot be computed (None, NaN, infinity) prints as an em dash, never an error.
 - Units follow the number after a space ("26 ms", "275.1 tok/s"), except the ones that
   read as part of the number: "%", "×" and "x" ("71%", "5.1×").
@@ -56,8 +56,11 @@ def format_number(value: float | int | None) -> str:
         return f"{value:,}"
     if not math.isfinite(value):
         return MISSING
-    if value != 0 and abs(value) < SCIENTIFIC_BELOW:
-        mantissa, exponent = f"{value:.1e}".split("e")
+    # Decided on the value as rounded to its two digits: 9.99e-5 is printed as 0.0001 is, where
+    # deciding on the value itself wrote it "1 × 10⁻⁴" beside 0.0001's "0.0001".
+    scientific = f"{value:.1e}"
+    if value != 0 and abs(float(scientific)) < SCIENTIFIC_BELOW:
+        mantissa, exponent = scientific.split("e")
         mantissa = mantissa.removesuffix(".0")
         return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
     text = f"{value:,.{decimals_for(value)}f}"

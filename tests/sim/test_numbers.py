@@ -114,6 +114,13 @@ def test_a_tiny_number_is_scientific_not_a_row_of_zeros(value, text):
     assert parse_number(text) == pytest.approx(value, rel=0.05)
 
 
+@pytest.mark.parametrize("value", [9.99e-5, 9.96e-5, -9.99e-5])
+def test_a_number_that_rounds_to_0_0001_is_written_as_0_0001_is(value):
+    # Decided before rounding, 9.99e-5 was "1 × 10⁻⁴" beside 0.0001's "0.0001".
+    assert format_number(value) == format_number(math.copysign(1e-4, value))
+    assert format_number(9.94e-5) == "9.9 × 10⁻⁵"  # still below once rounded
+
+
 @pytest.mark.parametrize(
     ("value", "stated", "text"),
     [
