@@ -192,28 +192,24 @@ class PreparedQuery(Generic[M]):
         missing = set(self._stand_ins) - {param.name for param in slotted if isinstance(param, _Slot)}
         if missing:
             raise ValueError(f"the query's SQL does not use the stand-ins of {sorted(missing)}")
+        common = {
+            "sql": sql,
+            "driver_sql": _driver_sql(sql, connections[database].vendor),
+            "params": slotted,
+            "compiler": compiler,
+        }
         if queryset._iterable_class is not ModelIterable:  # values_list(): rows, not instances
+            plan = _Plan(**common, instances=False)
+        else:
+            select_fields = compiler.klass_info["select_fields"]
+            start, end = select_fields[0], select_fields[-1] + 1
             plan = _Plan(
-                sql=sql,
-                driver_sql=_driver_sql(sql, connections[database].vendor),
-                params=slotted,
-                compiler=compiler,
-                instances=False,
+                **common,
+                instances=True,
+                init_list=tuple(column[0].target.attname for column in compiler.select[start:end]),
+                fields=slice(start, end),
+                populators=tuple(get_related_populators(compiler.klass_info, compiler.select, queryset.db)),
+                annotations=tuple(compiler.annotation_col_map.items()),
             )
-            with self._lock:
-                return self._plans.setdefault(database, plan)
-        select_fields = compiler.klass_info["select_fields"]
-        start, end = select_fields[0], select_fields[-1] + 1
-        plan = _Plan(
-            sql=sql,
-            driver_sql=_driver_sql(sql, connections[database].vendor),
-            params=slotted,
-            compiler=compiler,
-            instances=True,
-            init_list=tuple(column[0].target.attname for column in compiler.select[start:end]),
-            fields=slice(start, end),
-            populators=tuple(get_related_populators(compiler.klass_info, compiler.select, queryset.db)),
-            annotations=tuple(compiler.annotation_col_map.items()),
-        )
         with self._lock:
             return self._plans.setdefault(database, plan)

@@ -1,6 +1,7 @@
 """serving/prepared.py: a queryset's SQL built once, run with each call's values, gives what the
 ORM gives (the related object, converted values, annotations) and only the asked-for rows."""
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -149,9 +150,7 @@ def test_a_failing_query_raises_djangos_error_and_a_broken_transaction_is_refuse
 
     prepared = PreparedQuery(Showing, _literal_percent_and_placeholder, user=-7_001)
     plan = prepared._plans.get("default") or prepared._prepare("default")
-    prepared._plans["default"] = plan.__class__(
-        **{**plan.__dict__, "driver_sql": "SELECT * FROM no_such_table"}
-    )
+    prepared._plans["default"] = dataclasses.replace(plan, driver_sql="SELECT * FROM no_such_table")
     with pytest.raises(DatabaseError):  # Django's class, as any ORM query raises
         prepared.run(user=student.pk)
 
