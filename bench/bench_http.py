@@ -10,9 +10,10 @@ to the two runs beside it), the first time after an unmeasured two-second run th
 worker build what it keeps. One run's rate moves by up to a quarter with the machine's other
 jobs, so the whole list is measured --rounds times and each page's ratio is its median.
 Beside it, the CPU time gunicorn's processes spent per request (the master and its workers, from
-/proc, wrk's own time left out), as the trivial view's time over the page's: other jobs slow a
-run down far more than they change what a request costs, so this ratio moves much less from run
-to run and says whether a change made a page cheaper; the targets are the requests' ratio's.
+/proc, wrk's own time left out), as the trivial view's time over the page's: what a page costs the
+server, apart from the client's share of the machine. On these shared 2 cores its rounds spread
+about as widely as the requests' ratio (a request's CPU time slows with the other jobs too); the
+targets are the requests' ratio's.
 
 Issue 23's pages are requested signed in: before each, a new student signs up, shows and rates
 step 1 and shows step 3 through the site's own forms, so step 1 is rated (the page says so for
