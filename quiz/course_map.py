@@ -2,6 +2,8 @@
 
 Built from rows already loaded (the course's prefetched lessons and cards, the learner's
 schedules and the cards they have opened), so it adds no query however long the course is.
+Lessons are named by ``id`` rather than ``pk`` here, as in quiz.pages.LessonProgress: ``pk`` is a
+property that looks the primary key's field up, and these run for every lesson on every visit.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ class LessonOnMap:
         """Everything of this learner's that lessons/home_lesson.html shows for the lesson: learners
         whose lesson has the same look get the same HTML, so a touched lesson is kept by it."""
         return (
-            self.lesson.pk,
+            self.lesson.id,
             self.is_next,
             self.seen,
             tuple((item.is_due, item.rated) for item in self.progress.cards),
@@ -72,7 +74,7 @@ class LessonRun:
 
     @property
     def key(self) -> tuple[tuple[int, bool], ...]:
-        return tuple((stop.lesson.pk, stop.is_next) for stop in self.stops)
+        return tuple((stop.lesson.id, stop.is_next) for stop in self.stops)
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,7 @@ class CourseMap:
         cls, course: Course, progress: dict[int, LessonProgress], seen_card_ids: Iterable[int]
     ) -> CourseMap:
         seen_ids = set(seen_card_ids)
-        lessons = [progress[lesson.pk] for lesson in course.listed_lessons]
+        lessons = [progress[lesson.id] for lesson in course.listed_lessons]
         next_card = _next_card(lessons)
         next_lesson_id = next_card.card.lesson_id if next_card else None
         return cls(
@@ -113,7 +115,7 @@ class CourseMap:
                 LessonOnMap(
                     progress=lesson_progress,
                     seen=len(seen_ids & lesson_progress.lesson.listed_card_ids) if seen_ids else 0,
-                    is_next=lesson_progress.lesson.pk == next_lesson_id,
+                    is_next=lesson_progress.lesson.id == next_lesson_id,
                 )
                 for lesson_progress in lessons
             ],

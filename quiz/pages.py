@@ -53,7 +53,7 @@ class Preview:
             dues = scheduling.first_rating_previews(now)
         return [
             cls(value, label, dues[value], scheduling.humanize_interval(dues[value] - now))
-            for value, label in Rating.choices
+            for value, label in RATING_LABELS.items()  # Rating.choices builds its list on each call
         ]
 
 
@@ -99,10 +99,12 @@ class LessonProgress:
 
         One query; the lessons must come from Course.objects.with_lessons_and_steps (listed_cards).
         """
+        # Lessons by id, not pk (a property that looks the key's field up): this runs per lesson
+        # on every visit to home and /progress/.
         by_card = {state.card_id: state for state in _CARD_SCHEDULES.run(learner)}
         rated_ids = by_card.keys()
         return {
-            lesson.pk: cls(
+            lesson.id: cls(
                 lesson, {card_id: by_card[card_id] for card_id in rated_ids & lesson.listed_card_ids}, now
             )
             for lesson in lessons
@@ -123,9 +125,9 @@ class LessonProgress:
         rating, whether it is due and when it comes back, as written): the same look, the same
         HTML, so the lesson is kept by it (quiz/progress.html)."""
         if not self.states:
-            return (self.lesson.pk, None)  # nothing rated: the same for every such learner
+            return (self.lesson.id, None)  # nothing rated: the same for every such learner
         return (
-            self.lesson.pk,
+            self.lesson.id,
             tuple(
                 (item.state.last_rating, item.is_due, item.comes_back) if item.state else None
                 for item in self.cards
