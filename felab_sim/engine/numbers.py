@@ -56,13 +56,15 @@ def format_number(value: float | int | None) -> str:
         return f"{value:,}"
     if not math.isfinite(value):
         return MISSING
-    # Decided on the value as rounded to its two digits: 9.99e-5 is printed as 0.0001 is, where
-    # deciding on the value itself wrote it "1 × 10⁻⁴" beside 0.0001's "0.0001".
-    scientific = f"{value:.1e}"
-    if value != 0 and abs(float(scientific)) < SCIENTIFIC_BELOW:
-        mantissa, exponent = scientific.split("e")
-        mantissa = mantissa.removesuffix(".0")
-        return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+    if value != 0 and abs(value) < SCIENTIFIC_BELOW:
+        # Decided on the value as rounded to its two digits (rounding never takes one at or above
+        # the bound below it): 9.99e-5 is printed as 0.0001 is, where deciding on the value
+        # itself wrote it "1 × 10⁻⁴" beside 0.0001's "0.0001".
+        scientific = f"{value:.1e}"
+        if abs(float(scientific)) < SCIENTIFIC_BELOW:
+            mantissa, exponent = scientific.split("e")
+            mantissa = mantissa.removesuffix(".0")
+            return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
     text = f"{value:,.{decimals_for(value)}f}"
     if "." in text:
         text = text.rstrip("0").rstrip(".")
