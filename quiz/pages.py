@@ -99,10 +99,10 @@ class LessonProgress:
 
         One query; the lessons must come from Course.objects.with_lessons_and_steps (listed_cards).
         """
-        # Lessons by id, not pk (a property that looks the key's field up): this runs per lesson
-        # on every visit to home and /progress/.
         by_card = {state.card_id: state for state in _CARD_SCHEDULES.run(learner)}
         rated_ids = by_card.keys()
+        # Lessons by id, not pk (a property that looks the key's field up): this runs per lesson
+        # on every visit to home and /progress/.
         return {
             lesson.id: cls(
                 lesson, {card_id: by_card[card_id] for card_id in rated_ids & lesson.listed_card_ids}, now
