@@ -40,6 +40,7 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -141,6 +142,25 @@ def wrk(
     return rps, p50, p99, int(bad[1]) if bad else 0, requests
 
 
+class Run(NamedTuple):
+    """One measured wrk run of a page."""
+
+    rps: float
+    p50: float  # ms
+    p99: float  # ms
+    bad: int  # non-2xx/3xx responses
+    cpu_ms: float  # gunicorn's CPU time per request
+
+
+class Round(NamedTuple):
+    """One page's run in one round, with the trivial view's runs just before and after it."""
+
+    page: Page
+    trivial_rps: float  # the mean of the two beside it
+    trivial_cpu_ms: float
+    run: Run
+
+
 @dataclass
 class Student:
     """A student who signed up and studied through the site's own forms; their cookies."""
@@ -194,8 +214,7 @@ def main() -> None:
     students = itertools.count(1)
     with running_site(scratch_database("sqlite")) as site:
 
-        def measure(page: Page, warm_up: bool) -> tuple[float, float, float, int, float]:
-            """(requests/s, p50 ms, p99 ms, bad responses, server CPU ms per request)."""
+        def measure(page: Page, warm_up: bool) -> Run:
             url = site.url + page.path
             headers, script = {}, ""
             if page.signed_in:
@@ -220,7 +239,7 @@ def main() -> None:
             cpu_before = server_cpu_seconds(site)
             rps, p50, p99, bad, requests = wrk(url, args.seconds, args.connections, headers, script)
             cpu_ms = (server_cpu_seconds(site) - cpu_before) * 1000 / max(requests, 1)
-            return rps, p50, p99, bad, cpu_ms
+            return Run(rps, p50, p99, bad, cpu_ms)
 
         # The trivial view before the first page and after each: a page's ratio is to the mean of
         # the two runs beside it, so the machine's drift during the run does not tilt it. Other
@@ -233,9 +252,9 @@ def main() -> None:
             for page in pages:
                 measured = measure(page, first)
                 trivial_runs.append(measure(trivial, first))
-                beside = trivial_runs[-2], trivial_runs[-1]
+                before, after = trivial_runs[-2], trivial_runs[-1]
                 rows.append(
-                    (page, (beside[0][0] + beside[1][0]) / 2, (beside[0][4] + beside[1][4]) / 2, *measured)
+                    Round(page, (before.rps + after.rps) / 2, (before.cpu_ms + after.cpu_ms) / 2, measured)
                 )
 
     print(
@@ -247,11 +266,11 @@ def main() -> None:
         f"{'page':<38} {'req/s':>8} {'ratio':>6} {'target':>7} {'':>7} {'p50 ms':>7} {'p99 ms':>7} {'errors':>6}"
         f" {'rounds':>9} {'CPU ms':>6} {'CPU ratio':>9} {'rounds':>9}"
     )
-    trivial_rps = sorted(run[0] for run in trivial_runs)
+    trivial_rps = sorted(run.rps for run in trivial_runs)
     median = trivial_rps[len(trivial_rps) // 2]
-    worst_p50, worst_p99 = max(run[1] for run in trivial_runs), max(run[2] for run in trivial_runs)
-    errors = sum(run[3] for run in trivial_runs)
-    trivial_cpu = statistics.median(run[4] for run in trivial_runs)
+    worst_p50, worst_p99 = max(run.p50 for run in trivial_runs), max(run.p99 for run in trivial_runs)
+    errors = sum(run.bad for run in trivial_runs)
+    trivial_cpu = statistics.median(run.cpu_ms for run in trivial_runs)
     print(
         f"{trivial.name:<38} {median:>8.1f} {1:>6.2f} {'':>7} {'':>7} {worst_p50:>7.2f} {worst_p99:>7.2f} {errors:>6}"
         f" {'':>9} {trivial_cpu:>6.2f} {1:>9.2f}"
@@ -261,15 +280,17 @@ def main() -> None:
     )
     missed = 0
     for page in pages:
-        rounds = [row for row in rows if row[0] is page]
-        # Each row: the page, the trivial view's req/s and CPU ms beside it, then the page's own
-        # req/s, p50, p99, bad responses and CPU ms per request.
-        ratios = sorted(row[3] / row[1] for row in rounds)
-        cpu_ratios = sorted(row[2] / row[7] for row in rounds)  # the trivial view's CPU over the page's
+        rounds = [row.run for row in rows if row.page is page]
+        ratios = sorted(row.run.rps / row.trivial_rps for row in rows if row.page is page)
+        # The trivial view's CPU over the page's: the same direction as the requests' ratio.
+        cpu_ratios = sorted(row.trivial_cpu_ms / row.run.cpu_ms for row in rows if row.page is page)
         ratio, cpu_ratio = statistics.median(ratios), statistics.median(cpu_ratios)
-        rps, cpu_ms = statistics.median(row[3] for row in rounds), statistics.median(row[7] for row in rounds)
-        p50, p99 = statistics.median(row[4] for row in rounds), max(row[5] for row in rounds)
-        bad = sum(row[6] for row in rounds)
+        rps, cpu_ms = (
+            statistics.median(run.rps for run in rounds),
+            statistics.median(run.cpu_ms for run in rounds),
+        )
+        p50, p99 = statistics.median(run.p50 for run in rounds), max(run.p99 for run in rounds)
+        bad = sum(run.bad for run in rounds)
         target = f">= {page.target}" if page.target else ""
         verdict = "" if page.target is None else "met" if ratio >= page.target and not bad else "NOT met"
         missed += verdict == "NOT met"
