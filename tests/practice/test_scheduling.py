@@ -170,27 +170,38 @@ def test_requests_beyond_the_slots_wait_first_come_first_served():
         server.wait_idle()
 
 
+# A stall of the machine can only lengthen a first token, and the claims below that the cache
+# shortens it are upper bounds, which one stall breaks (CI, beside PostgreSQL's lane: a warm
+# first token of 179 ms against a cold one of 328). Each attempt uses new blocks; a broken cache
+# fails every attempt, since its warm prefill then lasts as long as the cold one.
+PREFIX_CACHE_ATTEMPTS = 3
+
+
 def test_the_prefix_cache_shortens_prefill(server):
     """Ten 256-character blocks: 640 tokens, 256 ms of prefill at 2500 tok/s, then none."""
-    head = f"{uuid.uuid4().hex} "  # unique, so no earlier test warmed these blocks
-    prompt = (head + "The decode step grows with the batch. " * 80)[: 10 * 256]
-    assert len(prompt) == 2560
-    half_shared = prompt[: 5 * 256] + "x" * (5 * 256)
     params = server.params
 
-    async def main() -> list[float]:
+    async def ttfts(prompt: str, half_shared: str) -> list[float]:
         async with new_client(server) as client:
-            ttfts = []
+            measured = []
             for text in (prompt, prompt, half_shared):
                 sent, first, _ = await timed_stream(client, text, 1)
-                ttfts.append(first - sent)
-            return ttfts
+                measured.append(first - sent)
+            return measured
 
-    cold, warm, half = asyncio.run(main())
-    assert cold >= params.prefill_ms(640) / 1000  # 271 ms
-    assert warm < cold - 0.15  # all ten blocks cached: 15 ms
-    assert params.prefill_ms(320) / 1000 <= half < cold - 0.05  # five of ten cached: 143 ms
-    assert warm < half
+    attempts = []
+    for _ in range(PREFIX_CACHE_ATTEMPTS):
+        head = f"{uuid.uuid4().hex} "  # unique, so no earlier test or attempt warmed these blocks
+        prompt = (head + "The decode step grows with the batch. " * 80)[: 10 * 256]
+        assert len(prompt) == 2560
+        cold, warm, half = asyncio.run(ttfts(prompt, prompt[: 5 * 256] + "x" * (5 * 256)))
+        # What no stall can bring about: each first token at least its uncached prefill.
+        assert cold >= params.prefill_ms(640) / 1000  # 271 ms
+        assert half >= params.prefill_ms(320) / 1000  # five of ten cached: 143 ms
+        attempts.append((cold, warm, half))
+        if warm < cold - 0.15 and half < cold - 0.05 and warm < half:  # all ten cached: 15 ms
+            return
+    pytest.fail(f"no attempt's cached prefill was shorter (cold, warm, half-shared s): {attempts}")
 
 
 def test_the_server_counts_the_steps_it_fell_behind():
