@@ -94,7 +94,7 @@ def main() -> None:
     call_command("collectstatic", interactive=False, verbosity=0)
     student, anonymous = studying_student(), Client()
     print(f"in-process, production settings without Redis, SQLite; median CPU of {args.runs} requests")
-    print(f"{'page':40s} {'CPU ms':>7s} {'calls':>7s} {'SQL':>4s}")
+    print(f"{'page':40s} {'CPU ms':>7s} {'calls':>7s} {'SQL':>4s} {'bytes':>7s}")
     for page in PAGES:
         if args.only.casefold() not in page.name.casefold():
             continue
@@ -115,7 +115,10 @@ def main() -> None:
         with CaptureQueriesContext(connection) as queries:
             request()
         calls = pstats.Stats(profile).total_calls
-        print(f"{page.name:40s} {statistics.median(times) * 1000:7.2f} {calls:7d} {len(queries):4d}")
+        print(
+            f"{page.name:40s} {statistics.median(times) * 1000:7.2f} {calls:7d} {len(queries):4d}"
+            f" {len(response.content):7d}"
+        )
         if args.top:  # over --runs more requests: one request's own times are below the clock's grain
             profile = cProfile.Profile()
             profile.enable()

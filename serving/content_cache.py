@@ -1,8 +1,9 @@
 """What pages show the same way to every learner, built once per content version and kept in each
 process's memory.
 
-The content version is a random token in Django's cache (Redis across hosts, a file cache shared
-by one host's workers, memory in development). Every change to course content draws a new token:
+The content version is a random token in Django's cache (Redis across hosts, memory in
+development), or beside a host's file cache in a file of its own that its workers share
+(serving/version_file.py). Every change to course content draws a new token:
 each save or delete of a content model (signals), each bulk update or insert through a
 :class:`ContentQuerySet`, and each lesson import. A process compares the token once per request
 and drops everything it kept under another one, so no page outlives an edit by more than the
@@ -17,6 +18,7 @@ holds a CSRF token, a learner's work or a signed-in user's name.
 
 from __future__ import annotations
 
+import functools
 import threading
 import uuid
 from collections import OrderedDict
@@ -24,12 +26,14 @@ from collections.abc import Callable, Hashable
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
+from django.conf import settings
 from django.core.cache import cache
 from django.core.signals import request_finished, request_started
 from django.db import models, transaction
 from django.http import HttpRequest
 
 from .cache_outage import redis_outage
+from .version_file import VersionFile
 
 VERSION_KEY = "felab:content-version"
 _REQUEST_ATTRIBUTE = "_felab_content_version"
@@ -37,8 +41,24 @@ _REQUEST_ATTRIBUTE = "_felab_content_version"
 T = TypeVar("T")
 
 
+FILE_CACHE = "django.core.cache.backends.filebased.FileBasedCache"
+
+
+def _version_file() -> VersionFile | None:
+    """The token's own file, where the cache is one host's file cache; else None (the cache)."""
+    config = settings.CACHES["default"]
+    return _version_file_in(str(config["LOCATION"])) if config["BACKEND"] == FILE_CACHE else None
+
+
+@functools.cache
+def _version_file_in(directory: str) -> VersionFile:
+    return VersionFile(directory)
+
+
 def content_version() -> str:
     """The current token; a new one if the cache has none (first start, or the entry was lost)."""
+    if (version_file := _version_file()) is not None:
+        return version_file.read() or version_file.add(uuid.uuid4().hex)
     version = cache.get(VERSION_KEY)
     if version is None:
         fresh = uuid.uuid4().hex
@@ -58,7 +78,10 @@ def content_changed() -> None:
 
 
 def _new_version() -> None:
-    cache.set(VERSION_KEY, uuid.uuid4().hex, timeout=None)
+    if (version_file := _version_file()) is not None:
+        version_file.write(uuid.uuid4().hex)
+    else:
+        cache.set(VERSION_KEY, uuid.uuid4().hex, timeout=None)
 
 
 # While Redis is down every request reads no token and draws its own, so nothing is kept and
