@@ -77,6 +77,8 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
+    # Inside Django's: a cookie the visitor holds is renewed at most hourly (serving/csrf.py).
+    "serving.csrf.renew_csrf_cookie_hourly",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "serving.admin_filters.AdminFilterGuard",
     "django.contrib.messages.middleware.MessageMiddleware",

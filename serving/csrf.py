@@ -6,14 +6,26 @@ once per character: 32 system calls and about a hundred Python calls a page, on 
 page of the site (the header's Log out form). The same mask, uniform over the same 62
 characters, is drawn here from one ``secrets.token_bytes``. Django's CsrfViewMiddleware checks
 the tokens as it checks its own; the secret and its cookie are still Django's.
+
+Django also sets the CSRF cookie again on every response whose page used the token, only to
+push its expiry (a year) back: about 30 µs of every signed-in page, for a header that changes
+nothing the visitor can tell. :func:`renew_csrf_cookie_hourly` renews a cookie the visitor sent at
+most once an hour in each process (``RENEW_EVERY_S``), so a visitor who comes back within the
+year still has it; a new or rotated secret (a first visit, a log in) is set at once, as Django does.
 """
 
 from __future__ import annotations
 
 import secrets
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
 
-from django.http import HttpRequest
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import CSRF_ALLOWED_CHARS, get_token
+from django.utils.cache import patch_vary_headers
 
 _CHARACTERS = CSRF_ALLOWED_CHARS
 _SIZE = len(_CHARACTERS)
@@ -92,3 +104,54 @@ class _PageToken:
 def csrf(request: HttpRequest) -> dict[str, object]:
     """A context processor that replaces Django's built-in one (it runs after it)."""
     return {"csrf_token": _PageToken(request)}
+
+
+RENEW_EVERY_S = 3600.0
+# Secrets whose cookie this process renewed, and when (most recent last): a few hundred bytes
+# per visitor of the last hour, the oldest dropped first past this many.
+RENEWALS_KEPT = 20_000
+# The renewals' clock; the tests move it.
+clock: Callable[[], float] = time.monotonic
+
+
+class _Renewals:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._at: OrderedDict[str, float] = OrderedDict()
+
+    def due(self, secret: str) -> bool:
+        """Whether the cookie holding ``secret`` is to be set again now; if so, noted as done."""
+        now = clock()
+        with self._lock:
+            last = self._at.get(secret)
+            if last is not None and now - last < RENEW_EVERY_S:
+                return False
+            self._at[secret] = now
+            self._at.move_to_end(secret)
+            if len(self._at) > RENEWALS_KEPT:
+                self._at.popitem(last=False)
+            return True
+
+
+_renewals = _Renewals()
+
+
+def renew_csrf_cookie_hourly(get_response: Callable[[HttpRequest], HttpResponse]) -> Callable:
+    """Stands just inside Django's CsrfViewMiddleware (config/settings.py), whose response step
+    runs after this one: where the cookie the visitor sent already holds the secret and this
+    process renewed it within the hour, it tells Django the cookie needs no update."""
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        response = get_response(request)
+        meta = request.META
+        if (
+            meta.get("CSRF_COOKIE_NEEDS_UPDATE")
+            and not settings.CSRF_USE_SESSIONS
+            and request.COOKIES.get(settings.CSRF_COOKIE_NAME) == meta.get("CSRF_COOKIE")
+            and not _renewals.due(meta["CSRF_COOKIE"])
+        ):
+            meta["CSRF_COOKIE_NEEDS_UPDATE"] = False
+            patch_vary_headers(response, ("Cookie",))  # the page still varies with the cookie
+        return response
+
+    return middleware
