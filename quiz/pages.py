@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.db import models
 from django.utils.functional import cached_property
@@ -27,6 +27,9 @@ from .models import (
     Showing,
 )
 
+# Month abbreviations as strftime's %b prints them in the C locale the server runs in; index 0 unused.
+_MONTHS = ("", "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
 
 @dataclass(frozen=True)
 class Preview:
@@ -41,9 +44,20 @@ class Preview:
     def due_text(self) -> str:
         """The due time as the button's tooltip prints it ("3 Dec 2026, 09:15", UTC).
 
-        Formatted here: the template's date filter cost more than the rest of the four buttons.
+        From the date's numbers, not strftime, which cost about half of the four buttons' 20 µs
+        (the template's date filter cost more than all the rest); it prints as
+        ``f"{due.day} {due:%b %Y, %H:%M}"`` does (tests/quiz/test_rating_buttons.py).
         """
-        return f"{self.due.day} {self.due:%b %Y, %H:%M}"
+        due = self.due.astimezone(UTC)
+        return f"{due.day} {_MONTHS[due.month]} {due.year}, {due.hour:02d}:{due.minute:02d}"
+
+    @property
+    def due_iso(self) -> str:
+        """The due time for the button's data-due ("2026-12-03T09:15:00Z"), as ``%Y-%m-%dT%H:%M:%SZ``."""
+        due = self.due.astimezone(UTC)
+        return (
+            f"{due.year:04d}-{due.month:02d}-{due.day:02d}T{due.hour:02d}:{due.minute:02d}:{due.second:02d}Z"
+        )
 
     @classmethod
     def for_history(cls, card_id: int, history: list[tuple[int, datetime]], now: datetime) -> list[Preview]:

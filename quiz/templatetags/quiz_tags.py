@@ -70,12 +70,13 @@ def rating_buttons(previews: Iterable[Preview]) -> SafeString:
     """
     return mark_safe(
         "\n".join(
+            # The two times are digits, letters, spaces and ":,-": nothing to escape.
             _RATING_BUTTON.format(
                 int(preview.value),
-                escape(preview.due_text),
+                preview.due_text,
                 escape(preview.label),
                 escape(preview.when),
-                f"{preview.due.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}",
+                preview.due_iso,
             )
             for preview in previews
         )
