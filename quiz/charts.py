@@ -70,9 +70,11 @@ DUE_NOW_COLOUR = "#a35200"
 COMING_COLOUR = "#1f5fbf"
 
 
-def due_forecast_figure(summary: ProgressSummary) -> dict[str, Any]:
-    """Reviews due per day over the next days, the cards due now first, as Anki's statistics show."""
-    return json.loads(_due_forecast_json(tuple(summary.forecast_days)))
+def due_forecast_json(summary: ProgressSummary) -> str:
+    """Reviews due per day over the next days, the cards due now first, as Anki's statistics show:
+    the plotly figure as JSON, the same string for the same counts (the chart tag keeps its HTML
+    by it)."""
+    return _due_forecast_json(tuple(summary.forecast_days))
 
 
 # Building a plotly figure costs more than the rest of /progress/; the figure depends on the

@@ -1,7 +1,7 @@
 """The student's side of the cards, their progress and reviews, and the instructor's view."""
 
 from collections.abc import Callable
-from functools import wraps
+from functools import partial, wraps
 from typing import Any
 from urllib.parse import urlencode
 
@@ -18,6 +18,7 @@ from django.http import (
 )
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.cache import patch_vary_headers
+from django.utils.functional import SimpleLazyObject
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 from django_htmx.http import push_url
@@ -138,9 +139,13 @@ def progress(request: HttpRequest) -> HttpResponse:
     lessons = [lesson for course in courses for lesson in course.listed_lessons]
     now = clock.now()
     by_lesson = LessonProgress.by_lesson(learner, lessons, now)
-    sharing_form = None
+    share_name, sharing_form = None, None
     if learner.user is not None:
-        sharing_form = SharingForm(instance=LearnerProfile.of(learner.user))
+        profile = LearnerProfile.of(learner.user)
+        share_name = profile.share_name
+        # The form is rendered only when its fragment is built (one per value, per content
+        # version): made on every visit, it cost about 35 µs of each.
+        sharing_form = SimpleLazyObject(partial(SharingForm, instance=profile))
     summary = ProgressSummary.of(by_lesson.values(), now)
     practice = practice_stats.practice_of(learner)
     learners_progress = {
@@ -148,9 +153,10 @@ def progress(request: HttpRequest) -> HttpResponse:
             (course, [by_lesson[lesson.pk] for lesson in course.listed_lessons]) for course in courses
         ],
         "learner": learner,
+        "share_name": share_name,
         "sharing_form": sharing_form,
         "summary": summary,
-        "forecast_figure": charts.due_forecast_figure(summary) if summary.rated else None,
+        "forecast_figure": charts.due_forecast_json(summary) if summary.rated else None,
         "forecast_days": FORECAST_DAYS,
         "practice": practice,
         "calibration_figure": charts.calibration_figure(practice) if practice else None,

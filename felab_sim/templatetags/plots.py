@@ -36,6 +36,13 @@ def chart(element_id: str, figure_json: str | dict, label: str) -> SafeString:
     JSON beside it for the interactive version that static/js/plots.js loads on demand."""
     if not isinstance(figure_json, str):
         figure_json = json.dumps(figure_json)
+    return _chart_html(element_id, figure_json, label)
+
+
+@lru_cache(maxsize=256)
+def _chart_html(element_id: str, figure_json: str, label: str) -> SafeString:
+    # Kept by its text, as _static_chart is: /progress/'s forecast comes back as the same string
+    # for the same counts (quiz.charts), and escaping its JSON and label cost about 20 µs a visit.
     return format_html(
         '{}<div class="plot" data-figure="{}" role="img" aria-label="{}">{}</div>'
         '<p class="chart-explore" hidden><button type="button" data-explore="{}">'
