@@ -76,6 +76,12 @@ class LessonRun:
     def key(self) -> tuple[tuple[int, bool], ...]:
         return tuple((stop.lesson.id, stop.is_next) for stop in self.stops)
 
+    @property
+    def look(self) -> tuple[object, ...]:
+        """What the run shows of the learner, as home keeps it (lessons/home.html): an untouched
+        run by its lessons and where to continue, a touched lesson by its own look."""
+        return ("untouched", self.key) if self.untouched else ("touched", self.stops[0].look)
+
 
 @dataclass(frozen=True)
 class CourseMap:

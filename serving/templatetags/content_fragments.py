@@ -9,10 +9,10 @@ to everyone) and renders it afresh elsewhere. ``bounded`` last keeps only the mo
 of its renders (serving.content_cache.kept_by_look): for keys made of how a learner's progress
 looks (which cards are rated and due), of which there are as many as patterns of study.
 
-``{% kept_each_by_look "name" items "template.html" "as" %}``: the template rendered for each item
-(named ``as`` in it) and kept by the item's ``look``, as a ``bounded`` fragment is; the loop runs in
-Python, a few calls an item, where a template loop of fragments costs about fifty (/progress/
-has one per lesson on every request).
+``{% kept_each_by_look "name" items "template.html" "as" key … %}``: the template rendered for each
+item (named ``as`` in it) and kept by the item's ``look`` and any further keys, as a ``bounded``
+fragment is; the loop runs in Python, a few calls an item, where a template loop of fragments
+costs about fifty (/progress/ has one per lesson on every request, home one per run of lessons).
 
 ``{% per_visitor %}…{% endper_visitor %}``: the opposite, a part that differs from one visitor
 to the next. A page rendered by serving.kept_pages.render_kept is kept whole but for these parts,
@@ -83,7 +83,7 @@ def content_fragment(parser: Parser, token: Token) -> ContentFragmentNode:
 
 @register.simple_tag(takes_context=True)
 def kept_each_by_look(
-    context: template.Context, name: str, items: Iterable[Any], template_name: str, as_name: str
+    context: template.Context, name: str, items: Iterable[Any], template_name: str, as_name: str, *keys: Any
 ) -> SafeString:
     part = context.template.engine.get_template(template_name)
     request = _keeping_request(context)
@@ -96,7 +96,7 @@ def kept_each_by_look(
         return mark_safe("".join(render(item) for item in items))
     return mark_safe(
         "".join(
-            kept_by_look(request, ("fragment", name, item.look), lambda item=item: render(item))
+            kept_by_look(request, ("fragment", name, item.look, *keys), lambda item=item: render(item))
             for item in items
         )
     )
