@@ -23,13 +23,6 @@ def figure_island(element_id: str, figure_json: str) -> SafeString:
     )
 
 
-@lru_cache(maxsize=256)
-def _static_chart(figure_json: str, uid: str) -> str:
-    # Figures are cached as JSON by their parameters, so the same string comes back for the
-    # same chart: drawing it once per process is enough.
-    return svgchart.render(json.loads(figure_json), uid)
-
-
 @register.simple_tag
 def chart(element_id: str, figure_json: str | dict, label: str) -> SafeString:
     """A chart drawn on the server as SVG (seen at once, without JavaScript), with its plotly
@@ -41,8 +34,10 @@ def chart(element_id: str, figure_json: str | dict, label: str) -> SafeString:
 
 @lru_cache(maxsize=256)
 def _chart_html(element_id: str, figure_json: str, label: str) -> SafeString:
-    # Kept by its text, as _static_chart is: /progress/'s forecast comes back as the same string
-    # for the same counts (quiz.charts), and escaping its JSON and label cost about 20 µs a visit.
+    # Figures are cached as JSON by their parameters (/progress/'s forecast by its counts,
+    # quiz.charts), so the same string comes back for the same chart: drawing its SVG and
+    # escaping its JSON and label once per process is enough (the escaping alone cost about
+    # 20 µs a visit).
     return format_html(
         '{}<div class="plot" data-figure="{}" role="img" aria-label="{}">{}</div>'
         '<p class="chart-explore" hidden><button type="button" data-explore="{}">'
@@ -50,6 +45,6 @@ def _chart_html(element_id: str, figure_json: str, label: str) -> SafeString:
         figure_island(element_id, figure_json),
         element_id,
         label,
-        mark_safe(_static_chart(figure_json, element_id)),  # svgchart escapes every text it writes
+        mark_safe(svgchart.render(json.loads(figure_json), element_id)),  # svgchart escapes its texts
         element_id,
     )
