@@ -48,16 +48,21 @@ class Preview:
         (the template's date filter cost more than all the rest); it prints as
         ``f"{due.day} {due:%b %Y, %H:%M}"`` does (tests/quiz/test_rating_buttons.py).
         """
-        due = self.due.astimezone(UTC)
+        due = self._due_utc
         return f"{due.day} {_MONTHS[due.month]} {due.year}, {due.hour:02d}:{due.minute:02d}"
 
     @property
     def due_iso(self) -> str:
         """The due time for the button's data-due ("2026-12-03T09:15:00Z"), as ``%Y-%m-%dT%H:%M:%SZ``."""
-        due = self.due.astimezone(UTC)
+        due = self._due_utc
         return (
             f"{due.year:04d}-{due.month:02d}-{due.day:02d}T{due.hour:02d}:{due.minute:02d}:{due.second:02d}Z"
         )
+
+    @cached_property
+    def _due_utc(self) -> datetime:
+        # Both of a button's times print it: converted once.
+        return self.due.astimezone(UTC)
 
     @classmethod
     def for_history(cls, card_id: int, history: list[tuple[int, datetime]], now: datetime) -> list[Preview]:
