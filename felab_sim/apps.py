@@ -16,10 +16,11 @@ class FelabSimConfig(AppConfig):
         from . import calc_views, prefix_runs
         from .content_files import ParameterSetsFile, ScenariosFile
         from .for_cards import CardSimulator
-        from .models import ParameterSet, Scenario
+        from .models import RUNS, ParameterSet, Run, Scenario
 
         # Cards and calculator pages show them: an edit to either is a new content version.
         watch(Scenario, ParameterSet)
+        RUNS.watch(Run)
         # In the order import_lessons has always read them.
         self.lesson_content_sections = (ScenariosFile(), ParameterSetsFile())
         self.card_simulator = CardSimulator()

@@ -9,7 +9,7 @@ from django.db import IntegrityError, models, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from serving.content_cache import ContentQuerySet
+from serving.content_cache import ContentQuerySet, SharedToken, TokenQuerySet
 
 from .engine.calculator import Calculator, Result
 from .engine.calculators import CALCULATORS
@@ -193,7 +193,14 @@ def _query_text(value: ParamValue) -> str:
     return "" if value is None else str(_plain(value))
 
 
-class RunQuerySet(models.QuerySet["Run"]):
+# Redrawn on every write to a run (each save and delete by signal, felab_sim/apps.py; each bulk
+# write by RunQuerySet), so /sim/'s run queue is kept while it holds (templatetags/run_queue.py).
+RUNS = SharedToken("runs")
+
+
+class RunQuerySet(TokenQuerySet["Run"]):
+    token = RUNS
+
     def running(self) -> RunQuerySet:
         return self.filter(state=Run.State.RUNNING)
 

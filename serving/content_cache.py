@@ -24,7 +24,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from contextvars import ContextVar
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
@@ -35,7 +35,6 @@ from django.http import HttpRequest
 from .cache_outage import redis_outage
 from .version_file import VersionFile
 
-VERSION_KEY = "felab:content-version"
 _REQUEST_ATTRIBUTE = "_felab_content_version"
 
 T = TypeVar("T")
@@ -44,51 +43,97 @@ T = TypeVar("T")
 FILE_CACHE = "django.core.cache.backends.filebased.FileBasedCache"
 
 
-def _version_file() -> VersionFile | None:
-    """The token's own file, where the cache is one host's file cache; else None (the cache)."""
-    config = settings.CACHES["default"]
-    return _version_file_in(str(config["LOCATION"])) if config["BACKEND"] == FILE_CACHE else None
+# Every token by its name, for templates that keep a part while one holds ({% kept_while %}).
+TOKENS: dict[str, SharedToken] = {}
+
+
+class SharedToken:
+    """A random token that every process reads and any process redraws when what it stands for
+    changes: course content here, the simulator's run queue in felab_sim. In Django's cache, or
+    in a file of its own beside a host's file cache (serving/version_file.py). A token is never
+    reused, so a lost entry costs a rebuild, never a stale value."""
+
+    def __init__(self, name: str) -> None:
+        if name in TOKENS:
+            raise ValueError(f"a token named {name!r} exists already")
+        TOKENS[name] = self
+        self.name = name
+        self.cache_key = f"felab:{name}-version"
+        self.file_name = f"felab-{name}-version"  # not ".djcache": the file cache's clear() leaves it be
+        # While Redis is down every request reads no token and draws its own, so nothing is
+        # kept; a change made meanwhile could not reach the cache, so a process that saw the
+        # outage draws a new token as soon as Redis answers again, and no process goes on
+        # serving what it kept before the change.
+        redis_outage.on_recovery(self.redraw)
+
+    def _file(self) -> VersionFile | None:
+        """The token's own file, where the cache is one host's file cache; else None (the cache)."""
+        config = settings.CACHES["default"]
+        if config["BACKEND"] != FILE_CACHE:
+            return None
+        return _version_file_in(str(config["LOCATION"]), self.file_name)
+
+    def read(self) -> str:
+        """The current token; a new one if there is none (first start, or the entry was lost)."""
+        if (version_file := self._file()) is not None:
+            return version_file.read() or version_file.add(uuid.uuid4().hex)
+        version = cache.get(self.cache_key)
+        if version is None:
+            fresh = uuid.uuid4().hex
+            # add() keeps a token another process set in the meantime, so all agree on one.
+            version = (
+                fresh if cache.add(self.cache_key, fresh, timeout=None) else cache.get(self.cache_key, fresh)
+            )
+        return version
+
+    def changed(self) -> None:
+        """What the token stands for changed: every process builds what it kept again.
+
+        A new token now, and another once the surrounding transaction commits: a request that
+        read the first token before the commit may have kept what the database held before.
+        """
+        self.redraw()
+        transaction.on_commit(self.redraw)
+
+    def redraw(self) -> None:
+        if (version_file := self._file()) is not None:
+            version_file.write(uuid.uuid4().hex)
+        else:
+            cache.set(self.cache_key, uuid.uuid4().hex, timeout=None)
+
+    def watch(self, *watched: type[models.Model]) -> None:
+        """Redraw the token whenever one of these models is saved or deleted, or has its links
+        changed. Bulk writes send no signals: their querysets redraw it (:class:`TokenQuerySet`)."""
+        for model in watched:
+            dispatch = f"felab-{self.name}-{model._meta.label}"
+            models.signals.post_save.connect(
+                self._changed_by_signal, sender=model, dispatch_uid=dispatch + "-save"
+            )
+            models.signals.post_delete.connect(
+                self._changed_by_signal, sender=model, dispatch_uid=dispatch + "-delete"
+            )
+            for field in model._meta.local_many_to_many:
+                models.signals.m2m_changed.connect(
+                    self._changed_by_signal,
+                    sender=field.remote_field.through,
+                    dispatch_uid=f"{dispatch}-{field.name}",
+                )
+
+    def _changed_by_signal(self, sender: type[models.Model], **kwargs: Any) -> None:
+        self.changed()
 
 
 @functools.cache
-def _version_file_in(directory: str) -> VersionFile:
-    return VersionFile(directory)
+def _version_file_in(directory: str, file_name: str) -> VersionFile:
+    return VersionFile(directory, file_name)
 
 
-def content_version() -> str:
-    """The current token; a new one if the cache has none (first start, or the entry was lost)."""
-    if (version_file := _version_file()) is not None:
-        return version_file.read() or version_file.add(uuid.uuid4().hex)
-    version = cache.get(VERSION_KEY)
-    if version is None:
-        fresh = uuid.uuid4().hex
-        # add() keeps a token another process set in the meantime, so all agree on one.
-        version = fresh if cache.add(VERSION_KEY, fresh, timeout=None) else cache.get(VERSION_KEY, fresh)
-    return version
-
-
-def content_changed() -> None:
-    """Course content changed: every process builds its pages again from the database.
-
-    A new token now, and another once the surrounding transaction commits: a request that read
-    the first token before the commit may have kept what the database held before the change.
-    """
-    _new_version()
-    transaction.on_commit(_new_version)
-
-
-def _new_version() -> None:
-    if (version_file := _version_file()) is not None:
-        version_file.write(uuid.uuid4().hex)
-    else:
-        cache.set(VERSION_KEY, uuid.uuid4().hex, timeout=None)
-
-
-# While Redis is down every request reads no token and draws its own, so nothing is kept and
-# every page is built from the database; a content edit made meanwhile could not reach the
-# cache, so a process that saw the outage draws a new token as soon as Redis answers again,
-# and no process goes on serving what it kept before the edit.
-redis_outage.on_recovery(_new_version)
+CONTENT = SharedToken("content")
+VERSION_KEY = CONTENT.cache_key
+content_version = CONTENT.read
+content_changed = CONTENT.changed
+_new_version = CONTENT.redraw
+watch = CONTENT.watch
 
 
 class _Kept:
@@ -159,6 +204,26 @@ def kept_by_look(request: HttpRequest, key: Hashable, build: Callable[[], T]) ->
     return _kept_by_look.get_or_build(request_version(request), key, build)
 
 
+# Parts kept while both the content version and another token hold ({% kept_while %}): the
+# most recently used of each token's, since their keys may hold what a visitor sent.
+WHILE_KEPT_LIMIT = 256
+_kept_while: dict[str, _Kept] = {}
+_kept_while_lock = threading.Lock()
+
+
+def kept_while(request: HttpRequest, token: SharedToken, key: Hashable, build: Callable[[], T]) -> T:
+    """:func:`kept`, for a value that also depends on what ``token`` stands for (the run queue):
+    built again once either token changes. Each token is read once per request."""
+    attribute = f"_felab_{token.name}_version"
+    version = getattr(request, attribute, None)
+    if version is None:
+        version = token.read()
+        setattr(request, attribute, version)
+    with _kept_while_lock:
+        store = _kept_while.setdefault(token.name, _Kept(limit=WHILE_KEPT_LIMIT))
+    return store.get_or_build(f"{request_version(request)}:{version}", key, build)
+
+
 # The version read during the request in flight, for code that is not handed the request (a
 # model's property, asked once per card on a page): "" while a request has not read it yet,
 # None outside requests (commands, workers), where every call reads the cache afresh.
@@ -189,41 +254,31 @@ def kept_without_request(key: Hashable, build: Callable[[], T]) -> T:
     return _kept.get_or_build(version, key, build)
 
 
-class ContentQuerySet(models.QuerySet):
-    """A content model's queryset: bulk writes, which send no signals, change the version too."""
+class TokenQuerySet(models.QuerySet):
+    """A queryset whose bulk writes, which send no signals, redraw its ``token``."""
+
+    token: ClassVar[SharedToken]
 
     def update(self, **kwargs: Any) -> int:
         count = super().update(**kwargs)
-        content_changed()
+        self.token.changed()
         return count
 
     def bulk_create(self, *args: Any, **kwargs: Any) -> list:
         created = super().bulk_create(*args, **kwargs)
-        content_changed()
+        self.token.changed()
         return created
 
     def bulk_update(self, *args: Any, **kwargs: Any) -> int:
         count = super().bulk_update(*args, **kwargs)
-        content_changed()
+        self.token.changed()
         return count
 
 
-def _changed_by_signal(sender: type[models.Model], **kwargs: Any) -> None:
-    content_changed()
+class ContentQuerySet(TokenQuerySet):
+    """A content model's queryset: bulk writes change the content version too."""
 
-
-def watch(*content_models: type[models.Model]) -> None:
-    """Change the version whenever one of these models is saved, deleted or has its links changed."""
-    for model in content_models:
-        dispatch = f"felab-content-{model._meta.label}"
-        models.signals.post_save.connect(_changed_by_signal, sender=model, dispatch_uid=dispatch + "-save")
-        models.signals.post_delete.connect(
-            _changed_by_signal, sender=model, dispatch_uid=dispatch + "-delete"
-        )
-        for field in model._meta.local_many_to_many:
-            models.signals.m2m_changed.connect(
-                _changed_by_signal, sender=field.remote_field.through, dispatch_uid=f"{dispatch}-{field.name}"
-            )
+    token = CONTENT
 
 
 def drop_kept_when_a_template_changes(sender: Any, file_path: Any, **kwargs: Any) -> None:

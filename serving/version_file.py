@@ -31,8 +31,8 @@ FILE_NAME = "felab-content-version"  # not ".djcache": the file cache's clear() 
 class VersionFile:
     """One process's handle on the token file: read on every request, written on every change."""
 
-    def __init__(self, directory: str | Path) -> None:
-        self.path = Path(directory) / FILE_NAME
+    def __init__(self, directory: str | Path, file_name: str = FILE_NAME) -> None:
+        self.path = Path(directory) / file_name
         self._lock = threading.Lock()
         self._fd: int | None = None
 

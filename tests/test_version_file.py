@@ -102,3 +102,20 @@ def test_with_the_file_cache_a_saved_edit_shows_at_once(file_cache, client, seed
         "Picture a lift that leaves when it is full."
         in client.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
     )
+
+
+@pytest.mark.django_db
+def test_with_the_file_cache_a_run_written_changes_the_runs_token_in_its_own_file(file_cache, student):
+    from felab_sim.models import RUNS, Run
+
+    content, runs = content_cache.content_version(), RUNS.read()
+    assert (file_cache / "felab-runs-version").read_text() == runs != content
+    Run.objects.create(server_url="http://127.0.0.1:8001/v1", params={"levels": [1]}, started_by=student)
+    assert RUNS.read() not in {runs, None}
+    assert (file_cache / "felab-runs-version").read_text() == RUNS.read()
+    assert content_cache.content_version() == content  # a run is not course content
+
+
+def test_two_tokens_cannot_share_a_name():
+    with pytest.raises(ValueError, match="'content'"):
+        content_cache.SharedToken("content")

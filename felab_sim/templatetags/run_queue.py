@@ -1,6 +1,6 @@
-"""The run queue that /sim/ shows every visitor: read on each request, in a per_visitor part of
-the page kept per content version (serving/kept_pages.py), since runs start and end between
-content changes."""
+"""The run queue that /sim/ shows every visitor. Runs start and end between content changes, so
+/sim/ keeps what it shows of the queue ({% kept_while "runs" %}) only while no run is written
+(felab_sim.models.RUNS), and reads it again after each write."""
 
 from dataclasses import dataclass
 

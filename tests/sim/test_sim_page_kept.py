@@ -2,8 +2,10 @@
 what a full render gives them, and the run queue and measured runs show as soon as they change."""
 
 import pytest
+from django.db import connection
 from django.shortcuts import render
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from felab_sim.models import Run
 from felab_sim.views import _sim_context
@@ -43,3 +45,58 @@ def test_a_run_queued_or_measured_shows_on_the_next_page(client, student):
     page = client.get("/sim/").content.decode()
     assert "waiting for a worker" not in page
     assert f"Run {done.pk}</a>" in page and f'href="/sim/?run={done.pk}"' in page
+
+
+def run_queries(client: Client, path: str = "/sim/") -> list[str]:
+    with CaptureQueriesContext(connection) as captured:
+        assert client.get(path).status_code == 200
+    return [query["sql"] for query in captured if "felab_sim_run" in query["sql"]]
+
+
+def test_the_queue_is_read_once_while_no_run_changes(student_client, student):
+    Run.objects.create(server_url="http://127.0.0.1:8001/v1", params={"levels": [1]}, started_by=student)
+    assert len(run_queries(student_client)) == 2  # the status and the list, each built once
+    assert run_queries(student_client) == []
+    assert run_queries(Client()) == []  # another visitor reads what the first one's request kept
+    # Another address keeps its own list (its links carry the address), and reads it once.
+    assert len(run_queries(student_client, "/sim/?levels=1,2")) == 1
+    assert run_queries(student_client, "/sim/?levels=1,2") == []
+
+
+def test_every_kind_of_write_to_a_run_shows_on_the_next_page(client, student, other_student):
+    run = Run.objects.create(
+        server_url="http://127.0.0.1:8001/v1", params={"levels": [1]}, started_by=student
+    )
+    assert "1 run waiting for a worker" in client.get("/sim/").content.decode()
+
+    # A worker takes its turn with a bulk update, which sends no signal.
+    assert run.take_turn("worker-1")
+    assert "A sweep is running" in client.get("/sim/").content.decode()
+
+    Run.objects.filter(pk=run.pk).update(state=Run.State.DONE, capacity=4)
+    page = client.get("/sim/").content.decode()
+    assert "A sweep is running" not in page and f"Run {run.pk}</a>" in page and "capacity 4" in page
+
+    Run.objects.bulk_create(
+        [Run(server_url="http://127.0.0.1:8001/v1", params={"levels": [2]}, started_by=other_student)]
+    )
+    assert "1 run waiting for a worker" in client.get("/sim/").content.decode()
+
+    # Deleting an account deletes its runs (a cascade, one signal each).
+    other_student.delete()
+    assert "waiting for a worker" not in client.get("/sim/").content.decode()
+    Run.objects.filter(pk=run.pk).delete()
+    assert f"Run {run.pk}</a>" not in client.get("/sim/").content.decode()
+
+
+def test_the_queue_is_read_again_once_a_write_commits(student, django_capture_on_commit_callbacks):
+    # A request that read the token between the write and its commit kept what the database held
+    # before: the commit's own new token drops it.
+    client = Client()
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        Run.objects.create(server_url="http://127.0.0.1:8001/v1", params={"levels": [1]}, started_by=student)
+        assert len(run_queries(client)) == 2
+        assert run_queries(client) == []
+    for callback in callbacks:
+        callback()
+    assert len(run_queries(client)) == 2
