@@ -40,7 +40,7 @@ from serving.kept_pages import PerVisitorNode, building_kept_page
 register = template.Library()
 
 
-def _keeping_request(context: template.Context) -> Any:
+def keeping_request(context: template.Context) -> Any:
     """The request to keep a fragment for, or None where it is rendered in place: outside a
     request there is nothing to key the version on, and in a kept page's once-per-version pass
     the whole page is kept anyway."""
@@ -60,7 +60,7 @@ class ContentFragmentNode(template.Node):
         self.keep = kept_by_look if bounded else kept
 
     def render(self, context: template.Context) -> SafeString:
-        if (request := _keeping_request(context)) is None:
+        if (request := keeping_request(context)) is None:
             return self.nodelist.render(context)
         if self.when is not None and not self.when.resolve(context):
             return self.nodelist.render(context)
@@ -92,7 +92,7 @@ class KeptWhileNode(template.Node):
         self.nodelist, self.token_name, self.name, self.keys = nodelist, token_name, name, keys
 
     def render(self, context: template.Context) -> SafeString:
-        if (request := _keeping_request(context)) is None:
+        if (request := keeping_request(context)) is None:
             return self.nodelist.render(context)
         key = ("fragment", self.name, *(expression.resolve(context) for expression in self.keys))
         return mark_safe(
@@ -126,7 +126,7 @@ def kept_each_by_look(
     context: template.Context, name: str, items: Iterable[Any], template_name: str, as_name: str, *keys: Any
 ) -> SafeString:
     part = context.template.engine.get_template(template_name)
-    request = _keeping_request(context)
+    request = keeping_request(context)
 
     def render(item: Any) -> str:
         with context.push({as_name: item}):
