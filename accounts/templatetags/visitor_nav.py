@@ -15,16 +15,13 @@ from django.utils.safestring import SafeString, mark_safe
 
 from accounts.instructors import is_instructor
 from serving.content_cache import kept
+from serving.csrf import hidden_token_input
 from serving.templatetags.content_fragments import keeping_request
 from serving.templatetags.fixed_urls import fixed_url
 
 register = template.Library()
 
-# What {% csrf_token %} writes, around the token; the token is letters and digits only.
-_LOG_OUT_FORM = (
-    '<form method="post" action="{action}"><input type="hidden" name="csrfmiddlewaretoken" value="{token}">'
-    '<button type="submit" class="link-button">Log out</button></form>'
-)
+_LOG_OUT_FORM = '<form method="post" action="{action}">{token}<button type="submit" class="link-button">Log out</button></form>'
 
 
 def _nav_links(context: template.Context, instructor: bool, signed_in: bool) -> str:
@@ -43,7 +40,10 @@ def visitor_nav(context: template.Context) -> SafeString:
     links = _nav_links(context, is_instructor(user), signed_in)
     if signed_in:
         return mark_safe(
-            links + _LOG_OUT_FORM.format(action=fixed_url("logout"), token=context["csrf_token"])
+            links
+            + _LOG_OUT_FORM.format(
+                action=fixed_url("logout"), token=hidden_token_input(context["csrf_token"])
+            )
         )
     # Log in and Sign up come back to this page (not from the account pages, which carry their
     # own next): rendered per request, with the request's path.

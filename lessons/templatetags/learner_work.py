@@ -16,6 +16,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.safestring import SafeString, mark_safe
 
 from lessons.models import Card, Course
+from serving.csrf import hidden_token_input
 
 register = template.Library()
 
@@ -61,15 +62,22 @@ def opened_layer_vals(context: template.Context, card: Card, layer: str) -> Safe
 
 
 @register.simple_tag(takes_context=True)
+def rating_form_fields(context: template.Context, card: Card) -> SafeString:
+    """The rating form's fields: the page's CSRF token, the learner's showing of ``card`` and the
+    four buttons. One tag, not template lines, for the same reason as opened_layer_vals."""
+    study = _provider("card_study")(context, card)
+    showing = str(study.showing.pk) if study.showing else ""
+    return mark_safe(
+        f"{hidden_token_input(context['csrf_token'])}\n"
+        f'          <input type="hidden" name="showing" id="rating-showing" value="{showing}">\n'
+        f"          {_provider('rating_buttons')(study.previews)}"
+    )
+
+
+@register.simple_tag(takes_context=True)
 def answer_typed_before(context: template.Context, card: Card) -> str:
     """What the learner typed before showing the answer, put back in the box when they hide it."""
     return _provider("answer_typed_before")(context, card)
-
-
-@register.simple_tag
-def rating_buttons(previews: Iterable[Any]) -> SafeString:
-    """The four rating buttons, each with when the card would come back."""
-    return _provider("rating_buttons")(previews)
 
 
 @register.simple_tag(takes_context=True)
