@@ -13,10 +13,15 @@ from typing import Any
 
 from django import template
 from django.core.exceptions import ImproperlyConfigured
+from django.template.loader import get_template
+from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from lessons.models import Card, Course
+from serving.content_cache import kept
 from serving.csrf import hidden_token_input
+from serving.templatetags.content_fragments import keeping_request
+from serving.templatetags.fixed_urls import fixed_url
 
 register = template.Library()
 
@@ -72,6 +77,41 @@ def rating_form_fields(context: template.Context, card: Card) -> SafeString:
         f'          <input type="hidden" name="showing" id="rating-showing" value="{showing}">\n'
         f"          {_provider('rating_buttons')(study.previews)}"
     )
+
+
+# What a card page says under its rating buttons once the learner has rated it this time.
+_RATED = (
+    '<p class="ack">You rated it <strong>{label}</strong> this time; another button within a minute changes it.</p>\n'
+    "          {next}"
+)
+_NEXT_DUE = (
+    '<p class="next-step-line"><a class="button button-primary next-step" href="{url}">Next due card →</a> '
+    '<span class="key-hint-inline">or press <kbd>N</kbd></span></p>'
+)
+
+
+@register.simple_tag(takes_context=True)
+def rating_result(context: template.Context, card: Card, review_mode: bool) -> SafeString:
+    """The learner's rating of ``card`` this time, if any, and where to go next: the next due
+    card in review, else the lesson's next step."""
+    review = _provider("card_study")(context, card).review
+    if review is None:
+        return mark_safe("")
+    following = _NEXT_DUE.format(url=fixed_url("review_next")) if review_mode else next_step(context, card)
+    return mark_safe(_RATED.format(label=escape(review.rating_label), next=following))
+
+
+@register.simple_tag(takes_context=True)
+def next_step(context: template.Context, card: Card) -> SafeString:
+    """Where to go once ``card`` is rated (lessons/next_step.html): course content only, so kept
+    per card and content version, though the parts that show it are the learner's."""
+
+    def build() -> str:
+        return get_template("lessons/next_step.html").render({"card": card})
+
+    if (request := keeping_request(context)) is None:
+        return mark_safe(build())
+    return mark_safe(kept(request, ("fragment", "next-step", card.pk), build))
 
 
 @register.simple_tag(takes_context=True)

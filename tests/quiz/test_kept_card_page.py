@@ -146,3 +146,19 @@ def test_a_pages_own_per_request_values_reach_its_parts_only(rf: RequestFactory)
         assert page.content == f"<p>T</p><p>{seed}</p>".encode()
     with pytest.raises(VisitorDataOutsidePart, match="'draw' is used outside"):
         render_kept(request, "leaky-draw.html", dict, ("leaky-draw",), {"draw": {"seed": 1}})
+
+
+def test_a_rated_card_says_where_to_go_next_in_the_lesson_and_in_review(student_client, seed_card):
+    show(student_client, "shared steps")
+    rate(student_client, Rating.GOT_IT)
+    following = seed_card.following
+
+    in_lesson = student_client.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
+    assert "You rated it <strong>Got it</strong> this time" in in_lesson
+    assert f'href="{following.get_absolute_url()}" rel="next">Next: {following.label} →</a>' in in_lesson
+    assert "Next due card" not in in_lesson
+
+    in_review = student_client.get(SEED_CARD_URL, {"answer": "shown", "review": "1"}).content.decode()
+    assert "You rated it <strong>Got it</strong> this time" in in_review
+    assert '<a class="button button-primary next-step" href="/review/next/">Next due card →</a>' in in_review
+    assert f"Next: {following.label}" not in in_review
