@@ -62,8 +62,8 @@ def _glossary_context(query: str, *, drafts: bool) -> dict[str, object]:
 
 
 def lesson_detail(request: HttpRequest, course_slug: str, lesson_slug: str) -> HttpResponse:
-    """Kept whole per content version but for its per-visitor parts (serving/kept_pages.py): the
-    nav and an instructor's Edit link."""
+    """Kept whole per content version and kind of visitor (an instructor's has drafts and Edit
+    links) but for its per-visitor parts (serving/kept_pages.py): the nav."""
     drafts = is_instructor(request.user)
     return render_kept(
         request,
@@ -81,6 +81,7 @@ def _lesson_context(course_slug: str, lesson_slug: str, *, drafts: bool) -> dict
         "cards": page.cards,
         "try_it": page.try_it,
         "drafts": drafts,
+        "instructor": drafts,  # the page is kept per kind of visitor: its Edit link is part of it
         "practice": list(lesson.practice_templates.visible(drafts=drafts).select_related("lesson__course")),
     }
 
@@ -148,6 +149,7 @@ def card_context(
     """What the card page shows the same way to every visitor (render_card's key names the rest)."""
     return {
         "card": card,
+        "instructor": is_instructor(request.user),  # in render_card's key: the Edit link is kept
         "answer_shown": answer_shown,
         "review_mode": review_mode,
         "htmx": bool(request.htmx),  # htmx focuses the toggle it swapped in

@@ -40,3 +40,20 @@ def test_an_edited_lesson_title_shows_at_once(seed_card, client):
 def test_a_lesson_that_does_not_exist_is_a_404_and_is_not_kept(seed_card, client):
     assert client.get(f"/learn/{seed_card.lesson.course.slug}/no-such-lesson/").status_code == 404
     assert client.get(f"/learn/{seed_card.lesson.course.slug}/no-such-lesson/").status_code == 404
+
+
+@pytest.mark.parametrize("first", ["instructor", "student"])
+def test_the_edit_links_reach_instructors_only_whoever_came_first(
+    first, seed_card, student_client, instructor_client
+):
+    pages = [
+        seed_card.lesson.get_absolute_url(),
+        seed_card.get_absolute_url(),
+        seed_card.get_absolute_url() + "?answer=shown",
+    ]
+    order = (
+        [instructor_client, student_client] if first == "instructor" else [student_client, instructor_client]
+    )
+    seen = {id(browser): [browser.get(page).content.decode() for page in pages] for browser in order}
+    assert all("edit-link" in body for body in seen[id(instructor_client)])
+    assert not any("edit-link" in body for body in seen[id(student_client)])
