@@ -99,6 +99,9 @@ def _sim_context(request: HttpRequest) -> tuple[dict, int]:
         "course_run_shown": any(course for _, course in rows),
         "course_run_settings": COURSE_RUN_SETTINGS,
         "overlay": overlay,
+        # The measured runs' list is kept by it (sim.html): a key that is None without an overlay,
+        # where overlay.pk would make the template swallow an exception on every request.
+        "overlay_pk": overlay.pk if overlay else None,
         "query": request.GET.urlencode(),
         "run_form": RealSweepForm(),
         "calculators": CALCULATORS.values(),

@@ -219,8 +219,10 @@ def kept_while(request: HttpRequest, token: SharedToken, key: Hashable, build: C
     if version is None:
         version = token.read()
         setattr(request, attribute, version)
-    with _kept_while_lock:
-        store = _kept_while.setdefault(token.name, _Kept(limit=WHILE_KEPT_LIMIT))
+    store = _kept_while.get(token.name)
+    if store is None:
+        with _kept_while_lock:
+            store = _kept_while.setdefault(token.name, _Kept(limit=WHILE_KEPT_LIMIT))
     return store.get_or_build(f"{request_version(request)}:{version}", key, build)
 
 
