@@ -116,7 +116,12 @@ def next_step(context: template.Context, card: Card) -> SafeString:
 
 @register.simple_tag(takes_context=True)
 def answer_typed_before(context: template.Context, card: Card) -> str:
-    """What the learner typed before showing the answer, put back in the box when they hide it."""
+    """What the learner typed before showing the answer, put back in the box when they hide it
+    (Hide answer comes back to ?answer=hidden); nothing on a first visit to the card."""
+    # .get(), not the template's request.GET.answer: a missing key there is an exception that
+    # the template engine catches and logs, on every first visit to a card.
+    if context["request"].GET.get("answer") != "hidden":
+        return ""
     return _provider("answer_typed_before")(context, card)
 
 
