@@ -176,6 +176,32 @@ class LessonProgress:
         return sum(1 for state in self.states.values() if scheduling.is_due(state.due, now))
 
 
+@dataclass(frozen=True)
+class ProgressRun:
+    """Lessons next to each other on /progress/ that the learner has rated nothing in, or one
+    lesson they have: /progress/ keeps each run by its look (quiz/progress.html), so a learner's
+    untouched lessons cost one kept fragment a run rather than one a lesson, as on home's map."""
+
+    lessons: tuple[LessonProgress, ...]
+
+    @property
+    def look(self) -> tuple[object, ...]:
+        first = self.lessons[0]
+        if first.states:
+            return ("rated", first.look)
+        return ("untouched", tuple(progress.lesson.id for progress in self.lessons))
+
+    @classmethod
+    def runs_of(cls, lessons: Iterable[LessonProgress]) -> list[ProgressRun]:
+        runs: list[list[LessonProgress]] = []
+        for progress in lessons:
+            if not progress.states and runs and not runs[-1][-1].states:
+                runs[-1].append(progress)
+            else:
+                runs.append([progress])
+        return [cls(tuple(run)) for run in runs]
+
+
 # The due forecast looks this many days ahead, as Anki's "future due" chart does by default
 # for a month; two weeks fits a phone's width with a bar per day.
 FORECAST_DAYS = 14

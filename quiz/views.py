@@ -42,7 +42,7 @@ from .models import (
     Review,
     Showing,
 )
-from .pages import FORECAST_DAYS, CardOverview, DueItem, LessonProgress, ProgressSummary
+from .pages import FORECAST_DAYS, CardOverview, DueItem, LessonProgress, ProgressRun, ProgressSummary
 
 LATEST_ANSWERS = 20
 
@@ -150,7 +150,8 @@ def progress(request: HttpRequest) -> HttpResponse:
     practice = practice_stats.practice_of(learner)
     learners_progress = {
         "courses": [
-            (course, [by_lesson[lesson.pk] for lesson in course.listed_lessons]) for course in courses
+            (course, ProgressRun.runs_of(by_lesson[lesson.id] for lesson in course.listed_lessons))
+            for course in courses
         ],
         "learner": learner,
         "share_name": share_name,

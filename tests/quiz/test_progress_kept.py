@@ -6,8 +6,10 @@ render gives them."""
 import pytest
 from django.test import Client
 
-from lessons.models import Card
+from lessons.models import Card, Course
+from quiz.learners import Learner
 from quiz.models import Rating
+from quiz.pages import LessonProgress, ProgressRun
 from serving.content_cache import content_changed
 from tests.quiz.conftest import rate
 from tests.textutil import page_without_csrf_tokens
@@ -103,3 +105,27 @@ def test_the_sharing_choice_is_each_learners_own(student_client, other_student, 
     assert 'id="id_share_name">' in theirs and "checked" not in theirs
     # The box's description is on the page under the id the box names.
     assert 'aria-describedby="id_share_name_helptext"' in theirs and 'id="id_share_name_helptext"' in theirs
+
+
+def test_lessons_rated_in_stand_alone_and_the_others_in_runs_every_lesson_in_order(
+    clock, two_lessons, student_client
+):
+    _, second = two_lessons
+    rate_card(student_client, second, Rating.EASY)
+    lessons = [
+        lesson for course in Course.objects.with_lessons_and_steps() for lesson in course.listed_lessons
+    ]
+    request = student_client.get(PROGRESS).wsgi_request
+    progress = LessonProgress.by_lesson(Learner.of(request), lessons, clock.now())
+    runs = ProgressRun.runs_of(progress[lesson.id] for lesson in lessons)
+
+    assert [item.lesson.id for run in runs for item in run.lessons] == [lesson.id for lesson in lessons]
+    rated = [run for run in runs if run.look[0] == "rated"]
+    assert [run.lessons[0].lesson.id for run in rated] == [second.lesson_id]
+    assert all(len(run.lessons) == 1 for run in rated)
+    assert all(not item.states for run in runs if run.look[0] == "untouched" for item in run.lessons)
+    assert len(runs) <= 3  # the lessons before the rated one, it, the lessons after
+
+    html = page(student_client)
+    positions = [html.index(f'id="progress-lesson-{lesson.id}"') for lesson in lessons]
+    assert positions == sorted(positions)
