@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from lessons.models import Card, Course, Lesson
 
 from . import scheduling
-from .pages import LessonProgress
+from .pages import LessonProgress, untouched_runs
 
 
 @dataclass(frozen=True)
@@ -95,13 +95,7 @@ class CourseMap:
 
     @property
     def runs(self) -> list[LessonRun]:
-        runs: list[list[LessonOnMap]] = []
-        for stop in self.lessons:
-            if stop.untouched and runs and runs[-1][-1].untouched:
-                runs[-1].append(stop)
-            else:
-                runs.append([stop])
-        return [LessonRun(tuple(run)) for run in runs]
+        return [LessonRun(run) for run in untouched_runs(self.lessons, lambda stop: stop.untouched)]
 
     @property
     def started(self) -> bool:

@@ -4,9 +4,10 @@ state, a lesson's progress, and the class's use of each card for instructors.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import TypeVar
 
 from django.db import models
 from django.utils.functional import cached_property
@@ -26,6 +27,8 @@ from .models import (
     Review,
     Showing,
 )
+
+T = TypeVar("T")
 
 # Month abbreviations as strftime's %b prints them in the C locale the server runs in; index 0 unused.
 _MONTHS = ("", "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -193,13 +196,19 @@ class ProgressRun:
 
     @classmethod
     def runs_of(cls, lessons: Iterable[LessonProgress]) -> list[ProgressRun]:
-        runs: list[list[LessonProgress]] = []
-        for progress in lessons:
-            if not progress.states and runs and not runs[-1][-1].states:
-                runs[-1].append(progress)
-            else:
-                runs.append([progress])
-        return [cls(tuple(run)) for run in runs]
+        return [cls(run) for run in untouched_runs(lessons, lambda progress: not progress.states)]
+
+
+def untouched_runs(items: Iterable[T], untouched: Callable[[T], bool]) -> list[tuple[T, ...]]:
+    """The items in order, in runs: each untouched item with the untouched ones next to it, each
+    touched one alone (home's map and /progress/ keep each run as one fragment)."""
+    runs: list[list[T]] = []
+    for item in items:
+        if untouched(item) and runs and untouched(runs[-1][-1]):
+            runs[-1].append(item)
+        else:
+            runs.append([item])
+    return [tuple(run) for run in runs]
 
 
 # The due forecast looks this many days ahead, as Anki's "future due" chart does by default
