@@ -97,8 +97,17 @@ def rating_result(context: template.Context, card: Card, review_mode: bool) -> S
     review = _provider("card_study")(context, card).review
     if review is None:
         return mark_safe("")
-    following = _NEXT_DUE.format(url=fixed_url("review_next")) if review_mode else next_step(context, card)
-    return mark_safe(_RATED.format(label=escape(review.rating_label), next=following))
+    return mark_safe(
+        _RATED.format(label=escape(review.rating_label), next=where_next(context, card, review_mode))
+    )
+
+
+@register.simple_tag(takes_context=True)
+def where_next(context: template.Context, card: Card, review_mode: bool) -> SafeString:
+    """Once ``card`` is rated: the next due card in review, else the lesson's next step."""
+    return (
+        mark_safe(_NEXT_DUE.format(url=fixed_url("review_next"))) if review_mode else next_step(context, card)
+    )
 
 
 @register.simple_tag(takes_context=True)
