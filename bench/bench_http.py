@@ -94,6 +94,13 @@ wrk.headers["Content-Type"] = "application/x-www-form-urlencoded"
 """
 
 
+def verdict(page: Page, ratio: float, errors: int = 0) -> str:
+    """ "met", "NOT met", or "" for a page with no target."""
+    if page.target is None:
+        return ""
+    return "met" if ratio >= page.target and not errors else "NOT met"
+
+
 def to_ms(text: str) -> float:
     value, unit = re.fullmatch(r"([\d.]+)(us|ms|s|m)", text).groups()
     return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0}[unit]
@@ -292,12 +299,12 @@ def main() -> None:
         p50, p99 = statistics.median(run.p50 for run in rounds), max(run.p99 for run in rounds)
         bad = sum(run.bad for run in rounds)
         target = f">= {page.target}" if page.target else ""
-        verdict = "" if page.target is None else "met" if ratio >= page.target and not bad else "NOT met"
-        missed += verdict == "NOT met"
+        outcome = verdict(page, ratio, bad)
+        missed += outcome == "NOT met"
         spread = f"{ratios[0]:.2f}-{ratios[-1]:.2f}" if len(ratios) > 1 else ""
         cpu_spread = f"{cpu_ratios[0]:.2f}-{cpu_ratios[-1]:.2f}" if len(cpu_ratios) > 1 else ""
         print(
-            f"{page.name:<38} {rps:>8.1f} {ratio:>6.2f} {target:>7} {verdict:>7} {p50:>7.2f} {p99:>7.2f}"
+            f"{page.name:<38} {rps:>8.1f} {ratio:>6.2f} {target:>7} {outcome:>7} {p50:>7.2f} {p99:>7.2f}"
             f" {bad:>6} {spread:>9} {cpu_ms:>6.2f} {cpu_ratio:>9.2f} {cpu_spread:>9}"
         )
     print(f"targets: {sum(1 for page in pages if page.target) - missed} met, {missed} not met")
