@@ -152,8 +152,19 @@ def test_requests_beyond_the_slots_wait_first_come_first_served():
                     return await timed_stream(client, f"queue {i}", 20)
 
                 tasks = [asyncio.create_task(nth(i)) for i in range(4)]
-                await asyncio.sleep(0.12)  # all four sent, the first two still streaming
-                status = (await client.get("/health")).json()
+                # Asked until all four have reached the server, the first two still streaming: a
+                # fixed 0.12 s was not always enough on a busy machine for the four to be sent
+                # (CI saw 2 active, 0 waiting). A stall long enough to end the first two before
+                # the last arrives is still a failure: the queue was never seen.
+                deadline = asyncio.get_running_loop().time() + 2.0
+                while True:
+                    status = (await client.get("/health")).json()
+                    if (
+                        status["active"] + status["waiting"] >= 4
+                        or asyncio.get_running_loop().time() > deadline
+                    ):
+                        break
+                    await asyncio.sleep(0.005)
                 return await asyncio.gather(*tasks), status
 
         runs, status = asyncio.run(main())
