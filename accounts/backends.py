@@ -12,11 +12,21 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, QuerySet
 
 from serving.prepared import PreparedQuery
 
 from .instructors import INSTRUCTOR_FLAG, INSTRUCTORS_GROUP
+from .session_users import read_with_session
+
+USER_STAND_IN = -7_340_211  # no user's pk
+
+
+def users_with_flag(pk: Any) -> QuerySet:
+    """The user of this pk, annotated with whether they are an instructor."""
+    User = get_user_model()
+    in_group = Group.objects.filter(user=OuterRef("pk"), name=INSTRUCTORS_GROUP)
+    return User._default_manager.annotate(**{INSTRUCTOR_FLAG: Exists(in_group)}).filter(pk=pk)
 
 
 @cache
@@ -24,13 +34,7 @@ def _user_lookup() -> PreparedQuery:
     """One user with the flag, its SQL built once per process (serving/prepared.py): Django's ORM
     takes about ten times longer to build this query than the database to answer it
     (bench/bench_http.py), and it is asked on every signed-in request."""
-    User = get_user_model()
-    in_group = Group.objects.filter(user=OuterRef("pk"), name=INSTRUCTORS_GROUP)
-    return PreparedQuery(
-        User,
-        lambda pk: User._default_manager.annotate(**{INSTRUCTOR_FLAG: Exists(in_group)}).filter(pk=pk),
-        pk=-7_340_211,
-    )
+    return PreparedQuery(get_user_model(), users_with_flag, pk=USER_STAND_IN)
 
 
 class InstructorFlagBackend(ModelBackend):
@@ -50,7 +54,8 @@ class InstructorFlagBackend(ModelBackend):
             pk = User._meta.pk.to_python(user_id)
         except ValidationError:
             return None
-        users = _user_lookup().run(pk=pk)
+        # Read in the same statement as the request's session when it could be (accounts/sessions.py).
+        users = read_with_session(pk) or _user_lookup().run(pk=pk)
         if not users or not self.user_can_authenticate(users[0]):
             return None
         user = users[0]

@@ -79,7 +79,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     # Inside Django's: a cookie the visitor holds is renewed at most hourly (serving/csrf.py).
     "serving.csrf.renew_csrf_cookie_hourly",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Django's, whose request.user may come from the session's own read (accounts/session_users.py).
+    "accounts.session_users.AuthenticationMiddleware",
     "serving.admin_filters.AdminFilterGuard",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -277,8 +278,9 @@ else:
     # are read from it as from Redis. A host's file cache is not shared with other hosts, where
     # a session ended on one would live on in another's: production without Redis reads the
     # database.
-    # (serving/sessions: Django's engines, the session row's SQL compiled once per process.)
-    SESSION_ENGINE = "serving.sessions.db" if PRODUCTION else "serving.sessions.cached_db"
+    # (serving/sessions: Django's engines, the session row's SQL compiled once per process;
+    # accounts/sessions.py: the database's, which reads the session's user in the same query.)
+    SESSION_ENGINE = "accounts.sessions" if PRODUCTION else "serving.sessions.cached_db"
 
 LOGGING = {
     "version": 1,

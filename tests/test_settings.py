@@ -153,3 +153,18 @@ def test_with_redis_the_cache_survives_its_outage_and_is_the_only_cache(tmp_path
     assert default["OPTIONS"] == {"socket_connect_timeout": 0.25, "socket_timeout": 0.25}
     assert set(caches) == {"default"}  # rate limits fall back to the database, not a host's cache
     assert session_engine == "serving.sessions.cached_db"  # Django's cached_db, its SQL compiled once
+
+
+def test_without_redis_production_reads_sessions_with_their_user_from_the_database(tmp_path):
+    process = manage(
+        "shell", "-c",
+        "from django.conf import settings; import json; print(json.dumps([settings.SESSION_ENGINE, settings.MIDDLEWARE]))",
+        DJANGO_ENV="production", SECRET_KEY="s" * 60, ALLOWED_HOSTS="felab.example.org",
+        REDIS_URL="", FELAB_CACHE_DIR=str(tmp_path),
+    )  # fmt: skip
+    assert process.returncode == 0, process.stderr
+    session_engine, middleware = json.loads(process.stdout.strip().splitlines()[-1])
+    # Not a host's file cache, which another host's log out would not reach (accounts/sessions.py).
+    assert session_engine == "accounts.sessions"
+    assert "accounts.session_users.AuthenticationMiddleware" in middleware
+    assert "django.contrib.auth.middleware.AuthenticationMiddleware" not in middleware
