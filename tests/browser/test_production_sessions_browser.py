@@ -65,7 +65,9 @@ def test_a_password_changed_on_one_browser_signs_the_other_out(site, two_browser
     signed_in_on_each_page(here, site.url)
     for path in ("/", "/progress/"):
         there.goto(site.url + path)
-        expect(there.get_by_role("navigation", name="Site").get_by_role("link", name="Log in")).to_be_visible()
+        expect(
+            there.get_by_role("navigation", name="Site").get_by_role("link", name="Log in")
+        ).to_be_visible()
         expect(there.get_by_role("button", name="Log out")).to_have_count(0)
 
 
