@@ -103,7 +103,6 @@ def _sim_context(request: HttpRequest) -> tuple[dict, int]:
         # where overlay.pk would make the template swallow an exception on every request.
         "overlay_pk": overlay.pk if overlay else None,
         "query": request.GET.urlencode(),
-        "run_form": RealSweepForm(),
         "calculators": CALCULATORS.values(),
     }
     return context, 200 if result else 400
