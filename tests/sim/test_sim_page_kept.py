@@ -1,6 +1,8 @@
 """/sim/ with default settings is kept whole per content version (issue 23): each visitor gets
 what a full render gives them, and the run queue and measured runs show as soon as they change."""
 
+import re
+
 import pytest
 from django.db import connection
 from django.shortcuts import render
@@ -100,3 +102,21 @@ def test_the_queue_is_read_again_once_a_write_commits(student, django_capture_on
     for callback in callbacks:
         callback()
     assert len(run_queries(client)) == 1
+
+
+def test_an_anonymous_visitor_is_asked_to_log_in_and_comes_back_to_sim(client):
+    page = client.get("/sim/").content.decode()
+
+    assert '<a href="/accounts/login/?next=/sim/">Log in</a> to run a real sweep.' in page
+    assert "csrfmiddlewaretoken" not in page.split('id="real-sweep"')[1]
+
+
+def test_each_signed_in_page_carries_its_own_token_in_the_start_form(student_client):
+    forms = [
+        page.split('class="run-form"')[1].split("</form>")[0]
+        for page in (student_client.get("/sim/").content.decode() for _ in range(2))
+    ]
+
+    tokens = [re.search(r'name="csrfmiddlewaretoken" value="(\w+)"', form).group(1) for form in forms]
+    assert len(set(tokens)) == 2  # masked afresh on each page, as {% csrf_token %} does
+    assert forms[0].replace(tokens[0], "") == forms[1].replace(tokens[1], "")
