@@ -101,6 +101,20 @@ class CourseMap:
     def started(self) -> bool:
         return any(stop.seen or stop.progress.rated for stop in self.lessons)
 
+    @property
+    def look(self) -> tuple[object, ...]:
+        """Everything of this learner's that lessons/home.html shows of the course: where to go
+        next (and whether it is a review) and each run's look, from which the rest follows (the
+        due count and whether they have started are in the touched lessons' looks, and no runs
+        means no lessons). Learners whose map has the same look get the same HTML, so the course's
+        section is kept by it as a whole; the runs inside are also kept each by its own look."""
+        next_card = self.next_card
+        return (
+            self.course.id,
+            (next_card.card.id, next_card.due) if next_card else None,
+            tuple(run.look for run in self.runs),
+        )
+
     @classmethod
     def build(
         cls, course: Course, progress: dict[int, LessonProgress], seen_card_ids: Iterable[int]
