@@ -157,9 +157,12 @@ def progress(request: HttpRequest) -> HttpResponse:
         "share_name": share_name,
         "sharing_form": sharing_form,
         "summary": summary,
+        # The summary's part says who the learner is: kept by both (quiz/progress.html).
+        "summary_key": (learner.user.get_username() if learner.user else None, summary),
         "forecast_figure": charts.due_forecast_json(summary) if summary.rated else None,
         "forecast_days": FORECAST_DAYS,
         "practice": practice,
+        "practice_look": tuple(row.look for row in practice),
         "calibration_figure": charts.calibration_figure(practice) if practice else None,
         "calibration_window": practice_stats.CALIBRATION_WINDOW,
     }

@@ -1,0 +1,96 @@
+"""/progress/ also keeps its summary by the learner's name and summary, and its practice section by the
+learner's practice (quiz/progress.html): whichever learners came first, each gets the page a fresh
+build gives them, and no learner's name reaches another."""
+
+import time
+
+import pytest
+from django.test import Client
+
+from lessons.models import PracticeTemplate
+from serving.content_cache import content_changed
+from tests.quiz.clocks import MovableClock
+from tests.textutil import without_csrf_tokens
+
+pytestmark = pytest.mark.django_db
+
+CARD = "/learn/llm-inference-performance/setup-and-guardrails/step-1/"
+PRACTICE = "l05-kv-per-conversation"
+
+
+def rate(client: Client, rating: int) -> None:
+    client.post(CARD + "show/", {"answer": "an answer"})
+    client.post(CARD + "rate/", {"rating": rating})
+
+
+def practise(client: Client, seed: int, right: bool) -> None:
+    value = PracticeTemplate.objects.get(slug=PRACTICE).problem(seed).answer
+    answer = value if right else value * 3
+    response = client.post(
+        f"/practice/{PRACTICE}/", {"seed": seed, "answer": f"{answer}", "shown_at": time.time()}
+    )
+    assert response.status_code == 200
+
+
+def progress(client: Client) -> str:
+    response = client.get("/progress/")
+    assert response.status_code == 200
+    return without_csrf_tokens(response.content.decode())
+
+
+@pytest.fixture
+def learners(lessons, monkeypatch, django_user_model) -> dict[str, Client]:
+    clock = MovableClock(monkeypatch)
+    made: dict[str, Client] = {"first visit": Client()}
+
+    def learner(name: str) -> Client:
+        client = Client()
+        user = django_user_model.objects.create_user(name.replace(" ", "-"), password="x" * 20)
+        client.force_login(user)
+        made[name] = client
+        return client
+
+    learner("sam, nothing done")
+    learner("alex, nothing done")  # the same progress as sam's, another name
+    rate(learner("rated Got it"), 3)
+    rate(learner("rated Missed it"), 1)  # due again after a minute
+    practise(learner("one right answer"), 4, right=True)
+    practise(learner("one wrong answer"), 4, right=False)
+    two = learner("two answers")
+    practise(two, 4, right=True)
+    practise(two, 5, right=True)
+    clock.advance(minutes=3)
+    for client in made.values():
+        client.get("/review/")  # shows the Saved messages, which /progress/ would show once
+    content_changed()
+    return made
+
+
+def test_each_learner_gets_the_page_a_fresh_build_gives_whoever_came_first(learners):
+    kept_from_others = {name: progress(client) for name, client in learners.items()}
+    for name, client in reversed(learners.items()):
+        content_changed()  # nothing kept: this learner's page is built for them alone
+        assert progress(client) == kept_from_others[name], name
+    assert len(set(kept_from_others.values())) == len(learners)
+
+
+def test_no_learners_name_reaches_another(learners):
+    sams = progress(learners["sam, nothing done"])
+    alexs = progress(learners["alex, nothing done"])
+
+    assert "Signed in as <strong>sam,-nothing-done</strong>" in sams
+    assert "sam," not in alexs and "Signed in as <strong>alex,-nothing-done</strong>" in alexs
+    assert "Signed in as" not in progress(learners["first visit"])
+
+
+def test_a_rating_and_an_answer_show_on_the_next_visit(learners):
+    client = learners["sam, nothing done"]
+    assert "<dt>Cards rated</dt><dd><strong>0</strong>" in progress(client)
+
+    rate(client, 3)
+    practise(client, 4, right=True)
+    client.get("/review/")  # the Saved message
+
+    page = progress(client)
+    assert "<dt>Cards rated</dt><dd><strong>1</strong>" in page
+    assert 'id="practice-table"' in page
