@@ -120,3 +120,11 @@ def test_each_signed_in_page_carries_its_own_token_in_the_start_form(student_cli
     tokens = [re.search(r'name="csrfmiddlewaretoken" value="(\w+)"', form).group(1) for form in forms]
     assert len(set(tokens)) == 2  # masked afresh on each page, as {% csrf_token %} does
     assert forms[0].replace(tokens[0], "") == forms[1].replace(tokens[1], "")
+
+
+@pytest.mark.parametrize("address", ["/sim/?", "/sim/?&"])
+def test_an_empty_query_string_is_the_default_page(student_client, address):
+    # Signed in: an anonymous visitor's Log in link comes back to the address as it was typed.
+    default = without_csrf_tokens(student_client.get("/sim/").content.decode())
+
+    assert without_csrf_tokens(student_client.get(address).content.decode()) == default
