@@ -148,11 +148,16 @@ def progress(request: HttpRequest) -> HttpResponse:
         sharing_form = SimpleLazyObject(partial(SharingForm, instance=profile))
     summary = ProgressSummary.of(by_lesson.values(), now)
     practice = practice_stats.practice_of(learner)
+    runs_by_course = [
+        (course, ProgressRun.runs_of(by_lesson[lesson.id] for lesson in course.listed_lessons))
+        for course in courses
+    ]
     learners_progress = {
-        "courses": [
-            (course, ProgressRun.runs_of(by_lesson[lesson.id] for lesson in course.listed_lessons))
-            for course in courses
-        ],
+        "courses": runs_by_course,
+        # Everything the courses' part shows of the learner: their runs' looks (quiz/progress.html).
+        "courses_look": tuple(
+            (course.id, tuple(run.look for run in runs)) for course, runs in runs_by_course
+        ),
         "learner": learner,
         "share_name": share_name,
         "sharing_form": sharing_form,
