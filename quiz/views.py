@@ -162,8 +162,6 @@ def progress(request: HttpRequest) -> HttpResponse:
         "share_name": share_name,
         "sharing_form": sharing_form,
         "summary": summary,
-        # The summary's part says who the learner is: kept by both (quiz/progress.html).
-        "summary_key": (learner.user.get_username() if learner.user else None, summary),
         "forecast_figure": charts.due_forecast_json(summary) if summary.rated else None,
         "forecast_days": FORECAST_DAYS,
         "practice": practice,
