@@ -43,7 +43,7 @@ T = TypeVar("T")
 FILE_CACHE = "django.core.cache.backends.filebased.FileBasedCache"
 
 
-# Every token by its name, for templates that keep a part while one holds ({% kept_while %}).
+# Every token by its name: a name is a token's file beside the file cache, so no two may share one.
 TOKENS: dict[str, SharedToken] = {}
 
 
@@ -204,7 +204,7 @@ def kept_by_look(request: HttpRequest, key: Hashable, build: Callable[[], T]) ->
     return _kept_by_look.get_or_build(request_version(request), key, build)
 
 
-# Parts kept while both the content version and another token hold ({% kept_while %}): the
+# Parts kept while both the content version and another token hold (kept_while): the
 # most recently used of each token's, since their keys may hold what a visitor sent.
 WHILE_KEPT_LIMIT = 256
 _kept_while: dict[str, _Kept] = {}

@@ -14,9 +14,8 @@ from django.template.loader import get_template
 from django.utils.safestring import SafeString, mark_safe
 
 from accounts.instructors import is_instructor
-from serving.content_cache import kept
 from serving.csrf import hidden_token_input
-from serving.templatetags.content_fragments import keeping_request
+from serving.templatetags.content_fragments import kept_part
 from serving.templatetags.fixed_urls import fixed_url
 
 register = template.Library()
@@ -28,9 +27,7 @@ def _nav_links(context: template.Context, instructor: bool, signed_in: bool) -> 
     def build() -> str:
         return get_template("site/nav_links.html").render({"instructor": instructor, "signed_in": signed_in})
 
-    if (request := keeping_request(context)) is None:
-        return build()
-    return kept(request, ("fragment", "nav-links", instructor, signed_in), build)
+    return kept_part(context, ("nav-links", instructor, signed_in), build)
 
 
 @register.simple_tag(takes_context=True)

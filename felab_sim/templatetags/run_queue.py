@@ -8,7 +8,6 @@ them the visitor's own part, a Log in link or the Start form kept per content ve
 page's CSRF token put in. Written as template tags it cost about 200 Python calls a request.
 """
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,10 +16,9 @@ from django.db.models import Q
 from django.template.loader import get_template
 from django.utils.safestring import SafeString, mark_safe
 
-from serving.content_cache import kept, kept_while
 from serving.csrf import hidden_token_input
 from serving.prepared import PreparedQuery
-from serving.templatetags.content_fragments import keeping_request
+from serving.templatetags.content_fragments import kept_part
 from serving.templatetags.fixed_urls import fixed_url
 
 from ..forms import RealSweepForm
@@ -65,16 +63,6 @@ def run_queue() -> RunQueue:
 _TOKEN_MARK = mark_safe("\x00felab-run-form-token\x00")
 
 
-def _kept_or_built(
-    context: template.Context, key: tuple[Any, ...], build: Callable[[], Any], *, while_runs: bool
-) -> Any:
-    if (request := keeping_request(context)) is None:
-        return build()
-    if while_runs:
-        return kept_while(request, RUNS, ("fragment", *key), build)
-    return kept(request, ("fragment", *key), build)
-
-
 def _queue_parts(query: str, overlay_pk: Any) -> tuple[str, str]:
     """The queue's status and the measured runs' list, from one read of the queue."""
     queue = run_queue()
@@ -102,12 +90,12 @@ def _log_in_link() -> str:
 def real_sweep_runs(context: template.Context) -> SafeString:
     """/sim/'s queue, the visitor's Start form (or a Log in link), and the measured runs."""
     query, overlay_pk = context.get("query", ""), context.get("overlay_pk")
-    status, runs = _kept_or_built(
-        context, ("run-queue", query, overlay_pk), lambda: _queue_parts(query, overlay_pk), while_runs=True
+    status, runs = kept_part(
+        context, ("run-queue", query, overlay_pk), lambda: _queue_parts(query, overlay_pk), RUNS
     )
     if context["user"].is_authenticated:
-        before, after = _kept_or_built(context, ("run-form",), _run_form, while_runs=False)
+        before, after = kept_part(context, ("run-form",), _run_form)
         visitors = before + hidden_token_input(context["csrf_token"]) + after
     else:
-        visitors = _kept_or_built(context, ("run-log-in",), _log_in_link, while_runs=False)
+        visitors = kept_part(context, ("run-log-in",), _log_in_link)
     return mark_safe(status + visitors + runs)

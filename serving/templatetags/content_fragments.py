@@ -14,10 +14,8 @@ item (named ``as`` in it) and kept by the item's ``look`` and any further keys, 
 fragment is; the loop runs in Python, a few calls an item, where a template loop of fragments
 costs about fifty (/progress/ has one per lesson on every request, home one per run of lessons).
 
-``{% kept_while "token" "name" key … %}…{% endkept_while %}``: a part kept while both the content
-version and the named token hold (serving.content_cache.kept_while): for what changes between
-content changes but far less often than it is read, as /sim/'s run queue. The same rules as a
-content_fragment's hold: nothing of the visitor's in it.
+``kept_part(context, key, build, token=None)``: the same for a tag written in Python (the nav's
+links, /sim/'s run queue, kept while felab_sim.models.RUNS holds too).
 
 ``{% per_visitor %}…{% endper_visitor %}``: the opposite, a part that differs from one visitor
 to the next. A page rendered by serving.kept_pages.render_kept is kept whole but for these parts,
@@ -27,17 +25,18 @@ content_fragment.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from django import template
 from django.template.base import FilterExpression, NodeList, Parser, Token
 from django.utils.safestring import SafeString, mark_safe
 
-from serving.content_cache import TOKENS, kept, kept_by_look, kept_while
+from serving.content_cache import SharedToken, kept, kept_by_look, kept_while
 from serving.kept_pages import PerVisitorNode, building_kept_page
 
 register = template.Library()
+T = TypeVar("T")
 
 
 def keeping_request(context: template.Context) -> Any:
@@ -45,6 +44,19 @@ def keeping_request(context: template.Context) -> Any:
     request there is nothing to key the version on, and in a kept page's once-per-version pass
     the whole page is kept anyway."""
     return None if building_kept_page(context) else context.get("request")
+
+
+def kept_part(
+    context: template.Context, key: tuple[Any, ...], build: Callable[[], T], token: SharedToken | None = None
+) -> T:
+    """A Python tag's part kept as ``{% content_fragment %}`` keeps one (and, with ``token``,
+    only while that token holds too: serving.content_cache.kept_while); built in place where
+    nothing is kept (no request, or a kept page's once-per-version pass)."""
+    if (request := keeping_request(context)) is None:
+        return build()
+    if token is None:
+        return kept(request, ("fragment", *key), build)
+    return kept_while(request, token, ("fragment", *key), build)
 
 
 class ContentFragmentNode(template.Node):
@@ -68,6 +80,10 @@ class ContentFragmentNode(template.Node):
         return mark_safe(self.keep(request, key, lambda: self.nodelist.render(context)))
 
 
+def _quoted(bit: str) -> str | None:
+    return bit[1:-1] if len(bit) >= 2 and bit[0] in "\"'" and bit[-1] == bit[0] else None
+
+
 @register.tag
 def content_fragment(parser: Parser, token: Token) -> ContentFragmentNode:
     bits = token.split_contents()
@@ -84,41 +100,6 @@ def content_fragment(parser: Parser, token: Token) -> ContentFragmentNode:
     return ContentFragmentNode(
         nodelist, bits[1][1:-1], [parser.compile_filter(bit) for bit in bits[2:]], when, bounded
     )
-
-
-class KeptWhileNode(template.Node):
-    def __init__(self, nodelist: NodeList, token_name: str, name: str, keys: list[FilterExpression]) -> None:
-        # Not "token": the parser sets that attribute to the tag's own token on every node.
-        self.nodelist, self.token_name, self.name, self.keys = nodelist, token_name, name, keys
-
-    def render(self, context: template.Context) -> SafeString:
-        if (request := keeping_request(context)) is None:
-            return self.nodelist.render(context)
-        key = ("fragment", self.name, *(expression.resolve(context) for expression in self.keys))
-        return mark_safe(
-            kept_while(request, TOKENS[self.token_name], key, lambda: self.nodelist.render(context))
-        )
-
-
-def _quoted(bit: str) -> str | None:
-    return bit[1:-1] if len(bit) >= 2 and bit[0] in "\"'" and bit[-1] == bit[0] else None
-
-
-@register.tag("kept_while")
-def kept_while_tag(parser: Parser, token: Token) -> KeptWhileNode:
-    bits = token.split_contents()
-    if len(bits) < 3 or _quoted(bits[1]) is None or _quoted(bits[2]) is None:
-        raise template.TemplateSyntaxError(
-            f"{bits[0]} needs a quoted token's name, a quoted fragment's name, then the keys it varies on"
-        )
-    if _quoted(bits[1]) not in TOKENS:
-        raise template.TemplateSyntaxError(
-            f"{bits[0]}: no token named {bits[1]} (serving.content_cache.TOKENS)"
-        )
-    nodelist = parser.parse(("endkept_while",))
-    parser.delete_first_token()
-    keys = [parser.compile_filter(bit) for bit in bits[3:]]
-    return KeptWhileNode(nodelist, _quoted(bits[1]), _quoted(bits[2]), keys)
 
 
 @register.simple_tag(takes_context=True)
