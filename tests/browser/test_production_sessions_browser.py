@@ -48,12 +48,18 @@ def signed_in_on_each_page(page: Page, base: str) -> None:
         expect(page.get_by_role("button", name="Log out")).to_be_visible()
 
 
-def test_a_password_changed_on_one_browser_signs_the_other_out(site, two_browsers):
+def signed_in_on_both(site: Site, two_browsers: tuple[Page, Page], username: str) -> tuple[Page, Page]:
+    """The student signs up on the first browser and logs in on the second."""
     here, there = two_browsers
-    sign_up(here, site.url, "casey")
-    log_in(there, site.url, "casey", PASSWORD)
+    sign_up(here, site.url, username)
+    log_in(there, site.url, username, PASSWORD)
     signed_in_on_each_page(here, site.url)
     signed_in_on_each_page(there, site.url)
+    return here, there
+
+
+def test_a_password_changed_on_one_browser_signs_the_other_out(site, two_browsers):
+    here, there = signed_in_on_both(site, two_browsers, "casey")
 
     here.goto(site.url + "/accounts/password/change/")
     here.get_by_label("Old password").fill(PASSWORD)
@@ -72,11 +78,7 @@ def test_a_password_changed_on_one_browser_signs_the_other_out(site, two_browser
 
 
 def test_logging_out_on_one_browser_leaves_the_other_signed_in(site, two_browsers):
-    here, there = two_browsers
-    sign_up(here, site.url, "robin")
-    log_in(there, site.url, "robin", PASSWORD)
-    signed_in_on_each_page(here, site.url)
-    signed_in_on_each_page(there, site.url)
+    here, there = signed_in_on_both(site, two_browsers, "robin")
 
     here.get_by_role("button", name="Log out").click()
     expect(here.get_by_role("navigation", name="Site").get_by_role("link", name="Log in")).to_be_visible()

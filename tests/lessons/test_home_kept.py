@@ -6,9 +6,8 @@ import pytest
 from django.test import Client
 
 from lessons.models import Card
-from serving.content_cache import content_changed
 from tests.quiz.clocks import MovableClock
-from tests.textutil import without_csrf_tokens
+from tests.support.learners_looks import Learners, assert_each_gets_a_fresh_build, page_of
 
 pytestmark = pytest.mark.django_db
 
@@ -24,23 +23,15 @@ def study(client: Client, card_url: str, rating: int | None) -> None:
         client.post(card_url + "rate/", {"rating": rating})
 
 
-def home(client: Client) -> str:
-    response = client.get("/")
-    assert response.status_code == 200
-    return without_csrf_tokens(response.content.decode())
+home = page_of("/")
 
 
 @pytest.fixture
-def learners(lessons, monkeypatch, django_user_model) -> dict[str, Client]:
+def learners(lessons, monkeypatch, django_user_model) -> Learners:
     """Learners whose maps differ in one thing each: what they opened, rated, and what is due."""
     clock = MovableClock(monkeypatch)
-    made: dict[str, Client] = {"first visit": Client()}
-
-    def learner(name: str) -> Client:
-        client = Client()
-        client.force_login(django_user_model.objects.create_user(name.replace(" ", "-"), password="x" * 20))
-        made[name] = client
-        return client
+    made = Learners(django_user_model)
+    learner = made.add
 
     learner("signed in, nothing done")
     study(learner("opened one card"), FIRST_CARD, None)
@@ -60,18 +51,11 @@ def learners(lessons, monkeypatch, django_user_model) -> dict[str, Client]:
     for card in Card.objects.filter(lesson__slug="setup-and-guardrails"):
         study(everything, card.get_absolute_url(), 4)
     clock.advance(minutes=3)  # Missed it is due again after a minute, Got it after ten
-    for client in made.values():
-        client.get("/review/")  # shows the ratings' Saved messages, which home would show once
-    content_changed()
-    return made
+    return made.settled()
 
 
 def test_each_learner_gets_the_map_a_fresh_build_gives_whoever_came_first(learners):
-    kept_from_others = {name: home(client) for name, client in learners.items()}
-    for name, client in reversed(learners.items()):
-        content_changed()  # nothing kept: this learner's map is built for them alone
-        assert home(client) == kept_from_others[name], name
-    assert len(set(kept_from_others.values())) == len(learners)  # every map differs from the others
+    assert_each_gets_a_fresh_build(learners, home)
 
 
 def test_a_rating_shows_on_the_next_visit(learners):

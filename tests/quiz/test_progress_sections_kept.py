@@ -9,9 +9,8 @@ import pytest
 from django.test import Client
 
 from lessons.models import PracticeTemplate
-from serving.content_cache import content_changed
 from tests.quiz.clocks import MovableClock
-from tests.textutil import without_csrf_tokens
+from tests.support.learners_looks import Learners, assert_each_gets_a_fresh_build, page_of
 
 pytestmark = pytest.mark.django_db
 
@@ -33,23 +32,14 @@ def practise(client: Client, seed: int, right: bool) -> None:
     assert response.status_code == 200
 
 
-def progress(client: Client) -> str:
-    response = client.get("/progress/")
-    assert response.status_code == 200
-    return without_csrf_tokens(response.content.decode())
+progress = page_of("/progress/")
 
 
 @pytest.fixture
-def learners(lessons, monkeypatch, django_user_model) -> dict[str, Client]:
+def learners(lessons, monkeypatch, django_user_model) -> Learners:
     clock = MovableClock(monkeypatch)
-    made: dict[str, Client] = {"first visit": Client()}
-
-    def learner(name: str) -> Client:
-        client = Client()
-        user = django_user_model.objects.create_user(name.replace(" ", "-"), password="x" * 20)
-        client.force_login(user)
-        made[name] = client
-        return client
+    made = Learners(django_user_model)
+    learner = made.add
 
     learner("sam, nothing done")
     learner("alex, nothing done")  # the same progress as sam's, another name
@@ -61,18 +51,11 @@ def learners(lessons, monkeypatch, django_user_model) -> dict[str, Client]:
     practise(two, 4, right=True)
     practise(two, 5, right=True)
     clock.advance(minutes=3)
-    for client in made.values():
-        client.get("/review/")  # shows the Saved messages, which /progress/ would show once
-    content_changed()
-    return made
+    return made.settled()
 
 
 def test_each_learner_gets_the_page_a_fresh_build_gives_whoever_came_first(learners):
-    kept_from_others = {name: progress(client) for name, client in learners.items()}
-    for name, client in reversed(learners.items()):
-        content_changed()  # nothing kept: this learner's page is built for them alone
-        assert progress(client) == kept_from_others[name], name
-    assert len(set(kept_from_others.values())) == len(learners)
+    assert_each_gets_a_fresh_build(learners, progress)
 
 
 def test_no_learners_name_reaches_another(learners):
