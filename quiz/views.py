@@ -148,6 +148,8 @@ def progress(request: HttpRequest) -> HttpResponse:
         sharing_form = SimpleLazyObject(partial(SharingForm, instance=profile))
     summary = ProgressSummary.of(by_lesson.values(), now)
     practice = practice_stats.practice_of(learner)
+    forecast_figure = charts.due_forecast_json(summary) if summary.rated else None
+    calibration_figure = charts.calibration_figure(practice) if practice else None
     runs_by_course = [
         (course, ProgressRun.runs_of(by_lesson[lesson.id] for lesson in course.listed_lessons))
         for course in courses
@@ -162,11 +164,13 @@ def progress(request: HttpRequest) -> HttpResponse:
         "share_name": share_name,
         "sharing_form": sharing_form,
         "summary": summary,
-        "forecast_figure": charts.due_forecast_json(summary) if summary.rated else None,
+        "forecast_figure": forecast_figure,
         "forecast_days": FORECAST_DAYS,
         "practice": practice,
         "practice_look": tuple(row.look for row in practice),
-        "calibration_figure": charts.calibration_figure(practice) if practice else None,
+        "calibration_figure": calibration_figure,
+        # Whether the page draws a chart, and so needs plotly's script (quiz/progress.html's head).
+        "charted": bool(forecast_figure or calibration_figure),
         "calibration_window": practice_stats.CALIBRATION_WINDOW,
     }
     # The page around the learner's progress is the same for everyone: kept, the rest rendered into it.

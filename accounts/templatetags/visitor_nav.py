@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from django import template
 from django.template.loader import get_template
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 
 from accounts.instructors import is_instructor
 from serving.csrf import hidden_token_input
@@ -36,7 +36,7 @@ def visitor_nav(context: template.Context) -> SafeString:
     signed_in = user.is_authenticated
     links = _nav_links(context, is_instructor(user), signed_in)
     if signed_in:
-        return mark_safe(
+        return SafeString(
             links
             + _LOG_OUT_FORM.format(
                 action=fixed_url("logout"), token=hidden_token_input(context["csrf_token"])
@@ -44,4 +44,4 @@ def visitor_nav(context: template.Context) -> SafeString:
         )
     # Log in and Sign up come back to this page (not from the account pages, which carry their
     # own next): rendered per request, with the request's path.
-    return mark_safe(links + context.template.engine.get_template("site/account_links.html").render(context))
+    return SafeString(links + context.template.engine.get_template("site/account_links.html").render(context))

@@ -98,4 +98,4 @@ def real_sweep_runs(context: template.Context) -> SafeString:
         visitors = before + hidden_token_input(context["csrf_token"]) + after
     else:
         visitors = kept_part(context, ("run-log-in",), _log_in_link)
-    return mark_safe(status + visitors + runs)
+    return SafeString(status + visitors + runs)

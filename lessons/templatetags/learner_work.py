@@ -15,7 +15,7 @@ from django import template
 from django.core.exceptions import ImproperlyConfigured
 from django.template.loader import get_template
 from django.utils.html import escape
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 
 from lessons.models import Card, Course
 from serving.content_cache import kept
@@ -63,7 +63,7 @@ def opened_layer_vals(context: template.Context, card: Card, layer: str) -> Safe
         "csrfmiddlewaretoken": str(context["csrf_token"]),
     }
     # Within hx-vals='…': a layer's name, digits and the token's letters and digits hold no quote.
-    return mark_safe(json.dumps(vals))
+    return SafeString(json.dumps(vals))
 
 
 @register.simple_tag(takes_context=True)
@@ -72,7 +72,7 @@ def rating_form_fields(context: template.Context, card: Card) -> SafeString:
     four buttons. One tag, not template lines, for the same reason as opened_layer_vals."""
     study = _provider("card_study")(context, card)
     showing = str(study.showing.pk) if study.showing else ""
-    return mark_safe(
+    return SafeString(
         f"{hidden_token_input(context['csrf_token'])}\n"
         f'          <input type="hidden" name="showing" id="rating-showing" value="{showing}">\n'
         f"          {_provider('rating_buttons')(study.previews)}"
@@ -96,8 +96,8 @@ def rating_result(context: template.Context, card: Card, review_mode: bool) -> S
     card in review, else the lesson's next step."""
     review = _provider("card_study")(context, card).review
     if review is None:
-        return mark_safe("")
-    return mark_safe(
+        return SafeString("")
+    return SafeString(
         _RATED.format(label=escape(review.rating_label), next=where_next(context, card, review_mode))
     )
 
@@ -106,7 +106,9 @@ def rating_result(context: template.Context, card: Card, review_mode: bool) -> S
 def where_next(context: template.Context, card: Card, review_mode: bool) -> SafeString:
     """Once ``card`` is rated: the next due card in review, else the lesson's next step."""
     return (
-        mark_safe(_NEXT_DUE.format(url=fixed_url("review_next"))) if review_mode else next_step(context, card)
+        SafeString(_NEXT_DUE.format(url=fixed_url("review_next")))
+        if review_mode
+        else next_step(context, card)
     )
 
 
@@ -119,8 +121,8 @@ def next_step(context: template.Context, card: Card) -> SafeString:
         return get_template("lessons/next_step.html").render({"card": card})
 
     if (request := keeping_request(context)) is None:
-        return mark_safe(build())
-    return mark_safe(kept(request, ("fragment", "next-step", card.pk), build))
+        return SafeString(build())
+    return SafeString(kept(request, ("fragment", "next-step", card.pk), build))
 
 
 @register.simple_tag(takes_context=True)

@@ -11,7 +11,7 @@ from html import escape
 from typing import Any
 
 from django import template
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 
 from lessons.models import Card, Course
 
@@ -53,10 +53,10 @@ def utc_time(value: datetime | None, form: str = "short") -> SafeString:
     """A moment as <time>: UTC text (marked "UTC"), which static/js/local-time.js rewrites to
     the student's own time zone; without JavaScript the UTC text stays."""
     if value is None:
-        return mark_safe("")
+        return SafeString("")
     value = value.astimezone(UTC)
     text = _TIME_FORMATS.get(form, _TIME_FORMATS["short"]).format(day=value.day, value=value)
-    return mark_safe(
+    return SafeString(
         f'<time datetime="{value:%Y-%m-%dT%H:%M:%SZ}" data-local-time="{escape(form)}">{escape(text)} UTC</time>'
     )
 
@@ -68,7 +68,7 @@ def rating_buttons(previews: Iterable[Preview]) -> SafeString:
     Written here rather than as a template loop, and with the standard library's escape rather
     than format_html: they are rendered on every card page with its answer shown (issue 14).
     """
-    return mark_safe(
+    return SafeString(
         "\n".join(
             # The two times are digits, letters, spaces and ":,-": nothing to escape.
             _RATING_BUTTON.format(

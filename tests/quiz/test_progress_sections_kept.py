@@ -78,3 +78,25 @@ def test_a_rating_and_an_answer_show_on_the_next_visit(learners):
     page = progress(client)
     assert "<dt>Cards rated</dt><dd><strong>1</strong>" in page
     assert 'id="practice-table"' in page
+
+
+def test_each_learner_sees_their_own_email_address_and_sharing_choice(lessons, django_user_model):
+    made = Learners(django_user_model)
+    made.add("sam")
+    made.add("alex")
+    made.add("kim")
+    django_user_model.objects.filter(username="sam").update(email="sam&co@example.com")
+    django_user_model.objects.filter(username="alex").update(email="alex@example.com")
+    made["alex"].post("/progress/sharing/", {"share_name": "on"})
+    made.settled()
+
+    sams, alexs, kims, firsts = (progress(made[name]) for name in ("sam", "alex", "kim", "first visit"))
+
+    assert "Change your email address (sam&amp;co@example.com)" in sams and "alex@" not in sams
+    assert "Change your email address (alex@example.com)" in alexs and "sam&amp;co" not in alexs
+    assert "Add an email address" in kims and "@example.com" not in kims
+    assert 'id="id_share_name">' in sams and 'id="id_share_name">' in kims
+    assert 'id="id_share_name" checked>' in alexs
+    assert "Your account" not in firsts and 'name="share_name"' not in firsts
+    assert '<a href="/accounts/signup/?next=/progress/">Sign up</a>' in firsts
+    assert 'action="/progress/sharing/"' in sams
