@@ -84,7 +84,8 @@ MIDDLEWARE = [
     "serving.admin_filters.AdminFilterGuard",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "django_htmx.middleware.HtmxMiddleware",
+    # django-htmx's, whose request.htmx reads HX-Request from the environ (serving/htmx.py).
+    "serving.htmx.htmx_middleware",
 ]
 
 ROOT_URLCONF = "config.urls"
