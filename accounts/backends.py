@@ -49,13 +49,15 @@ class InstructorFlagBackend(ModelBackend):
         return user
 
     def get_user(self, user_id: Any):
-        User = get_user_model()
-        try:
-            pk = User._meta.pk.to_python(user_id)
-        except ValidationError:
-            return None
-        # Read in the same statement as the request's session when it could be (accounts/sessions.py).
-        users = read_with_session(pk) or _user_lookup().run(pk=pk)
+        # Read in the same statement as the request's session when it could be (accounts/sessions.py):
+        # Django hands over the pk it converted from the session's data, the one that row was read for.
+        users = read_with_session(user_id)
+        if not users:
+            try:
+                pk = get_user_model()._meta.pk.to_python(user_id)
+            except ValidationError:
+                return None
+            users = _user_lookup().run(pk=pk)
         if not users or not self.user_can_authenticate(users[0]):
             return None
         user = users[0]

@@ -91,7 +91,8 @@ class SessionStore(db.SessionStore):
                     return {}
                 self.user_read_with_session = user
                 data = self.decode(row_data)
-                self._remember_user(data)
+                if data.get(SESSION_KEY) != str(pk):  # the session's user is not the one remembered
+                    self._remember_user(data)
                 return data
             _forget(self.session_key)  # that user is gone: the session alone, as Django reads it
         data = super().load()
