@@ -25,7 +25,9 @@ class HtmxDetails(DjangoHtmxDetails):
         return value == "true"
 
 
-def htmx_middleware(get_response: Callable[[HttpRequest], HttpResponse]) -> Callable[[HttpRequest], HttpResponse]:
+def htmx_middleware(
+    get_response: Callable[[HttpRequest], HttpResponse],
+) -> Callable[[HttpRequest], HttpResponse]:
     """django_htmx.middleware.HtmxMiddleware with these details (the site is served over WSGI)."""
 
     def middleware(request: HttpRequest) -> HttpResponse:
