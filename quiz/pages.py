@@ -203,11 +203,14 @@ def untouched_runs(items: Iterable[T], untouched: Callable[[T], bool]) -> list[t
     """The items in order, in runs: each untouched item with the untouched ones next to it, each
     touched one alone (home's map and /progress/ keep each run as one fragment)."""
     runs: list[list[T]] = []
+    last_untouched = False  # whether the run before this item is of untouched ones
     for item in items:
-        if untouched(item) and runs and untouched(runs[-1][-1]):
+        this_untouched = untouched(item)  # asked once an item: pages ask it per lesson per request
+        if this_untouched and last_untouched:
             runs[-1].append(item)
         else:
             runs.append([item])
+        last_untouched = this_untouched
     return [tuple(run) for run in runs]
 
 
@@ -232,8 +235,13 @@ class ProgressSummary:
 
     @classmethod
     def of(cls, lessons: Iterable[LessonProgress], now: datetime) -> ProgressSummary:
-        lessons = list(lessons)
-        states = [state for lesson in lessons for state in lesson.states.values()]
+        # One pass over the lessons, with no per-lesson property or generator: this runs for every
+        # lesson on every visit to /progress/.
+        total = 0
+        states: list[CardState] = []
+        for lesson in lessons:
+            total += len(lesson.lesson.listed_cards)
+            states.extend(lesson.states.values())
         forecast = [0] * (FORECAST_DAYS + 1)
         later = due_soon = 0
         for state in states:
@@ -248,7 +256,7 @@ class ProgressSummary:
             else:
                 later += 1
         return cls(
-            total=sum(lesson.total for lesson in lessons),
+            total=total,
             rated=len(states),
             good=sum(1 for state in states if state.last_rating >= Rating.GOT_IT),
             due_now=forecast[0],
