@@ -9,6 +9,7 @@ from django.db import connections
 from django.test import Client
 
 from config.warm import course_paths, warm_kept_pages
+from felab_sim.engine.calculators import CALCULATORS
 from lessons.models import Card, Lesson
 from serving import kept_pages
 from tests.support.bundled_lessons import load_bundled_lessons
@@ -39,7 +40,9 @@ def test_every_course_page_is_built_once_and_then_served_from_what_was_kept(cour
     settings.ALLOWED_HOSTS = [".felab.example.org"]  # a pattern, as a deployment may list it
     paths = list(course_paths())
     cards, lessons = Card.objects.published().count(), Lesson.objects.published().count()
-    assert len(paths) == 4 + lessons + 2 * cards and cards >= 70 and lessons == 19
+    simulator = 3 + len(CALCULATORS)  # /sim/, the chain and engine pages, each calculator
+    assert len(paths) == 4 + simulator + lessons + 2 * cards and cards >= 70 and lessons == 19
+    assert "/sim/" in paths and "/sim/calc/continuous-batching/" in paths
 
     served, failed = warm_kept_pages()
 
