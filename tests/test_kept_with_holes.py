@@ -41,9 +41,10 @@ def test_each_request_gets_its_own_values_in_text_built_once():
 def test_values_are_escaped_but_those_marked_safe():
     build = Builds('<a title="{name}">{name}</a>{token}')
 
-    html = part(build, name='<script>"&\'', token=SafeString('<input type="hidden">'))
+    html = part(build, name="<script>\"&'", token=SafeString('<input type="hidden">'))
 
-    assert html == '<a title="&lt;script&gt;&quot;&amp;&#x27;">&lt;script&gt;&quot;&amp;&#x27;</a><input type="hidden">'
+    escaped = "&lt;script&gt;&quot;&amp;&#x27;"
+    assert html == f'<a title="{escaped}">{escaped}</a><input type="hidden">'
 
 
 def test_a_hole_the_part_leaves_out_is_harmless():
@@ -65,5 +66,6 @@ def test_a_content_change_builds_the_part_again():
 def test_without_a_request_the_part_is_built_in_place():
     build = Builds("<p>{name}</p>")
 
-    assert [part(build, with_request=False, name=name) for name in ("sam", "alex")] == ["<p>sam</p>", "<p>alex</p>"]
+    parts = [part(build, with_request=False, name=name) for name in ("sam", "alex")]
+    assert parts == ["<p>sam</p>", "<p>alex</p>"]
     assert build.count == 2
