@@ -130,6 +130,7 @@ bench: $(VENV)/.dev chromium nginx bench/lighthouse/node_modules/.bin/lighthouse
 	-$(PY) bench/bench_http.py
 	-$(PY) bench/bench_signed_in.py
 	-$(PY) bench/bench_server_cpu.py
+	-$(PY) bench/bench_gc_pauses.py
 	-$(PY) bench/bench_load.py
 	-$(PY) bench/bench_practice.py --capacity-levels 64,128,256
 	-$(PY) bench/bench_prefix_cache.py
