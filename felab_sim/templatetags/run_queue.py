@@ -14,11 +14,11 @@ from typing import Any
 from django import template
 from django.db.models import Q
 from django.template.loader import get_template
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 
 from serving.csrf import hidden_token_input
 from serving.prepared import PreparedQuery
-from serving.templatetags.content_fragments import kept_part, kept_with_holes
+from serving.templatetags.content_fragments import kept_part
 from serving.templatetags.fixed_urls import fixed_url
 
 from ..forms import RealSweepForm
@@ -59,6 +59,10 @@ def run_queue() -> RunQueue:
     return RunQueue(running, waiting, recent[:RECENT_RUNS])
 
 
+# Where the page's token goes in the kept form: no form field or label can hold it.
+_TOKEN_MARK = mark_safe("\x00felab-run-form-token\x00")
+
+
 def _queue_parts(query: str, overlay_pk: Any) -> tuple[str, str]:
     """The queue's status and the measured runs' list, from one read of the queue."""
     queue = run_queue()
@@ -69,9 +73,13 @@ def _queue_parts(query: str, overlay_pk: Any) -> tuple[str, str]:
     return status, runs
 
 
-def _run_form(marks) -> str:
-    """The Start form, with a hole where the page's CSRF input goes."""
-    return get_template("felab_sim/run_form.html").render({"run_form": RealSweepForm(), **marks})
+def _run_form() -> tuple[str, str]:
+    """The Start form around where its CSRF token goes."""
+    html = get_template("felab_sim/run_form.html").render(
+        {"run_form": RealSweepForm(), "token_input": _TOKEN_MARK}
+    )
+    before, after = html.split(_TOKEN_MARK)
+    return before, after
 
 
 def _log_in_link() -> str:
@@ -86,8 +94,9 @@ def real_sweep_runs(context: template.Context) -> SafeString:
         context, ("run-queue", query, overlay_pk), lambda: _queue_parts(query, overlay_pk), RUNS
     )
     if context["user"].is_authenticated:
-        token_input = SafeString(hidden_token_input(context["csrf_token"]))
-        visitors = kept_with_holes(context, ("run-form",), _run_form, {"token_input": token_input})
+        # Its one hole filled by hand: kept_with_holes (as /progress/ uses) costs fourteen calls more.
+        before, after = kept_part(context, ("run-form",), _run_form)
+        visitors = before + hidden_token_input(context["csrf_token"]) + after
     else:
         visitors = kept_part(context, ("run-log-in",), _log_in_link)
     return SafeString(status + visitors + runs)
