@@ -1,8 +1,8 @@
 """/progress/'s parts that name the learner, written in Python as the header's visitor_nav is.
 
 They are ``per_visitor`` parts of quiz/progress.html, rendered on every request. As template
-tags, the line saying who is signed in and the Your data and Your account sections cost about
-400 Python calls a request, mostly addresses, conditions and the sharing form; here their text
+tags, the line saying who is signed in and the Your data and Your account sections cost 492
+Python calls a request (now 100), mostly addresses, conditions and the sharing form; here their text
 is kept by what it depends on (signed in or not, the sharing choice, whether there is an email
 address) and only the learner's own values are put in: the username, the email address and the
 page's CSRF input (serving.templatetags.content_fragments.kept_with_holes).

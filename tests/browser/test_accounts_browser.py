@@ -38,6 +38,8 @@ def refused(page: Page, base: str, password: str) -> None:
 def test_a_student_changes_their_password_and_logs_in_with_the_new_one(page: Page, live_lessons, sam):
     log_in(page, live_lessons)
     page.goto(live_lessons + "/progress/")
+    expect(page.locator(".lede")).to_contain_text("Signed in as sam.")
+    expect(page.get_by_role("link", name="Change your email address (sam@example.org)")).to_be_visible()
     page.get_by_role("link", name="Change your password").click()
     page.get_by_label("Old password").fill(PASSWORD)
     page.get_by_label("New password", exact=True).fill(NEW_PASSWORD)
