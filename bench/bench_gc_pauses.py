@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import functools
 import gc
-import io
 import sys
 import tempfile
 import time
@@ -33,7 +32,7 @@ from django.core.handlers.wsgi import WSGIHandler
 from django.core.management import call_command
 
 from bench.bench_signed_in import PAGES, studying_student  # its environment, and django.setup()
-from config.warm import warm_kept_pages
+from config.warm import warm_kept_pages, wsgi_get
 
 full_collections: list[float] = []
 
@@ -43,37 +42,10 @@ def _count_full_collections(phase: str, info: dict) -> None:
         full_collections.append(time.perf_counter())
 
 
-def wsgi_get(handler: WSGIHandler, path_and_query: str, cookies: str) -> None:
-    """One GET as gunicorn's worker makes it of the WSGI application, the body read and closed."""
-    path, _, query = path_and_query.partition("?")
-    environ = {
-        "REQUEST_METHOD": "GET",
-        "PATH_INFO": path,
-        "QUERY_STRING": query,
-        "SCRIPT_NAME": "",
-        "SERVER_NAME": "testserver",
-        "SERVER_PORT": "80",
-        "SERVER_PROTOCOL": "HTTP/1.1",
-        "HTTP_HOST": "testserver",
-        "HTTP_COOKIE": cookies,
-        "REMOTE_ADDR": "127.0.0.1",
-        "wsgi.url_scheme": "http",
-        "wsgi.input": io.BytesIO(),
-        "wsgi.errors": sys.stderr,
-        "wsgi.version": (1, 0),
-        "wsgi.multithread": False,
-        "wsgi.multiprocess": True,
-        "wsgi.run_once": False,
-    }
-    statuses: list[str] = []
-    response = handler(environ, lambda status, headers, exc_info=None: statuses.append(status))
-    try:
-        for _ in response:
-            pass
-    finally:
-        response.close()
-    if not statuses[0].startswith("200"):
-        raise SystemExit(f"{path_and_query}: {statuses[0]}")
+def get_page(handler: WSGIHandler, path_and_query: str, cookies: str) -> None:
+    status = wsgi_get(handler, path_and_query, "testserver", cookies)
+    if not status.startswith("200"):
+        raise SystemExit(f"{path_and_query}: {status}")
 
 
 def measure(request, count: int) -> tuple[float, float, float, int]:
@@ -123,7 +95,7 @@ def main() -> None:
         if frozen:
             gc.freeze()
         for page in pages:
-            request = functools.partial(wsgi_get, handler, page.path, cookies if page.signed_in else "")
+            request = functools.partial(get_page, handler, page.path, cookies if page.signed_in else "")
             results[page.name, frozen] = measure(request, args.requests)
         results["collection", frozen] = one_full_collection_ms()
         results["objects", frozen] = len(gc.get_objects())

@@ -55,7 +55,9 @@ def _served_host() -> str:
     return "localhost"
 
 
-def _get(handler: WSGIHandler, path_and_query: str, host: str) -> str:
+def wsgi_get(handler: WSGIHandler, path_and_query: str, host: str, cookies: str = "") -> str:
+    """One GET of the WSGI application as gunicorn's worker makes it, the body read and the
+    response closed; its status line (bench/bench_gc_pauses.py asks with a student's cookies)."""
     path, _, query = path_and_query.partition("?")
     https = bool(settings.SECURE_SSL_REDIRECT)
     environ = {
@@ -76,6 +78,8 @@ def _get(handler: WSGIHandler, path_and_query: str, host: str) -> str:
         "wsgi.multiprocess": True,
         "wsgi.run_once": False,
     }
+    if cookies:
+        environ["HTTP_COOKIE"] = cookies
     statuses: list[str] = []
     response = handler(environ, lambda status, headers, exc_info=None: statuses.append(status))
     try:
@@ -100,7 +104,7 @@ def warm_kept_pages() -> tuple[int, list[str]]:
     served, failed = 0, []
     try:
         for path in course_paths():
-            status = _get(handler, path, host)
+            status = wsgi_get(handler, path, host)
             if status.startswith("200"):
                 served += 1
             else:
