@@ -336,9 +336,14 @@ class Chart:
 
     def svg(self, uid: str) -> str:
         """The chart; `uid` keeps its clip paths' ids apart from other charts' on the page."""
+        # Every grid line is one stroke of a single path, drawn first, under everything: a
+        # <line> element each cost /sim/ about 2 kB more over its two charts.
+        grid: list[str] = []
         parts: list[str] = []
         for axis in self.axes.values():
-            parts.extend(self._grid_and_ticks(axis))
+            parts.extend(self._grid_and_ticks(axis, grid))
+        if grid:
+            parts.insert(0, f'<path class="grid" d="{"".join(grid)}"/>')
         parts.extend(self._shapes())
         stacks: dict[tuple[str, str], float] = {}
         clips: dict[tuple[str, str], str] = {}
@@ -366,7 +371,8 @@ class Chart:
             f'xmlns="http://www.w3.org/2000/svg" font-size="{self.font:g}">{"".join(parts)}</svg>'
         )
 
-    def _grid_and_ticks(self, axis: Axis) -> Iterable[str]:
+    def _grid_and_ticks(self, axis: Axis, grid: list[str]) -> Iterable[str]:
+        """The axis's tick labels and title; its grid lines go onto ``grid`` as path strokes."""
         spec = axis.spec
         is_x = axis.key.startswith("x")
         cross = self._crossing(axis)
@@ -380,8 +386,7 @@ class Chart:
             pixel = axis.to_pixel(position)
             if is_x:
                 if spec.get("showgrid", True) is not False and not axis.is_category:
-                    out.append(f'<line class="grid" x1="{pixel:.1f}" x2="{pixel:.1f}" y1="{anchor_high:.1f}" '
-                               f'y2="{anchor_low:.1f}"/>')  # fmt: skip
+                    grid.append(f"M{pixel:.1f} {anchor_high:.1f}V{anchor_low:.1f}")
                 if show_labels and number in shown:
                     out.append(
                         self._x_label(pixel, anchor_low + self.font + 4, label, self._tick_gap(axis, ticks))
@@ -393,8 +398,7 @@ class Chart:
                     and "overlaying" not in spec
                     and not axis.is_category
                 ):
-                    out.append(f'<line class="grid" x1="{left:.1f}" x2="{right_edge:.1f}" y1="{pixel:.1f}" '
-                               f'y2="{pixel:.1f}"/>')  # fmt: skip
+                    grid.append(f"M{left:.1f} {pixel:.1f}H{right_edge:.1f}")
                 if show_labels:
                     x = right_edge + 5 if right else left - 5
                     anchor = "start" if right else "end"

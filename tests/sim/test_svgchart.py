@@ -151,3 +151,19 @@ def test_large_tick_labels_are_short_and_a_multicoloured_bar_trace_gets_a_swatch
     assert [label for _, label in chart.axis("x").ticks()][-2:] == ["1.5 B", "2 B"]
     assert chart.legend()[1:] == [("a", "#111111", "square", False), ("b", "#222222", "square", False)]
     assert svgchart.Chart({**figure, "layout": {"showlegend": False}}, svgchart.NARROW).legend() == []
+
+
+def test_the_sweep_figure_sends_only_the_template_that_its_scatter_traces_read():
+    import plotly.io as pio
+    from plotly.utils import PlotlyJSONEncoder
+
+    figure = json.loads(plots.sweep_figure(run_sweep(SweepParams())))
+    template = figure["layout"]["template"]
+    assert {trace["type"] for trace in figure["data"]} == {"scatter"}
+    assert set(template["data"]) == {"scatter"}
+    whole = json.loads(json.dumps(pio.templates["plotly"].to_plotly_json(), cls=PlotlyJSONEncoder))
+    assert template["data"]["scatter"] == whole["data"]["scatter"]
+    # What is kept is plotly's own; what is dropped styles axes these charts don't have.
+    assert set(template["layout"]) == set(plots.TEMPLATE_LAYOUT_KEPT)
+    assert all(template["layout"][key] == whole["layout"][key] for key in template["layout"])
+    assert not {"polar", "ternary", "scene", "geo"} & set(template["layout"])
