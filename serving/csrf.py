@@ -25,7 +25,8 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import CSRF_ALLOWED_CHARS, get_token
-from django.utils.cache import patch_vary_headers
+
+from .vary import vary_on
 
 _CHARACTERS = CSRF_ALLOWED_CHARS
 _SIZE = len(_CHARACTERS)
@@ -157,7 +158,7 @@ def renew_csrf_cookie_hourly(get_response: Callable[[HttpRequest], HttpResponse]
             and not _renewals.due(meta["CSRF_COOKIE"])
         ):
             meta["CSRF_COOKIE_NEEDS_UPDATE"] = False
-            patch_vary_headers(response, ("Cookie",))  # the page still varies with the cookie
+            vary_on(response, "Cookie")  # the page still varies with the cookie
         return response
 
     return middleware

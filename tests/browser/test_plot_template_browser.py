@@ -4,8 +4,8 @@ import json
 from pathlib import Path
 
 import plotly.io as pio
-from plotly.utils import PlotlyJSONEncoder
 from playwright.sync_api import Browser
+from plotly.utils import PlotlyJSONEncoder
 
 from felab_sim.charts import plots
 from felab_sim.engine.simulator import run_sweep
@@ -35,7 +35,10 @@ def _plain(value):
 
 def test_the_cut_template_draws_the_same_chart_as_plotlys_whole_one(browser: Browser):
     sent = json.loads(plots.sweep_figure(run_sweep(SweepParams())))
-    whole = {**sent, "layout": {**sent["layout"], "template": _plain(pio.templates["plotly"].to_plotly_json())}}
+    whole = {
+        **sent,
+        "layout": {**sent["layout"], "template": _plain(pio.templates["plotly"].to_plotly_json())},
+    }
     assert len(json.dumps(whole["layout"]["template"])) > 2 * len(json.dumps(sent["layout"]["template"]))
 
     assert _drawn(browser, sent) == _drawn(browser, whole)
