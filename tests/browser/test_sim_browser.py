@@ -33,6 +33,20 @@ def test_sim_form_works_without_javascript(page_without_js: Page, live_server):
     expect(page.locator("tr.is-capacity th")).to_contain_text("16")
 
 
+def test_the_chart_without_javascript_draws_its_grid_as_strokes_only(page_without_js: Page, live_server):
+    page = page_without_js
+    page.goto(live_server.url + "/sim/")
+    grid = page.locator(".chart-wide .chart-svg path.grid")
+    expect(grid).to_be_visible()
+    drawn = grid.evaluate(
+        "path => { const style = getComputedStyle(path);"
+        " return [style.fill, style.stroke, getComputedStyle(document.documentElement).getPropertyValue('--border')]; }"
+    )
+    fill, stroke, border = drawn
+    assert fill == "none"  # a filled grid path would paint the panels black
+    assert stroke != "none" and border.strip()
+
+
 def test_seed_card_draws_its_live_chart(page: Page, live_lessons):
     page.goto(live_lessons + "/learn/llm-inference-performance/concurrency-sweep/step-1/")
     page.locator("#answer-toggle").click()

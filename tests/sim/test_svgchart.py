@@ -167,3 +167,17 @@ def test_the_sweep_figure_sends_only_the_template_that_its_scatter_traces_read()
     assert set(template["layout"]) == set(plots.TEMPLATE_LAYOUT_KEPT)
     assert all(template["layout"][key] == whole["layout"][key] for key in template["layout"])
     assert not {"polar", "ternary", "scene", "geo"} & set(template["layout"])
+
+
+def test_the_grid_is_one_path_a_stroke_per_level_in_each_panel_and_per_left_axis_tick():
+    figure = json.loads(plots.sweep_figure(run_sweep(SweepParams())))
+    svg = wide_svg(svgchart.render(figure, "sim-figure"))
+    (grid,) = [path for path in svg.iter(f"{SVG}path") if path.get("class") == "grid"]
+    strokes = grid.get("d").split("M")[1:]
+    levels = len(SweepParams().levels)
+    # Up each panel at every level swept; across at total tok/s 0-300 and at 100, 1,000 and
+    # 10,000 ms. The per-user axis overlays the first panel and draws no grid of its own.
+    assert sum("V" in stroke for stroke in strokes) == 2 * levels
+    assert sum("H" in stroke for stroke in strokes) == 4 + 3
+    assert svg[0] is grid  # drawn first, under the curves
+    assert not [line for line in svg.iter(f"{SVG}line") if line.get("class") == "grid"]
