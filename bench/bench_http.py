@@ -122,7 +122,9 @@ def server_cpu_seconds(site) -> float:
     total = cpu_seconds(site.process.pid)
     for pid in site.worker_pids():
         # A worker restarted meanwhile (max_requests) is gone: its time is in the master's now.
-        with contextlib.suppress(FileNotFoundError):
+        # Its file may be gone before the open, or opened and then read after the master reaped
+        # it, which the kernel answers with ESRCH.
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
             total += cpu_seconds(pid)
     return total
 

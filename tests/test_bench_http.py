@@ -1,0 +1,63 @@
+"""bench/bench_http.py's reading of gunicorn's CPU time while workers come and go."""
+
+from __future__ import annotations
+
+import builtins
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import pytest
+
+from bench import bench_http
+
+
+@dataclass
+class _Site:
+    """What server_cpu_seconds reads of a running site: the master and its workers' pids."""
+
+    process: subprocess.Popen
+    workers: list[int]
+
+    def worker_pids(self) -> list[int]:
+        return self.workers
+
+
+def _idle_child() -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+
+
+def test_a_worker_reaped_between_listing_and_reading_is_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    # gunicorn replaces a worker after max_requests: its /proc/PID/stat can be opened just before
+    # the master reaps it and read just after, which the kernel answers with ESRCH. A run of
+    # bench_http ended on that (ProcessLookupError) two minutes in.
+    master, worker = _idle_child(), _idle_child()
+    real_open = builtins.open
+
+    def open_then_reap(path, *args, **kwargs):
+        handle = real_open(path, *args, **kwargs)
+        if path == f"/proc/{worker.pid}/stat":
+            worker.kill()
+            worker.wait()
+        return handle
+
+    try:
+        monkeypatch.setattr(builtins, "open", open_then_reap)
+        total = bench_http.server_cpu_seconds(_Site(master, [worker.pid]))
+        monkeypatch.undo()
+        assert total == bench_http.cpu_seconds(master.pid)
+    finally:
+        for child in (master, worker):
+            child.kill()
+            child.wait()
+
+
+def test_a_worker_gone_before_its_file_is_opened_is_left_out() -> None:
+    master, worker = _idle_child(), _idle_child()
+    worker.kill()
+    worker.wait()
+    try:
+        assert bench_http.server_cpu_seconds(_Site(master, [worker.pid])) == bench_http.cpu_seconds(master.pid)
+    finally:
+        master.kill()
+        master.wait()
