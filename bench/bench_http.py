@@ -80,6 +80,9 @@ PAGES = [
     Page("/glossary/", "/glossary/", SIGNED_IN),
     Page("calculator page (prefill)", "/sim/calc/prefill/", SIGNED_IN),
     Page("/sim/ (default parameters)", "/sim/", SIM_DEFAULT),
+    # The same page for a visitor who is not signed in: what it costs apart from the signed-in
+    # visitor's session, user and Log out form, which every signed-in page pays.
+    Page("/sim/ (default parameters), anonymous", "/sim/", SIM_DEFAULT, signed_in=False),
     Page("/sim/sweep.json (default)", "/sim/sweep.json", signed_in=False),
     Page(
         "POST Show answer (htmx)", SHOWN_CARD + "show/", POSTS, form={"answer": "More people share a step."}
