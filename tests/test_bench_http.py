@@ -24,7 +24,20 @@ class _Site:
 
 
 def _idle_child() -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    """A process asleep, whose CPU time no longer moves: started, and waited for until it says so."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time; print('asleep', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout.readline() == "asleep\n"  # its start-up's CPU time is all spent by now
+    return child
+
+
+def _stop(child: subprocess.Popen) -> None:
+    child.kill()
+    child.wait()
+    child.stdout.close()
 
 
 def test_a_worker_reaped_between_listing_and_reading_is_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -37,8 +50,7 @@ def test_a_worker_reaped_between_listing_and_reading_is_left_out(monkeypatch: py
     def open_then_reap(path, *args, **kwargs):
         handle = real_open(path, *args, **kwargs)
         if path == f"/proc/{worker.pid}/stat":
-            worker.kill()
-            worker.wait()
+            _stop(worker)
         return handle
 
     try:
@@ -48,16 +60,13 @@ def test_a_worker_reaped_between_listing_and_reading_is_left_out(monkeypatch: py
         assert total == bench_http.cpu_seconds(master.pid)
     finally:
         for child in (master, worker):
-            child.kill()
-            child.wait()
+            _stop(child)
 
 
 def test_a_worker_gone_before_its_file_is_opened_is_left_out() -> None:
     master, worker = _idle_child(), _idle_child()
-    worker.kill()
-    worker.wait()
+    _stop(worker)
     try:
         assert bench_http.server_cpu_seconds(_Site(master, [worker.pid])) == bench_http.cpu_seconds(master.pid)
     finally:
-        master.kill()
-        master.wait()
+        _stop(master)
