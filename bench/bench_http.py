@@ -26,7 +26,6 @@ that sets the method and body. Targets: every signed-in page 0.4 of the trivial 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import http.cookiejar
 import itertools
 import os
@@ -44,6 +43,7 @@ from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from tests.support.server_cpu import server_cpu_seconds
 from tests.support.site import running_site, scratch_database
 
 LESSON = "/learn/llm-inference-performance/concurrency-sweep/"
@@ -107,29 +107,6 @@ def verdict(page: Page, ratio: float, errors: int = 0) -> str:
 def to_ms(text: str) -> float:
     value, unit = re.fullmatch(r"([\d.]+)(us|ms|s|m)", text).groups()
     return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0}[unit]
-
-
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float:
-    """The CPU time a process has used, and the children it has waited for (/proc/PID/stat)."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()  # after the command, which may hold spaces
-    # utime, stime, cutime, cstime: fields 14 to 17 of proc(5), here from the state (field 3) on.
-    return sum(int(value) for value in fields[11:15]) / CLOCK_TICKS
-
-
-def server_cpu_seconds(site) -> float:
-    """gunicorn's CPU time so far: the master's (with the workers it has reaped) and the live workers'."""
-    total = cpu_seconds(site.process.pid)
-    for pid in site.worker_pids():
-        # A worker restarted meanwhile (max_requests) is gone: its time is in the master's now.
-        # Its file may be gone before the open, or opened and then read after the master reaped
-        # it, which the kernel answers with ESRCH.
-        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
-            total += cpu_seconds(pid)
-    return total
 
 
 def wrk(

@@ -23,7 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.bench_http import PAGES, Page, Student, server_cpu_seconds, verdict
+from bench.bench_http import PAGES, Page, Student, verdict
+from tests.support.server_cpu import server_cpu_seconds
 from tests.support.site import running_site, scratch_database
 
 WARM_UP_REQUESTS = 100

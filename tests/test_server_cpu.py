@@ -1,4 +1,4 @@
-"""bench/bench_http.py's reading of gunicorn's CPU time while workers come and go."""
+"""The benchmarks' reading of gunicorn's CPU time (tests/support/server_cpu.py) while workers come and go."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from bench import bench_http
+from tests.support import server_cpu
 
 
 @dataclass
@@ -43,7 +43,7 @@ def _stop(child: subprocess.Popen) -> None:
 def test_a_worker_reaped_between_listing_and_reading_is_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
     # gunicorn replaces a worker after max_requests: its /proc/PID/stat can be opened just before
     # the master reaps it and read just after, which the kernel answers with ESRCH. A run of
-    # bench_http ended on that (ProcessLookupError) two minutes in.
+    # bench/bench_http.py ended on that (ProcessLookupError) two minutes in.
     master, worker = _idle_child(), _idle_child()
     real_open = builtins.open
 
@@ -55,9 +55,9 @@ def test_a_worker_reaped_between_listing_and_reading_is_left_out(monkeypatch: py
 
     try:
         monkeypatch.setattr(builtins, "open", open_then_reap)
-        total = bench_http.server_cpu_seconds(_Site(master, [worker.pid]))
+        total = server_cpu.server_cpu_seconds(_Site(master, [worker.pid]))
         monkeypatch.undo()
-        assert total == bench_http.cpu_seconds(master.pid)
+        assert total == server_cpu.cpu_seconds(master.pid)
     finally:
         for child in (master, worker):
             _stop(child)
@@ -67,7 +67,7 @@ def test_a_worker_gone_before_its_file_is_opened_is_left_out() -> None:
     master, worker = _idle_child(), _idle_child()
     _stop(worker)
     try:
-        total = bench_http.server_cpu_seconds(_Site(master, [worker.pid]))
-        assert total == bench_http.cpu_seconds(master.pid)
+        total = server_cpu.server_cpu_seconds(_Site(master, [worker.pid]))
+        assert total == server_cpu.cpu_seconds(master.pid)
     finally:
         _stop(master)
