@@ -3,6 +3,8 @@ read the signed-in user in the same query as the session row, and every check Dj
 session's user still holds: logged out, expired, password changed, deactivated, deleted, the
 Instructors flag as fresh as the group, and a remembered pk that is wrong changes nothing."""
 
+import gc
+import weakref
 from collections import OrderedDict
 from datetime import timedelta
 
@@ -172,3 +174,26 @@ def test_sessions_without_a_user_are_read_as_django_reads_them(student):
     assert accounts.sessions.SessionStore(store.session_key)["n"] == 3
     assert store.session_key not in accounts.sessions._session_users
     assert SESSION_KEY not in accounts.sessions.SessionStore(store.session_key)
+
+
+def test_the_remembered_session_hash_is_djangos_and_follows_the_password(student, settings):
+    user = InstructorFlagBackend().get_user(student.pk)
+    assert user.get_session_auth_hash() == User.get_session_auth_hash(user)
+
+    user.set_password("a-new-and-different-pass-phrase")  # as the password change page does
+    assert user.get_session_auth_hash() == User.get_session_auth_hash(user) != student.get_session_auth_hash()
+
+    settings.SECRET_KEY = "another-secret-key-" + "y" * 40
+    assert user.get_session_auth_hash() == User.get_session_auth_hash(user)
+
+
+def test_the_request_user_is_freed_when_its_last_reference_goes(student):
+    """The remembered hash holds its user weakly: no cycle left to the garbage collector."""
+    gc.disable()
+    try:
+        user = InstructorFlagBackend().get_user(student.pk)
+        freed = weakref.ref(user)
+        del user
+        assert freed() is None
+    finally:
+        gc.enable()
