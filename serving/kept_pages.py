@@ -120,9 +120,17 @@ class KeptPage:
         with context.render_context.push_state(self.template), context.bind_template(self.template):
             for part, segment in zip(self.parts, self.segments[1:], strict=True):
                 with context.push(part.variables):
-                    html.append(part.nodelist.render(context).encode())
+                    for node in part.nodelist:
+                        html.append(_render_utf8(node, context))
                 html.append(segment)
         return b"".join(html)
+
+
+def _render_utf8(node: Node, context: Context) -> bytes:
+    """The node's text as UTF-8: as it keeps it, if it does (a content fragment). /progress/'s and
+    home's parts are 30 to 46 kB of kept fragments, whose encoding took about 3% of each request."""
+    render_utf8 = getattr(node, "render_utf8", None)
+    return render_utf8(context) if render_utf8 is not None else node.render_annotated(context).encode()
 
 
 def render_kept(

@@ -138,13 +138,32 @@ class ContentFragmentNode(template.Node):
         self.nodelist, self.name, self.keys, self.when = nodelist, name, keys, when
         self.keep = kept_by_look if bounded else kept
 
+    def _keeping_request(self, context: template.Context) -> Any:
+        """The request to keep the part for, or None where it is rendered in place."""
+        request = keeping_request(context)
+        if request is None or (self.when is not None and not self.when.resolve(context)):
+            return None
+        return request
+
+    def _key(self, kind: str, context: template.Context) -> tuple[Any, ...]:
+        return (kind, self.name, *(expression.resolve(context) for expression in self.keys))
+
     def render(self, context: template.Context) -> SafeString:
-        if (request := keeping_request(context)) is None:
+        if (request := self._keeping_request(context)) is None:
             return self.nodelist.render(context)
-        if self.when is not None and not self.when.resolve(context):
-            return self.nodelist.render(context)
-        key = ("fragment", self.name, *(expression.resolve(context) for expression in self.keys))
-        return SafeString(self.keep(request, key, lambda: self.nodelist.render(context)))
+        return SafeString(
+            self.keep(request, self._key("fragment", context), lambda: self.nodelist.render(context))
+        )
+
+    def render_utf8(self, context: template.Context) -> bytes:
+        """``render(context).encode()``, kept encoded: what a kept page's part holds
+        (serving.kept_pages.KeptPage.fill), which would otherwise encode the same text again on
+        every request. Kept apart from the text ``render`` keeps, and only where it is used."""
+        if (request := self._keeping_request(context)) is None:
+            return self.nodelist.render(context).encode()
+        return self.keep(
+            request, self._key("fragment-utf8", context), lambda: self.nodelist.render(context).encode()
+        )
 
 
 def _quoted(bit: str) -> str | None:
