@@ -4,9 +4,11 @@ content change encodes it again."""
 
 import pytest
 from django.template import Context, Template
+from django.template.loader import get_template
 from django.test import RequestFactory
 
 from serving.content_cache import content_changed
+from serving.kept_pages import PerVisitorNode
 from serving.templatetags.content_fragments import ContentFragmentNode
 
 pytestmark = pytest.mark.django_db
@@ -64,3 +66,16 @@ def test_the_text_and_the_bytes_are_kept_apart():
 
     assert node.render(context("text first")) == "<p>text first · 36 GB — 1</p>"
     assert node.render_utf8(context("bytes apart")) == "<p>bytes apart · 36 GB — 1</p>".encode()
+
+
+@pytest.mark.parametrize(
+    ("template_name", "fragments"), [("lessons/home.html", 1), ("quiz/progress.html", 3)]
+)
+def test_the_learners_maps_and_progress_are_kept_fragments_at_the_top_of_their_part(template_name, fragments):
+    """Home's and /progress/'s 30 to 46 kB of learner's part are kept encoded only while their
+    fragments stand at the top of the per-visitor part (inside a loop or an if, they are text)."""
+    template = get_template(template_name).template
+    parts = [node for node in template.nodelist.get_nodes_by_type(PerVisitorNode) if node.nodelist]
+    top_level = [node for part in parts for node in part.nodelist if isinstance(node, ContentFragmentNode)]
+
+    assert len(top_level) == fragments

@@ -21,6 +21,8 @@ links, /sim/'s run queue, kept while felab_sim.models.RUNS holds too).
 request's own values go (a username, an email address, the page's CSRF token): the part is
 built once with a mark in each hole, and each request joins the kept text and its values.
 
+``{{ items|looks }}``: the items' looks together, to key one ``bounded`` fragment by a whole loop.
+
 ``{% per_visitor %}…{% endper_visitor %}``: the opposite, a part that differs from one visitor
 to the next. A page rendered by serving.kept_pages.render_kept is kept whole but for these parts,
 which are rendered on each request; anywhere else they render in place. Never put one inside a
@@ -207,6 +209,12 @@ def kept_each_by_look(
             for item in items
         )
     )
+
+
+@register.filter
+def looks(items: Iterable[Any]) -> tuple[Any, ...]:
+    """The items' ``look`` in order: a ``bounded`` fragment's key for a loop kept whole."""
+    return tuple(item.look for item in items)
 
 
 @register.tag
