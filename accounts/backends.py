@@ -51,7 +51,7 @@ def _session_auth_hash(user: weakref.ref) -> str:
     in-process). The field is read at each call, so a password changed anywhere gives a new hash
     on the next request, and a change within this request (update_session_auth_hash) at once.
     The user is held weakly: a reference to itself would leave every request's user to the
-    garbage collector."""
+    garbage collector. (A weak reference does not pickle: nothing here pickles a request's user.)"""
     return _auth_hash(settings.SECRET_KEY, user().password)
 
 
