@@ -75,7 +75,7 @@ def test_the_learners_maps_and_progress_are_kept_fragments_at_the_top_of_their_p
     """Home's and /progress/'s 30 to 46 kB of learner's part are kept encoded only while their
     fragments stand at the top of the per-visitor part (inside a loop or an if, they are text)."""
     template = get_template(template_name).template
-    parts = [node for node in template.nodelist.get_nodes_by_type(PerVisitorNode) if node.nodelist]
+    parts = template.nodelist.get_nodes_by_type(PerVisitorNode)
     top_level = [node for part in parts for node in part.nodelist if isinstance(node, ContentFragmentNode)]
 
     assert len(top_level) == fragments
