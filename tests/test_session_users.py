@@ -30,6 +30,7 @@ PAGE = "/"  # the header's Log out form: the page reads the user
 def database_sessions(settings, monkeypatch):
     settings.SESSION_ENGINE = "accounts.sessions"  # production without Redis
     monkeypatch.setattr(accounts.sessions, "_session_users", OrderedDict())
+    monkeypatch.setattr(accounts.sessions, "_snapshots", OrderedDict())
 
 
 def signed_in(user: User) -> Client:
