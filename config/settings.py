@@ -276,9 +276,10 @@ else:
         )
     }
     # Development serves from one process, whose memory is then every request's cache: sessions
-    # are read from it as from Redis. A host's file cache is not shared with other hosts, where
-    # a session ended on one would live on in another's: production without Redis reads the
-    # database.
+    # are read from it as from Redis. Production without Redis reads them from the database, and
+    # each worker keeps what it read while a token beside the host's file cache holds, which every
+    # log out and account change redraws: one host's, as the content version is (more than one
+    # host needs REDIS_URL, docs/deploy.md).
     # (serving/sessions: Django's engines, the session row's SQL compiled once per process;
     # accounts/sessions.py: the database's, which reads the session's user in the same query.)
     SESSION_ENGINE = "accounts.sessions" if PRODUCTION else "serving.sessions.cached_db"

@@ -1,8 +1,11 @@
 """Sessions as production keeps them without Redis (accounts/sessions.py: the session and its
-user read in one query), in Chromium against gunicorn with production settings: a student signed
-in on two browsers changes their password on one, stays signed in there, and the other is
-signed out at its next page; logging out on one ends that browser's session only."""
+user read in one query, then kept by each worker while the accounts token holds), in Chromium
+against gunicorn with production settings: a student signed in on two browsers changes their
+password on one, stays signed in there, and the other is signed out at its next page; logging
+out on one ends that browser's session only; an account an instructor deactivates in the admin
+is signed out at its next page, whichever worker kept it."""
 
+import subprocess
 from collections.abc import Iterator
 
 import pytest
@@ -10,7 +13,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.conftest import _new_context
 from tests.browser.test_long_pages_browser import log_in
-from tests.support.site import Site, running_site, scratch_database
+from tests.support.site import PY, ROOT, Site, running_site, scratch_database
 
 PASSWORD = "a-long-enough-passphrase-42"
 NEW_PASSWORD = "another-long-enough-passphrase-43"
@@ -41,9 +44,9 @@ def sign_up(page: Page, base: str, username: str) -> None:
 
 
 def signed_in_on_each_page(page: Page, base: str) -> None:
-    # Several pages, so each of gunicorn's workers has read this session once and the next reads
-    # take the session and its user together.
-    for path in ("/", "/progress/", "/review/", "/glossary/", "/sim/", "/"):
+    # Several pages, so each of gunicorn's workers has likely read this session once, and again
+    # (the session and its user together), which it then keeps.
+    for path in ("/", "/progress/", "/review/", "/glossary/", "/sim/", "/", "/progress/", "/sim/"):
         page.goto(base + path)
         expect(page.get_by_role("button", name="Log out")).to_be_visible()
 
@@ -87,3 +90,37 @@ def test_logging_out_on_one_browser_leaves_the_other_signed_in(site, two_browser
         here.goto(site.url + path)
         expect(here.get_by_role("button", name="Log out")).to_have_count(0)
     signed_in_on_each_page(there, site.url)
+
+
+def test_an_account_deactivated_in_the_admin_is_signed_out_at_its_next_page(site, two_browsers, browser):
+    student, _ = two_browsers
+    sign_up(student, site.url, "jordan")
+    signed_in_on_each_page(student, site.url)
+    subprocess.run(
+        [PY, "manage.py", "createsuperuser", "--noinput", "--username", "ada", "--email", "ada@example.org"],
+        cwd=ROOT,
+        env={**site.env, "DJANGO_SUPERUSER_PASSWORD": PASSWORD},
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    context = _new_context(browser)
+    try:
+        admin = context.new_page()
+        log_in(admin, site.url, "ada", PASSWORD)
+        admin.goto(site.url + "/admin/auth/user/?q=jordan")
+        admin.get_by_role("link", name="jordan", exact=True).click()
+        # The instructor's log in drew a new token: the student's pages now, so that the workers
+        # keep the account as it is before the instructor saves it.
+        signed_in_on_each_page(student, site.url)
+        admin.get_by_label("Active", exact=True).uncheck()
+        admin.get_by_role("button", name="Save", exact=True).click()
+        expect(admin.get_by_text("was changed successfully")).to_be_visible()
+    finally:
+        context.close()
+
+    for path in ("/", "/progress/", "/sim/", "/glossary/"):
+        student.goto(site.url + path)
+        expect(
+            student.get_by_role("navigation", name="Site").get_by_role("link", name="Log in")
+        ).to_be_visible()
+        expect(student.get_by_role("button", name="Log out")).to_have_count(0)
