@@ -17,8 +17,9 @@ What that statement read is then kept in the process (:class:`_Snapshot`, at mos
 SharedToken: a file beside the host's file cache, one ``pread`` a request). A worker's next
 request of the same session takes the row and user from it instead of the database: under wrk,
 that statement was nearly all a signed-in page's cost over an anonymous one in gunicorn (/sim/
-0.59 of the trivial view with it, 0.78 without it; docs/benchmarks.md, stop 40). The token is
-redrawn, before and after the commit, by everything that can change what was kept:
+signed in went from 0.59 of the trivial view to 0.69-0.71, anonymous 0.68-0.74; docs/benchmarks.md,
+stop 40). The token is redrawn, before and after the commit, by everything that can change what
+was kept:
 
 - this engine's own writes to an existing session (log out, log in, a key cycled, a password
   change's new hash, data saved), but not a new key's first save, which nothing can have kept;
@@ -113,7 +114,7 @@ accounts_changed = ACCOUNTS.changed
 
 # How long a snapshot serves at most: what a bulk write, which redraws no token, may wait.
 SNAPSHOT_MAX_AGE_S = 10.0
-# Snapshots kept per process (most recently used last): about a kilobyte each.
+# Snapshots kept per process (the most recently read from the database last): about a kilobyte each.
 SNAPSHOTS_KEPT = 4096
 # The snapshots' clock; the tests move it.
 clock: Callable[[], float] = time.monotonic
@@ -209,8 +210,11 @@ class SessionStore(db.SessionStore):
             accounts_changed()
 
     def delete(self, session_key: str | None = None) -> None:
+        # A store without a key deletes nothing (a visitor never saved, logging out): no token.
+        deleted = session_key is not None or self.session_key is not None
         super().delete(session_key)
-        accounts_changed()
+        if deleted:
+            accounts_changed()
 
     def _remember_user(self, data: dict[str, Any]) -> None:
         if self.session_key and SESSION_KEY in data:

@@ -199,3 +199,14 @@ def test_the_snapshots_are_bounded(student, monkeypatch):
     clients = [kept_signed_in(student) for _ in range(3)]
 
     assert list(accounts.sessions._snapshots) == [session_key(client) for client in clients[1:]]
+
+
+def test_logging_out_without_a_session_draws_no_token(student):
+    client = kept_signed_in(student)
+    before = accounts.sessions.ACCOUNTS.read()
+
+    Client().post("/accounts/logout/")  # a visitor with no session: nothing is deleted
+
+    assert accounts.sessions.ACCOUNTS.read() == before
+    _, reads = account_reads(client)
+    assert reads == []

@@ -1,7 +1,7 @@
 """SQL per page a studying student opens, signed in (issue 23), after the page has been kept
 once: the card page's two queries (tests/quiz/test_card_page_queries.py) and these. Sessions come
-from the cache here, as with Redis in production; production without Redis reads the session row
-too, one query more on each (serving/sessions)."""
+from the cache here, as with Redis in production. Production without Redis reads the session row
+and its user in one query (accounts/sessions.py), and none while the worker keeps them."""
 
 import pytest
 from django.db import connection
