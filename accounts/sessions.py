@@ -17,8 +17,8 @@ What that statement read is then kept in the process (:class:`_Snapshot`, at mos
 SharedToken: a file beside the host's file cache, one ``pread`` a request). A worker's next
 request of the same session takes the row and user from it instead of the database: under wrk,
 that statement was nearly all a signed-in page's cost over an anonymous one in gunicorn (/sim/
-signed in went from 0.59 of the trivial view to 0.69-0.71, anonymous 0.68-0.74; docs/benchmarks.md,
-stop 40). The token is redrawn, before and after the commit, by everything that can change what
+signed in went from 0.57-0.59 of the trivial view to 0.69-0.75, anonymous 0.68-0.76 in the same
+runs; docs/benchmarks.md, stop 40). The token is redrawn, before and after the commit, by everything that can change what
 was kept:
 
 - this engine's own writes to an existing session (log out, log in, a key cycled, a password
