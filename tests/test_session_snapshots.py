@@ -19,23 +19,16 @@ from django.utils import timezone
 
 import accounts.sessions
 from accounts.instructors import is_instructor
+from tests.limits import SteppedClock
 
 pytestmark = pytest.mark.django_db
 
 PAGE = "/"  # the header's Log out form: the page reads the user
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
-def clock(monkeypatch) -> Clock:
-    moved = Clock()
+def clock(monkeypatch) -> SteppedClock:
+    moved = SteppedClock()
     monkeypatch.setattr(accounts.sessions, "clock", moved)
     return moved
 
@@ -143,7 +136,7 @@ def test_a_bulk_update_waits_for_the_snapshots_age_or_accounts_changed(student, 
     response, _ = account_reads(client)
     assert response.wsgi_request.user.is_authenticated
 
-    clock.now += accounts.sessions.SNAPSHOT_MAX_AGE_S
+    clock.advance(accounts.sessions.SNAPSHOT_MAX_AGE_S)
     assert signed_out(client)
 
     other = Client()
