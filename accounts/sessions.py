@@ -47,7 +47,6 @@ from typing import Any
 from django.contrib.auth import SESSION_KEY, get_user_model
 from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
-from django.db import router
 from django.db.models import Subquery
 from django.utils import timezone
 
@@ -228,7 +227,7 @@ def _snapshot_of(token: str, expire_date: datetime, session_data: str, user: Any
         taken=clock(),
         expire_date=expire_date,
         session_data=session_data,
-        database=user._state.db or router.db_for_read(type(user)),
+        database=user._state.db,  # set by from_db, as every user the statement reads is built
         user_values=tuple(user.__dict__[attname] for attname in _user_attnames()),
         is_instructor=bool(getattr(user, INSTRUCTOR_FLAG)),
     )
