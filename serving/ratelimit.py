@@ -13,6 +13,7 @@ import hashlib
 import ipaddress
 import math
 import time
+import unicodedata
 from collections.abc import Callable, Sequence
 
 from django.conf import settings
@@ -27,6 +28,8 @@ View = Callable[..., HttpResponse]
 # The windows' clock; the tests move it across a minute boundary.
 clock: Callable[[], float] = time.time
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+# The longest username or address Django's forms accept (EmailField's 254; usernames 150).
+_LONGEST_ACCOUNT = 254
 
 
 @functools.lru_cache(maxsize=8)
@@ -217,11 +220,17 @@ def rate_limited(scope: str, methods: tuple[str, ...] = ("GET", "POST")) -> Call
 
 def _submitted_account(request: HttpRequest) -> str:
     """Whose password this request tries: the username or e-mail typed into a log-in or
-    reset form, else the signed-in user's (changing a password, deleting an account)."""
+    reset form, else the signed-in user's (changing a password, deleting an account), spelled
+    as Django looks it up. The log-in forms' UsernameField strips the username and normalises it
+    to NFKC before the backend's exact match, so `ｆrank` (a full-width f) is `frank`; the reset
+    form matches an address by NFKC then case-folding (django.contrib.auth.forms.
+    _unicode_ci_compare). Case is folded for usernames too: sign-up refuses a username that
+    differs from another only in case, so each spelling is one account, and one count."""
     typed = request.POST.get("username") or request.POST.get("email") or ""
     if not typed and request.user.is_authenticated:
         typed = request.user.get_username()
-    return typed.strip().casefold()
+    # Bounded as Django bounds it: a longer value fails the form before any lookup.
+    return unicodedata.normalize("NFKC", typed.strip()[:_LONGEST_ACCOUNT]).casefold()
 
 
 def limit_password_attempts(view: View) -> View:

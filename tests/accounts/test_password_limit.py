@@ -79,3 +79,22 @@ def test_sign_ups_and_log_ins_from_one_address_share_its_count(client, db):
     ]
     assert statuses == [200] * 10
     assert client.post("/admin/login/", {"username": "z", "password": "y"}).status_code == 429
+
+
+@pytest.mark.parametrize("form", LOGIN_FORMS)
+def test_a_look_alike_spelling_of_the_account_counts_as_the_account(client, django_user_model, form):
+    """Django looks the typed username up after NFKC normalisation: `ｆrank` (a full-width f)
+    logs in as `frank`, so it must spend frank's count."""
+    django_user_model.objects.create_user("frank", "frank@example.org", PASSWORD, is_staff=True)
+    wrong = {"username": "frank", "password": "guess"}
+    statuses = [client.post(form, wrong, REMOTE_ADDR=f"198.51.100.{n}").status_code for n in range(10)]
+    assert statuses == [200] * 10
+    look_alike = {"username": "\uff46rank", "password": PASSWORD}
+    assert client.post(form, look_alike, REMOTE_ADDR="198.51.100.99").status_code == 429
+    assert not signed_in(client)
+
+
+def test_a_look_alike_spelling_logs_in_as_the_account_under_the_limit(client, django_user_model):
+    django_user_model.objects.create_user("frank", "frank@example.org", PASSWORD)
+    look_alike = {"username": "\uff46rank", "password": PASSWORD}
+    assert client.post("/accounts/login/", look_alike).status_code == 302 and signed_in(client)
