@@ -71,7 +71,7 @@ COMING_COLOUR = "#1f5fbf"
 
 
 def due_forecast_json(summary: ProgressSummary) -> str:
-    """Reviews due per day over the next days, the cards due now first, as Anki's statistics show:
+    """Reviews (cards and practice problems) due per day over the next days, those due now first, as Anki's statistics show:
     the plotly figure as JSON, the same string for the same counts (the chart tag keeps its HTML
     by it)."""
     return _due_forecast_json(tuple(summary.forecast_days))
@@ -91,7 +91,7 @@ def _due_forecast_json(days: tuple[tuple[str, int], ...]) -> str:
             margin={"l": 40, "r": 10, "t": 10, "b": 50},
             xaxis={"title": {"text": "days from now"}, "type": "category", "automargin": True},
             yaxis={
-                "title": {"text": "cards due"},
+                "title": {"text": "cards and problems due"},
                 "rangemode": "tozero",
                 "dtick": max(1, math.ceil(most / 5)),
                 "tickformat": "d",
@@ -102,7 +102,7 @@ def _due_forecast_json(days: tuple[tuple[str, int], ...]) -> str:
             plot_bgcolor="rgba(0,0,0,0)",
         )
     )
-    # Two traces so the bar of cards due now stands out; each day has one of them non-zero.
+    # Two traces so the bar of what is due now stands out; each day has one of them non-zero.
     figure.add_trace(
         go.Bar(
             name="Due now",

@@ -121,7 +121,14 @@ class LessonProgress:
 
         One query; the lessons must come from Course.objects.with_lessons_and_steps (listed_cards).
         """
-        by_card = {state.card_id: state for state in _CARD_SCHEDULES.run(learner)}
+        return cls.of_schedules(_CARD_SCHEDULES.run(learner), lessons, now)
+
+    @classmethod
+    def of_schedules(
+        cls, states: Iterable[CardState], lessons: Iterable[Lesson], now: datetime
+    ) -> dict[int, LessonProgress]:
+        """by_lesson from the learner's card schedules already read (/progress/'s Schedules)."""
+        by_card = {state.card_id: state for state in states}
         rated_ids = by_card.keys()
         # Lessons by id, not pk (a property that looks the key's field up): this runs per lesson
         # on every visit to home and /progress/.
@@ -223,18 +230,20 @@ SOON = timedelta(days=7)
 @dataclass(frozen=True)
 class ProgressSummary:
     """What /progress/ opens with: cards rated, how it went, what is due now and soon, and a
-    forecast of reviews per day. Built from the lessons' progress, so it costs no query."""
+    forecast of reviews per day. Cards rated come from the lessons' progress; what is due, from
+    the learner's Schedules, cards and practice problems, as /review/ lists them. No query."""
 
     total: int
     rated: int
     good: int
+    scheduled: int  # cards and practice problems with a schedule
     due_now: int
     due_soon: int  # due within SOON, not now
     forecast: tuple[int, ...]  # [0]: due now; [d]: due between d - 1 and d days from now
     later: int  # due after FORECAST_DAYS
 
     @classmethod
-    def of(cls, lessons: Iterable[LessonProgress], now: datetime) -> ProgressSummary:
+    def of(cls, lessons: Iterable[LessonProgress], schedules: Schedules, now: datetime) -> ProgressSummary:
         # One pass over the lessons, with no per-lesson property or generator: this runs for every
         # lesson on every visit to /progress/.
         total = 0
@@ -244,11 +253,12 @@ class ProgressSummary:
             states.extend(lesson.states.values())
         forecast = [0] * (FORECAST_DAYS + 1)
         later = due_soon = 0
-        for state in states:
-            if scheduling.is_due(state.due, now):
+        dues = schedules.dues
+        for due in dues:
+            if scheduling.is_due(due, now):
                 forecast[0] += 1
                 continue
-            ahead = state.due - now
+            ahead = due - now
             due_soon += ahead <= SOON
             day = -(-ahead // timedelta(days=1))  # ceiling: 1 h ahead is day 1
             if day <= FORECAST_DAYS:
@@ -259,6 +269,7 @@ class ProgressSummary:
             total=total,
             rated=len(states),
             good=sum(1 for state in states if state.last_rating >= Rating.GOT_IT),
+            scheduled=len(dues),
             due_now=forecast[0],
             due_soon=due_soon,
             forecast=tuple(forecast),
@@ -288,7 +299,7 @@ class ProgressSummary:
 
     @property
     def forecast_days(self) -> list[tuple[str, int]]:
-        """(label, cards) per forecast bar: "now", then "1" to FORECAST_DAYS days ahead."""
+        """(label, count due) per forecast bar: "now", then "1" to FORECAST_DAYS days ahead."""
         return [("now" if day == 0 else str(day), count) for day, count in enumerate(self.forecast)]
 
 
@@ -442,54 +453,50 @@ class DueItem:
         return cls("practice", template.title, template.get_absolute_url(), template.lesson.number, state.due,
                    RATING_LABELS[state.last_rating])  # fmt: skip
 
+
+@dataclass(frozen=True)
+class Schedules:
+    """What is a learner's to review, for /review/ and /progress/ alike: their schedules of the
+    published cards and of the published practice templates, each soonest first, and which of
+    them are due (scheduling.is_due): /progress/ counts exactly what /review/ lists.
+
+    Two queries: the card schedules, three columns, joined here to the published cards kept per
+    content version rather than by the database (the join and the cards' columns cost more to
+    build and read than the page's rendering; a card not among them is a draft, nobody's to
+    review), and the practice schedules (a few dozen templates at most).
+    """
+
+    cards: tuple[CardState, ...]
+    practice: tuple[PracticeState, ...]
+
     @classmethod
-    def listed(
-        cls, learner: Owner, now: datetime, published_cards: dict[int, Card]
-    ) -> tuple[list[DueItem], DueItem | None]:
-        """What /review/ shows: the due cards and practice templates, the longest overdue first,
-        and, when nothing is due, what comes back soonest. The card schedules are one query of
-        three columns, joined here to the published cards kept per content version rather than
-        by the database: the join and the cards' columns cost more to build and read than the
-        page's rendering. A card not among them is a draft, nobody's to review."""
-        card_states = []
+    def of(cls, learner: Owner, published_cards: dict[int, Card]) -> Schedules:
+        cards = []
         for state in _CARD_SCHEDULES.run(learner):
             card = published_cards.get(state.card_id)
             if card is not None:
                 state.card = card
-                card_states.append(state)
-        card_states.sort(key=lambda state: (state.due, state.card_id))  # as CardStateQuerySet.due
-        # The learner's practice schedules in one query too (a few dozen templates at most).
-        practice = _PRACTICE_SCHEDULES.run(learner)
-        due = [cls.of_card(state) for state in card_states if state.due <= now]
-        due += [cls.of_practice(state) for state in practice if state.due <= now]
+                cards.append(state)
+        cards.sort(key=lambda state: (state.due, state.card_id))
+        return cls(tuple(cards), tuple(_PRACTICE_SCHEDULES.run(learner)))
+
+    @property
+    def dues(self) -> list[datetime]:
+        """When each card and practice problem is due."""
+        return [state.due for state in self.cards] + [state.due for state in self.practice]
+
+    def due(self, now: datetime) -> list[DueItem]:
+        """The cards and practice templates due at `now`, the longest overdue first."""
+        due = [DueItem.of_card(state) for state in self.cards if scheduling.is_due(state.due, now)]
+        due += [DueItem.of_practice(state) for state in self.practice if scheduling.is_due(state.due, now)]
         due.sort(key=lambda item: item.due)  # stable: cards first on a tie
-        if due:
-            return due, None
-        card_next = next((state for state in card_states if state.due > now), None)
-        practice_next = next((state for state in practice if state.due > now), None)
-        items = ([cls.of_card(card_next)] if card_next else []) + (
-            [cls.of_practice(practice_next)] if practice_next else []
-        )
-        return due, min(items, key=lambda item: item.due, default=None)
+        return due
 
-    @classmethod
-    def due_for(cls, learner: Owner, now: datetime) -> list[DueItem]:
-        """The learner's due cards and practice templates together, the longest overdue first."""
-        cards = CardState.objects.for_learner(learner).due(now).select_related("card__lesson__course")
-        practice = PracticeState.objects.for_learner(learner).due(now).select_related("template__lesson")
-        items = [cls.of_card(state) for state in cards] + [cls.of_practice(state) for state in practice]
-        return sorted(items, key=lambda item: item.due)  # stable: cards first on a tie
-
-    @classmethod
-    def next_for(cls, learner: Owner, now: datetime) -> DueItem | None:
-        """What comes back soonest when nothing is due now."""
-        card = CardState.objects.for_learner(learner).of_published_cards().upcoming(now)
-        card = card.select_related("card__lesson__course").first()
-        practice = (
-            PracticeState.objects.for_learner(learner)
-            .upcoming(now)
-            .select_related("template__lesson")
-            .first()
+    def next_due(self, now: datetime) -> DueItem | None:
+        """What comes back soonest after `now`."""
+        card = next((state for state in self.cards if not scheduling.is_due(state.due, now)), None)
+        practice = next((state for state in self.practice if not scheduling.is_due(state.due, now)), None)
+        items = ([DueItem.of_card(card)] if card else []) + (
+            [DueItem.of_practice(practice)] if practice else []
         )
-        items = ([cls.of_card(card)] if card else []) + ([cls.of_practice(practice)] if practice else [])
         return min(items, key=lambda item: item.due, default=None)

@@ -42,7 +42,7 @@ from .models import (
     Review,
     Showing,
 )
-from .pages import FORECAST_DAYS, CardOverview, DueItem, LessonProgress, ProgressRun, ProgressSummary
+from .pages import FORECAST_DAYS, CardOverview, LessonProgress, ProgressRun, ProgressSummary, Schedules
 
 LATEST_ANSWERS = 20
 
@@ -138,7 +138,8 @@ def progress(request: HttpRequest) -> HttpResponse:
     courses = _published_courses(request)
     lessons = [lesson for course in courses for lesson in course.listed_lessons]
     now = clock.now()
-    by_lesson = LessonProgress.by_lesson(learner, lessons, now)
+    schedules = Schedules.of(learner, _published_cards(request))
+    by_lesson = LessonProgress.of_schedules(schedules.cards, lessons, now)
     share_name, sharing_form = None, None
     if learner.user is not None:
         profile = LearnerProfile.of(learner.user)
@@ -146,9 +147,9 @@ def progress(request: HttpRequest) -> HttpResponse:
         # The form is rendered only when its fragment is built (one per value, per content
         # version): made on every visit, it cost about 35 µs of each.
         sharing_form = SimpleLazyObject(partial(SharingForm, instance=profile))
-    summary = ProgressSummary.of(by_lesson.values(), now)
+    summary = ProgressSummary.of(by_lesson.values(), schedules, now)
     practice = practice_stats.practice_of(learner)
-    forecast_figure = charts.due_forecast_json(summary) if summary.rated else None
+    forecast_figure = charts.due_forecast_json(summary) if summary.scheduled else None
     calibration_figure = charts.calibration_figure(practice) if practice else None
     runs_by_course = [
         (course, ProgressRun.runs_of(by_lesson[lesson.id] for lesson in course.listed_lessons))
@@ -220,7 +221,9 @@ def review(request: HttpRequest) -> HttpResponse:
     """Due cards and due practice templates in one list, the longest overdue first."""
     learner = Learner.of(request)
     now = clock.now()
-    due, upcoming = DueItem.listed(learner, now, _published_cards(request))
+    schedules = Schedules.of(learner, _published_cards(request))
+    due = schedules.due(now)
+    upcoming = None if due else schedules.next_due(now)
     learners_list = {
         "due": due,
         "cards_due": sum(item.kind == "card" for item in due),
@@ -235,7 +238,7 @@ def review(request: HttpRequest) -> HttpResponse:
 def review_next(request: HttpRequest) -> HttpResponse:
     """The longest overdue card (in the card page's flow) or practice template (a new draw), or
     the review page when nothing is due."""
-    due = DueItem.due_for(Learner.of(request), clock.now())
+    due = Schedules.of(Learner.of(request), _published_cards(request)).due(clock.now())
     return redirect(due[0].review_url if due else "review")
 
 

@@ -1,6 +1,7 @@
 """/review/: what is due now, oldest first, one at a time; or when the next one comes."""
 
 import re
+from datetime import timedelta
 
 import pytest
 
@@ -127,3 +128,41 @@ def test_a_draft_template_is_not_due(client, seed_card, clock):
     clock.current = PracticeState.objects.get().due
     PracticeTemplate.objects.filter(slug=PRACTICE_SLUG).update(published=False)
     assert "Nothing is due now." in client.get("/review/").content.decode()
+
+
+def practise_template(client, slug: str, seed: int, factor: float) -> None:
+    value = PracticeTemplate.objects.get(slug=slug).problem(seed).answer * factor
+    assert client.post(f"/practice/{slug}/", {"seed": seed, "answer": f"{value}"}).status_code == 200
+
+
+def summary_text(client) -> str:
+    body = client.get("/progress/").content.decode()
+    summary = body.split('<section class="progress-summary"')[1].split("</section>")[0]
+    return " ".join(re.sub(r"<[^>]+>", " ", summary).split())
+
+
+def test_progress_counts_as_due_what_review_lists(client, seed_card, second_card, clock):
+    """/progress/ said "2 to review" while /review/ listed 2 cards and 3 problems."""
+    study(client, second_card.get_absolute_url(), Rating.MISSED_IT)
+    study(client, SEED_CARD_URL, Rating.MISSED_IT)
+    missed = ["l05-kv-per-conversation", "l00-decode-ceiling", "l01-ttft-long-prompt"]
+    for slug in missed:
+        practise_template(client, slug, 1, factor=5)  # off: Missed it, due again soon
+    practise_template(client, "l04-efficiency", 1, factor=1)  # right: days away
+    practise_template(client, "l03-capacity-halves", 1, factor=5)  # due, but made a draft below
+    PracticeTemplate.objects.filter(slug="l03-capacity-halves").update(published=False)
+    clock.current = max(state.due for state in PracticeState.objects.filter(template__slug__in=missed))
+    review = client.get("/review/").content.decode()
+    assert "2 cards and 3 practice problems due now" in review and len(due_links(review)) == 5
+    summary = summary_text(client)
+    assert "Due now 5 to review" in summary
+    ahead = PracticeState.objects.get(template__slug="l04-efficiency").due - clock.current
+    day = -(-ahead // timedelta(days=1))
+    assert summary.endswith(f"5 now · {'1 within a day' if day == 1 else f'1 in {day} days'} · 0 later.")
+
+
+def test_practice_alone_has_a_forecast(client, seed_card, clock):
+    practise_template(client, "l04-efficiency", 1, factor=1)
+    summary = summary_text(client)
+    assert "Due now 0" in summary and "Due in the next 7 days 1" in summary
+    assert "0 later." in summary and 'id="forecast-chart"' in client.get("/progress/").content.decode()

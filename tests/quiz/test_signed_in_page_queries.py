@@ -18,7 +18,11 @@ LESSON_URL = SEED_CARD_URL.rsplit("step-1/", 1)[0]
 PAGES = {
     "home": ("/", 3, "the user; the learner's schedules; the cards they opened"),
     "/review/": ("/review/", 3, "the user; the learner's card schedules; their practice schedules"),
-    "/progress/": ("/progress/", 4, "the user; schedules; sharing profile; practice attempts"),
+    "/progress/": (
+        "/progress/",
+        5,
+        "the user; card schedules; practice schedules; sharing profile; practice attempts",
+    ),
     "/glossary/": ("/glossary/", 1, "the user"),
     "lesson page": (LESSON_URL, 1, "the user"),
     "calculator page": ("/sim/calc/prefill/", 1, "the user"),
