@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -383,6 +384,25 @@ class Run(models.Model):
         """A prefix-cache run's settings that the prefix-cache calculator also has."""
         return {name: self.params[name] for name in ("prefix_chars", "suffix_chars")}
 
+    def as_export(self) -> dict[str, Any]:
+        """The run as its starter's data export has it (quiz.learners.Learner.export): what they
+        asked for and what it measured. Which worker process and task measured it is the site's
+        bookkeeping, not theirs."""
+        return {
+            "id": self.pk,
+            "kind": self.kind,
+            "server_url": self.server_url,
+            "params": self.params,
+            "state": self.state,
+            "error": self.error,
+            "capacity": self.capacity,
+            "queued_at": self.queued_at.isoformat(),
+            "started_at": self.started_at.isoformat() if not self.is_queued else None,
+            "finished_at": self.finished_at.isoformat() if self.finished_at else None,
+            "levels": [{**level.as_dict(), "done": level.done} for level in self.levels.all()],
+            "orders": [order.as_export() for order in self.orders.all()],
+        }
+
     def measured_rows(self) -> list[dict[str, float]]:
         """The finished levels with the JSON level keys, for tables and charts."""
         return [level.as_dict() for level in self.levels.all() if level.is_finished]
@@ -468,6 +488,15 @@ class PrefixCacheRunOrder(RunPart):
     @property
     def is_finished(self) -> bool:
         return self.ttft_cold_ms is not None
+
+    def as_export(self) -> dict[str, Any]:
+        return {
+            "order": self.order,
+            "requests": self.requests,
+            "done": self.done,
+            "outputs": self.outputs(),
+            "measured_requests": self.measured_requests,
+        }
 
     def outputs(self) -> dict[str, float | None]:
         """What it measured under the prefix-cache calculator's output keys (None: not reported)."""

@@ -19,6 +19,7 @@ from django.dispatch import receiver
 from django.http import HttpRequest
 
 from accounts.signals import account_created
+from felab_sim.models import Run
 
 from . import clock
 from .models import CardState, LearnerProfile, PracticeAttempt, PracticeState, Review, Showing
@@ -118,6 +119,18 @@ class Learner:
             .order_by("shown_at", "id")
         )
         states = CardState.objects.for_learner(self).select_related("card__lesson__course").order_by("due")
+        attempts = (
+            PracticeAttempt.objects.for_learner(self).select_related("template").order_by("answered_at", "id")
+        )
+        practice_states = PracticeState.objects.for_learner(self).select_related("template").order_by("due")
+        # A run is an account's (started_by): an anonymous visitor cannot start one.
+        runs = (
+            Run.objects.filter(started_by=self.user)
+            .prefetch_related("levels", "orders")
+            .order_by("queued_at", "pk")
+            if self.user is not None
+            else Run.objects.none()
+        )
         return {
             "learner": {
                 "account": self.user.get_username() if self.user is not None else None,
@@ -127,6 +140,9 @@ class Learner:
             "exported_at": clock.now().isoformat(),
             "showings": [showing.as_export() for showing in showings],
             "schedule": [state.as_export() for state in states],
+            "practice_attempts": [attempt.as_export() for attempt in attempts],
+            "practice_schedule": [state.as_export() for state in practice_states],
+            "runs": [run.as_export() for run in runs],
         }
 
 

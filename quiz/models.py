@@ -693,6 +693,22 @@ class PracticeAttempt(models.Model):
             return float("inf")
         return max(self.ratio, 1 / self.ratio)
 
+    def as_export(self) -> dict[str, Any]:
+        return {
+            "template": self.template.slug,
+            "template_title": self.template.title,
+            "seed": self.seed,
+            "typed": self.typed,
+            "value": self.value,
+            "expected": self.expected,
+            "ratio": self.ratio,
+            "verdict": self.verdict,
+            "seconds": self.seconds,
+            "proposed_rating": {"value": self.proposed_rating, "label": self.get_proposed_rating_display()},
+            "rating": {"value": self.rating, "label": self.get_rating_display()},
+            "answered_at": self.answered_at.isoformat(),
+        }
+
     def change_rating(self, rating: Rating) -> bool:
         """The student's own rating instead of the proposed one, within the window; False after."""
         if not self.open_for_rating(clock.now()):
@@ -747,6 +763,18 @@ class PracticeState(ScheduleState):
 
     def __str__(self) -> str:
         return f"{self.template.slug} due {self.due:%Y-%m-%d %H:%M}"
+
+    def as_export(self) -> dict[str, Any]:
+        return {
+            "template": self.template.slug,
+            "template_title": self.template.title,
+            "due": self.due.isoformat(),
+            "last_rating": self.last_rating,
+            "last_rating_label": self.get_last_rating_display(),
+            "last_reviewed_at": self.last_reviewed_at.isoformat(),
+            "reviews": self.review_count,
+            "fsrs": self.fsrs_card,
+        }
 
     @classmethod
     def history(cls, learner: Owner, subject_id: int) -> list[tuple[int, datetime]]:

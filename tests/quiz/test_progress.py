@@ -6,7 +6,8 @@ from datetime import timedelta
 
 import pytest
 
-from lessons.models import Card, Lesson
+from felab_sim.models import PrefixCacheRunOrder, Run, RunLevel
+from lessons.models import Card, Lesson, PracticeTemplate
 from quiz.models import CardState, LearnerProfile, Rating, Showing
 from tests.conftest import SEED_CARD_URL
 from tests.quiz.conftest import rate, show
@@ -119,6 +120,76 @@ def test_export_has_all_of_ones_own_data_and_nothing_else(student_client, other_
     assert schedule["last_rating_label"] == "Got it" and schedule["reviews"] == 1
     assert schedule["fsrs"]["card_id"] == seed_card.pk
     assert "their guess" not in response.content.decode()
+
+
+def answer_practice(client, slug: str, seed: int, factor: float) -> float:
+    value = PracticeTemplate.objects.get(slug=slug).problem(seed).answer * factor
+    assert client.post(f"/practice/{slug}/", {"seed": seed, "answer": f"{value}"}).status_code == 200
+    return value
+
+
+def test_export_has_ones_practice_and_runs_and_nothing_of_anothers(
+    student_client, other_student_client, student, other_student, seed_card, clock
+):
+    """The page calls the export everything recorded about the learner: their practice attempts,
+    practice schedules and the runs they started are part of it."""
+    typed = answer_practice(student_client, "l05-kv-per-conversation", 3, factor=5)
+    answer_practice(student_client, "l04-efficiency", 1, factor=1)
+    answer_practice(other_student_client, "l04-efficiency", 2, factor=1)
+    assert student_client.post("/sim/runs/", {"levels": "1"}).status_code == 302
+    measured = Run.objects.create(
+        server_url="http://127.0.0.1:8001/v1", params={"levels": [2]}, state=Run.State.DONE,
+        started_by=student, capacity=2, finished_at=clock.now(),
+    )  # fmt: skip
+    RunLevel.objects.create(run=measured, conc=2, requests=12, done=12, agg_tok_s=91.5, user_tok_s=45.0,
+                            ttft_p50_ms=120.0, ttft_p95_ms=180.0, goodput_rps=1.5)  # fmt: skip
+    prefix = Run.objects.create(
+        kind=Run.Kind.PREFIX_CACHE, server_url="http://127.0.0.1:8001/v1", started_by=student,
+        state=Run.State.DONE, params={"prefix_chars": 1300, "suffix_chars": 80, "requests": 3, "max_tokens": 48},
+    )  # fmt: skip
+    PrefixCacheRunOrder.objects.create(run=prefix, order="shared-first", requests=3, done=3, prompt_tokens=345,
+                                       cached_tokens=320, ttft_cold_ms=90.0, ttft_warm_ms=20.0,
+                                       measured_requests=[{"ttft_ms": 90.0}])  # fmt: skip
+    other_run = Run.objects.create(server_url="http://127.0.0.1:8001/v1", params={"levels": [8]},
+                                   state=Run.State.DONE, started_by=other_student)  # fmt: skip
+
+    data = json.loads(student_client.get("/progress/export.json").content)
+
+    attempts = {attempt["template"]: attempt for attempt in data["practice_attempts"]}
+    assert sorted(attempts) == ["l04-efficiency", "l05-kv-per-conversation"]
+    off = attempts["l05-kv-per-conversation"]
+    assert off["seed"] == 3 and off["typed"] == f"{typed}" and off["verdict"] == "off"
+    assert off["rating"]["label"] == "Missed it" and off["answered_at"] == clock.now().isoformat()
+    assert off["expected"] == pytest.approx(typed / 5)
+    schedules = {schedule["template"]: schedule for schedule in data["practice_schedule"]}
+    assert sorted(schedules) == ["l04-efficiency", "l05-kv-per-conversation"]
+    assert schedules["l04-efficiency"]["reviews"] == 1 and "due" in schedules["l04-efficiency"]["fsrs"]
+    runs = {run["id"]: run for run in data["runs"]}
+    queued = Run.objects.get(started_by=student, state=Run.State.QUEUED)
+    assert sorted(runs) == sorted([queued.pk, measured.pk, prefix.pk])
+    assert runs[queued.pk]["state"] == "queued" and runs[queued.pk]["params"]["levels"] == [1]
+    assert runs[measured.pk]["levels"] == [
+        {"conc": 2, "requests": 12, "done": 12, "agg_tok_s": 91.5, "user_tok_s": 45.0,
+         "ttft_p50_ms": 120.0, "ttft_p95_ms": 180.0, "goodput_rps": 1.5}
+    ]  # fmt: skip
+    [order] = runs[prefix.pk]["orders"]
+    assert order["order"] == "shared-first" and order["outputs"]["cached_tokens"] == 320
+    assert order["measured_requests"] == [{"ttft_ms": 90.0}]
+    assert other_run.pk not in runs
+    # The other student's attempt (seed 2) is theirs alone.
+    assert [attempt["seed"] for attempt in data["practice_attempts"]].count(2) == 0
+    theirs = json.loads(other_student_client.get("/progress/export.json").content)
+    assert [(a["template"], a["seed"]) for a in theirs["practice_attempts"]] == [("l04-efficiency", 2)]
+    assert [run["id"] for run in theirs["runs"]] == [other_run.pk]
+
+
+def test_an_anonymous_learners_practice_is_exported_from_their_session(client, student_client, seed_card):
+    answer_practice(client, "l04-efficiency", 1, factor=1)
+    answer_practice(student_client, "l04-efficiency", 2, factor=1)
+    data = json.loads(client.get("/progress/export.json").content)
+    assert [attempt["seed"] for attempt in data["practice_attempts"]] == [1]
+    assert [schedule["template"] for schedule in data["practice_schedule"]] == ["l04-efficiency"]
+    assert data["runs"] == []
 
 
 def test_anonymous_export_is_the_sessions_data(client, other_student_client, seed_card):
