@@ -14,6 +14,7 @@ from django_tasks_db.models import DBTaskResult
 from redis.exceptions import RedisError
 
 from .cache_outage import redis_client
+from .mail import last_send
 
 # A task waiting this long while none runs means no worker is taking tasks.
 QUEUE_STALLED_AFTER = timedelta(minutes=10)
@@ -79,14 +80,34 @@ def _queue() -> dict[str, Any]:
     }
 
 
+def _mail() -> dict[str, Any]:
+    """How the site's last mail send went, on whichever host (serving/mail.py); none yet is ok."""
+    try:
+        last = last_send()
+    except DatabaseError as error:
+        return {"ok": False, "error": f"{type(error).__name__}: {error}"}
+    if last is None:
+        return {"ok": True, "last_send": None}
+    return {
+        "ok": last.ok,
+        "last_send": last.at.isoformat(),
+        **({} if last.ok else {"error": f"the last send failed: {last.error}"}),
+    }
+
+
 @require_GET
 @never_cache
 def readyz(request: HttpRequest) -> JsonResponse:
     """Readiness for load balancers: each dependency's state, and 503 only when this host cannot
-    serve pages (its database is unreachable). The cache and the task queue are reported but
-    do not take the host out: every host shares them, so a proxy dropping hosts for them would
+    serve pages (its database is unreachable). The cache, the task queue and mail (whether the
+    last send failed) are reported but do not take the host out: every host shares them, so a proxy dropping hosts for them would
     take the whole site down, while the site carries on without them (docs/deploy.md)."""
-    checks = {"database": _timed(_database), "cache": _timed(_cache), "queue": _timed(_queue)}
+    checks = {
+        "database": _timed(_database),
+        "cache": _timed(_cache),
+        "queue": _timed(_queue),
+        "mail": _timed(_mail),
+    }
     ready = checks["database"]["ok"]
     degraded = [name for name, check in checks.items() if not check["ok"]]
     status = "ready" if not degraded else ("degraded" if ready else "not ready")

@@ -20,7 +20,9 @@ def test_ready_reports_database_cache_and_queue(client):
         "database": True,
         "cache": True,
         "queue": True,
+        "mail": True,
     }
+    assert body["checks"]["mail"]["last_send"] is None  # none sent yet
     assert body["checks"]["queue"]["waiting"] == 0 and body["checks"]["cache"]["backend"] == "LocMemCache"
 
 
