@@ -459,21 +459,9 @@ class ScheduleState(models.Model):
 
 
 class CardStateQuerySet(LearnerQuerySet):
-    def due(self, now: datetime) -> CardStateQuerySet:
-        """Cards due at `now` (scheduling.is_due), the longest overdue first."""
-        return self.of_published_cards().filter(due__lte=now).order_by("due", "card_id")
-
-    def of_published_cards(self) -> CardStateQuerySet:
-        """A card made a draft is nobody's to review until it is published again."""
-        return self.filter(card__published=True, card__lesson__published=True)
-
     def of_showing(self, showing: Showing) -> CardStateQuerySet:
         """The schedule of the showing's card for the showing's learner."""
         return self.for_learner(showing).filter(card_id=showing.card_id)
-
-    def upcoming(self, now: datetime) -> CardStateQuerySet:
-        """Cards not yet due at `now`, the soonest first."""
-        return self.filter(due__gt=now).order_by("due", "card_id")
 
     def rating_counts(self) -> dict[int, dict[int, int]]:
         """Per card id, how many learners' latest rating is each value."""
@@ -727,11 +715,9 @@ class PracticeStateQuerySet(LearnerQuerySet):
         return self.filter(template__published=True, template__lesson__published=True)
 
     def due(self, now: datetime) -> PracticeStateQuerySet:
-        """Templates due at `now`, the longest overdue first."""
+        """Templates due at `now` (scheduling.is_due, in SQL), the longest overdue first: the
+        practice index's marks; /review/ and /progress/ read quiz.pages.Schedules."""
         return self.of_published_templates().filter(due__lte=now).order_by("due", "template_id")
-
-    def upcoming(self, now: datetime) -> PracticeStateQuerySet:
-        return self.of_published_templates().filter(due__gt=now).order_by("due", "template_id")
 
 
 class PracticeState(ScheduleState):
