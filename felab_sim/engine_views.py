@@ -36,6 +36,19 @@ SUMMARY_ROWS = (
     ("output_tok_s", "Output throughput", "tok/s", 1.0),
     ("max_running", "Most requests running at once", "", 1.0),
 )
+# Why a summary figure is missing (None in the JSON): it does not exist for this run.
+NONE_BECAUSE = {
+    "tpot_mean_ms": "no request has a second token to time it by (one output token each)",
+    "max_running": "no request stayed running past a step: each finished in the step that prefilled it",
+}
+
+
+def summary_text(summary: dict[str, float | None], key: str, unit: str, scale: float) -> str:
+    """A summary figure as the page prints it, or "none" with why when the run has none."""
+    value = summary.get(key)
+    if value is None:
+        return f"none: {NONE_BECAUSE[key]}" if key in NONE_BECAUSE else "none"
+    return format_with_unit(value * scale, unit)
 
 
 def signed_percent(fraction: float) -> str:
@@ -186,7 +199,7 @@ def _results(values: dict[str, ParamValue], model_config: str, outcome: EngineOu
             {
                 "key": key,
                 "label": label,
-                "value": format_with_unit(summary[key] * scale, unit),
+                "value": summary_text(summary, key, unit, scale),
                 "measured": format_with_unit(measured[key] * scale, unit) if key in measured else "",
                 "error": signed_percent(errors[key]) if key in errors else "",
             }
