@@ -78,7 +78,12 @@ def _body_and_outcome(request: HttpRequest) -> tuple[str, bool]:
             walked = chain.walk(form.cleaned_data["values"])
         except ParamError as error:
             form.add_error(error.param if error.param in form.fields else None, worded(form, error))
-    context: dict[str, object] = {"form": form, "groups": form.field_groups(), "chain": walked}
+    context: dict[str, object] = {
+        "form": form,
+        "groups": form.field_groups(),
+        "chain": walked,
+        "oob": bool(request.htmx),  # the form's messages, redrawn beside the results
+    }
     if walked is not None:
         context |= {
             "steps": [

@@ -168,6 +168,7 @@ def engine_page(request: HttpRequest) -> HttpResponse:
         "groups": form.field_groups(),
         "outcome": outcome,
         "max_requests": ENGINE_WEB_LIMITS.max_requests,
+        "oob": bool(request.htmx),  # the form's messages, redrawn beside the results
     }
     if outcome is not None:
         context |= _results(form.cleaned_data["values"], form.cleaned_data[MODEL_CONFIG], outcome)

@@ -136,3 +136,16 @@ def test_the_page_is_kept_per_address_and_htmx_gets_its_own(client):
     assert again[1] == full[1] and "<form" in full[1] and "<form" not in partial[1]
     assert page(client, {"reply_tokens": "0"})[0].status_code == 400  # a refusal is kept as one too
     assert page(client, {"reply_tokens": "0"})[0].status_code == 400
+
+
+def test_a_refusal_sits_under_its_field_and_in_a_summary_at_the_top_of_the_form(client):
+    _, body = page(client, {"peak_users": "0"})
+    form = body[body.index("<form") : body.index("</form>")]
+    summary = form[form.index('id="chain-form-errors"') : form.index("<fieldset")]
+    assert 'href="#id_peak_users"' in summary and "Peak users must be" in summary
+    assert re.search(r'id="id_peak_users-errors"><small class="field-error">Peak users must be', form)
+    _, partial = page(client, {"peak_users": "0"}, HX_Request="true")
+    assert re.search(
+        r'id="id_peak_users-errors" hx-swap-oob="true"><small class="field-error">Peak users', partial
+    )
+    assert 'id="chain-form-errors" class="form-error-summary" hx-swap-oob="true"' in partial

@@ -190,3 +190,25 @@ def test_one_output_token_shows_none_with_why_where_a_figure_does_not_exist(clie
         assert shown.startswith("none: ") and not re.search(r"\b0\b", shown), shown
     summary = client.get(JSON_URL, query).json()["summary"]
     assert summary["tpot_mean_ms"] is None and summary["max_running"] is None
+
+
+def test_a_refusal_sits_under_its_field_and_in_a_summary_at_the_top_of_the_form_linking_to_it(client):
+    _, body = page(client, {"max_num_seqs": "1"})
+    form = body[body.index("<form") : body.index("</form>")]
+    summary = form[form.index('id="engine-form-errors"') : form.index("<fieldset")]
+    assert 'href="#id_max_num_seqs"' in summary and "Max num seqs: at most 1 request" in summary
+    slot = re.search(r'id="id_max_num_seqs-errors">(.*?)</div>', form, re.S).group(1)
+    assert "Max num seqs: at most 1 request" in slot
+    assert re.search(r'id="id_model-errors"></div>', form)  # the others hold nothing
+
+
+def test_htmx_redraws_the_fields_messages_and_the_summary_out_of_band(client):
+    _, body = page(client, {"model": "Llama-3.1-70B"}, HX_Request="true")
+    slot = re.search(r'<div class="field-errors" id="id_model-errors" hx-swap-oob="true">(.*?)</div>', body)
+    assert slot and "no GPU memory utilization can make room" in slot.group(1)
+    assert re.search(r'id="id_gpu_memory_utilization-errors" hx-swap-oob="true"></div>', body)
+    assert 'id="engine-form-errors" class="form-error-summary" hx-swap-oob="true"' in body
+    # Fixed, the messages are cleared and the summary hidden.
+    _, fixed = page(client, SMALL, HX_Request="true")
+    assert re.search(r'id="id_model-errors" hx-swap-oob="true"></div>', fixed)
+    assert 'id="engine-form-errors" class="form-error-summary" hidden hx-swap-oob="true"' in fixed
