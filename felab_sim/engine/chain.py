@@ -582,7 +582,8 @@ def walk(raw: Mapping[str, object]) -> Chain:
     )
     steps.append(replace(speed, formula=bound_formula))
 
-    # 6–9. Replicas for peak with headroom, then the month's bills and the crossover.
+    # 6–9. Replicas for peak with headroom, then the month's bills and the crossover, where the
+    # replicas are worked out again at each volume (peak users grow with tickets).
     sizing = {
         "peak_users": p["peak_users"],
         "capacity": concurrency,
@@ -629,9 +630,9 @@ def walk(raw: Mapping[str, object]) -> Chain:
         ),
         money(
             "crossover",
-            "crossover_tickets_month",
-            "tickets a month where they cost the same",
-            outputs["crossover_tickets_month"].formula,
+            "crossover_growing_tickets_month",
+            "tickets a month from which dedicated stays cheaper, peak users growing with tickets",
+            outputs["crossover_growing_tickets_month"].formula,
         ),
     ]
     cheaper = outputs["cheaper"].value
@@ -642,8 +643,11 @@ def walk(raw: Mapping[str, object]) -> Chain:
         f"{outputs['serverless_usd_month'].text()} serverless at {typed(p['tickets_per_month'])} tickets: "
         f"{cheaper} is cheaper"
     )
-    if outputs["crossover_tickets_month"].value is not None:
-        verdict += f" (they cost the same at {outputs['crossover_tickets_month'].text()} a month)"
+    crossover = outputs["crossover_growing_tickets_month"]
+    if crossover.value is not None:
+        verdict += f" (dedicated from {crossover.text()} a month, peak users growing with tickets)"
+    elif p["tickets_per_month"] and cheaper == "serverless":
+        verdict += " at every volume, peak users growing with tickets"
     return Chain(p, tuple(steps), verdict + ".")
 
 
