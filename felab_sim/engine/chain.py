@@ -669,10 +669,25 @@ def _largest_within(ttft: Any, most: int, slo: float) -> int:
 def _does_not_fit(
     shape: ModelShape, per_weight: float, precision: str, usable: float, overhead: float, tp: int
 ) -> str:
-    """Why not, and what would fit: the fewest GPUs at this precision, or FP8 on these."""
+    """Why not, naming what exceeds (the weights, the overhead, or the two together), and what
+    would fit: the fewest GPUs at this precision, FP8 on these, or a smaller overhead."""
     needed = weight_bytes(shape, per_weight).total / GB
-    reason = f"{format_with_unit(needed, 'GB')} of weights{f' ÷ {tp} GPUs' if tp > 1 else ''} leave no room in {format_with_unit(usable, 'GB')}"
+    weights = needed / tp
+    weights_text = f"{format_with_unit(needed, 'GB')} of weights{f' ÷ {tp} GPUs' if tp > 1 else ''}"
+    room = format_with_unit(usable, "GB")
+    per_gpu = f" ({format_with_unit(weights, 'GB')} a GPU)" if tp > 1 else ""
+    if overhead >= usable:
+        reason = f"the {typed(overhead, 'GB')} overhead alone is more than the {room} usable"
+    elif weights >= usable:
+        reason = f"{weights_text} leave no room in {room}"
+    else:
+        reason = (
+            f"{weights_text}{per_gpu} and the {typed(overhead, 'GB')} "
+            f"overhead together are more than the {room} usable"
+        )
     hints = []
+    if weights < usable:
+        hints.append(f"an overhead under {format_with_unit(usable - weights, 'GB')} would")
     smallest = smallest_fitting_tp(shape, per_weight, usable, overhead)
     if smallest is not None and smallest > tp:
         hints.append(f"tensor_parallel {smallest} would ({format_with_unit(needed / smallest, 'GB')} a GPU)")

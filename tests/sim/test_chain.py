@@ -205,3 +205,19 @@ def test_the_crossover_works_the_replicas_out_again_at_every_volume():
     assert dedicated_dearer(crossover * 0.999)
     # Held fixed, the replicas for 200 users (6) would have put it at $35,040 ÷ $0.000075 = 467M.
     assert crossover != pytest.approx(6 * replica_month / per_ticket)
+
+
+@pytest.mark.parametrize(
+    ("overhead", "blamed", "not_said"),
+    [
+        # 100 GB of overhead is more than the 77.3 GB usable by itself: the overhead is named.
+        ("100", "the 100 GB overhead alone is more than the 77.3 GB usable", "of weights leave no room"),
+        # 10 GB: neither alone, the two together; under 6.8 GB of overhead the weights would fit.
+        ("10", "70.6 GB of weights and the 10 GB overhead together are more than", "alone"),
+    ],
+)
+def test_a_fit_that_fails_names_what_exceeds(overhead, blamed, not_said):
+    walked = chain.walk({"overhead_gb": overhead})
+    assert walked.steps[-1].key == "fit" and not walked.complete
+    assert blamed in walked.verdict and not_said not in walked.verdict
+    assert "an overhead under 6.8 GB would" in walked.verdict
