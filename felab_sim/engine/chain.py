@@ -464,7 +464,7 @@ def walk(raw: Mapping[str, object]) -> Chain:
     )
     pool_formula = (
         f"{format_with_unit(pool.value, 'tokens')} = ⌊({format_with_unit(usable_gb, 'GB')} − "
-        f"{format_with_unit(weights_gb, 'GB')} weights − {typed(overhead_gb, 'GB')} overhead = "
+        f"{format_with_unit(weights_gb, 'GB')} weights held − {typed(overhead_gb, 'GB')} overhead = "
         f"{format_with_unit(pool_gb, 'GB')}) ÷ {typed(per_token, 'B')} a token⌋"
     )
     steps.append(replace(pool, unit="tokens", formula=pool_formula))
@@ -574,12 +574,24 @@ def walk(raw: Mapping[str, object]) -> Chain:
         "",
     )
     kv_read_gb = concurrency * sequence / GB
+    read_gb = active_b * per_weight
     bound_formula = (
-        f"{speed.text()} = 1 ÷ {_text(step_ms, 'ms')} a step: max(({format_with_unit(active_b * per_weight, 'GB')} "
-        f"weights + {format_with_unit(kv_read_gb, 'GB')} KV of {counted(concurrency, 'conversation')}) ÷ "
+        f"{speed.text()} = 1 ÷ {_text(step_ms, 'ms')} a step: max(({format_with_unit(read_gb, 'GB')} "
+        f"weights read + {format_with_unit(kv_read_gb, 'GB')} KV of {counted(concurrency, 'conversation')}) ÷ "
         f"{typed(hardware.memory_bandwidth / GB, 'GB/s')}, 2 × {typed(round(active_b, 2))} × 10⁹ × "
         f"{typed(concurrency)} FLOP ÷ {typed(peak / TERA, 'TFLOP/s')})"
     )
+    if format_with_unit(read_gb, "GB") != format_with_unit(weights_gb, "GB"):
+        # The fit counts every weight held; a step reads fewer: say which, so the two figures agree.
+        skipped = (
+            "only the experts a token is routed to, and not the input embedding table"
+            if shape.is_moe
+            else "all but the input embedding table, of which each token reads one row"
+        )
+        bound_formula += (
+            f"; a step reads {format_with_unit(read_gb, 'GB')} of the {format_with_unit(weights_gb, 'GB')} "
+            f"of weights a GPU holds: {skipped}"
+        )
     steps.append(replace(speed, formula=bound_formula))
 
     # 6–9. Replicas for peak with headroom, then the month's bills and the crossover, where the

@@ -221,3 +221,16 @@ def test_a_fit_that_fails_names_what_exceeds(overhead, blamed, not_said):
     assert walked.steps[-1].key == "fit" and not walked.complete
     assert blamed in walked.verdict and not_said not in walked.verdict
     assert "an overhead under 6.8 GB would" in walked.verdict
+
+
+def test_the_weights_a_step_reads_are_told_apart_from_the_weights_held():
+    # 70.55 × 10⁹ weights held (70.6 GB at FP8), a step reads all but the 1.05 × 10⁹ of the
+    # input embedding table (69.5 GB): the page says which figure is which, and why they differ.
+    walked = chain.walk({})
+    assert f"{READ_70B / 1e9:.1f} GB weights read" == "69.5 GB weights read"
+    assert "69.5 GB weights read" in walked.step("decode").formula
+    assert "70.6 GB weights held" in walked.step("kv_pool").formula
+    assert (
+        "a step reads 69.5 GB of the 70.6 GB of weights a GPU holds: all but the input embedding table"
+        in walked.step("decode").formula
+    )
