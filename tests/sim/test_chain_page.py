@@ -5,9 +5,13 @@ shape, htmx's partial, and links that open each calculator showing the step's va
 from __future__ import annotations
 
 import html
+import io
+import json
 import re
+import shlex
 
 import pytest
+from django.core.management import call_command
 
 from felab_sim.engine import chain
 from felab_sim.engine.numbers import format_number
@@ -156,3 +160,24 @@ def test_a_refusal_sits_under_its_field_and_in_a_summary_at_the_top_of_the_form(
         r'id="id_peak_users-errors" hx-swap-oob="true"><small class="field-error">Peak users', partial
     )
     assert 'id="chain-form-errors" class="form-error-summary" hx-swap-oob="true"' in partial
+
+
+@pytest.mark.parametrize(
+    ("query", "flags"),
+    [
+        ({}, "--model Llama-3.1-70B --precision fp8 --hardware h100-sxm"),
+        (
+            {"precision": "bf16", "tensor_parallel": "2", "overhead_gb": "4"},
+            "--model Llama-3.1-70B --precision bf16 --tensor-parallel 2 --hardware h100-sxm --overhead-gb 4",
+        ),
+    ],
+)
+def test_the_command_line_hint_is_the_page_s_own_settings_and_prints_the_same_chain(client, query, flags):
+    _, body = page(client, query)
+    command = html.unescape(re.search(r'<code id="chain-command">(.*?)</code>', body).group(1))
+    assert command == f"manage.py chain {flags}"
+    if "bf16" not in flags:
+        assert "--precision bf16" not in html.unescape(body)
+    out = io.StringIO()
+    call_command(*shlex.split(command)[1:], "--json", stdout=out)
+    assert json.loads(out.getvalue())["verdict"] == client.get(JSON_URL, query).json()["verdict"]
