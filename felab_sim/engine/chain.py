@@ -347,7 +347,10 @@ def validate(raw: Mapping[str, object]) -> dict[str, ParamValue]:
         kv_heads_per_gpu(shape, int(values["tensor_parallel"]))  # type: ignore[arg-type]
     except ValueError as error:
         if shape.mla is None:
-            raise ParamError("tensor_parallel", f"tensor_parallel: {error}") from None
+            said = str(error)  # "tensor_parallel 3 does not divide ...": led by the setting already
+            raise ParamError(
+                "tensor_parallel", said if said.startswith("tensor_parallel ") else f"tensor_parallel: {said}"
+            ) from None
     peak_flops(chain_hardware(values), PRECISIONS[str(values["precision"])])
     return values
 
@@ -643,7 +646,7 @@ def walk(raw: Mapping[str, object]) -> Chain:
         money(
             "crossover",
             "crossover_growing_tickets_month",
-            "tickets a month from which dedicated stays cheaper, peak users growing with tickets",
+            "tickets a month from which dedicated stays cheaper",
             outputs["crossover_growing_tickets_month"].formula,
         ),
     ]

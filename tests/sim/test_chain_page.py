@@ -76,7 +76,7 @@ def test_htmx_gets_only_the_results(client):
         ({"peak_users": "0"}, "peak_users", "Peak users must be an integer at least 1"),
         ({"memory_gb": "lots"}, "memory_gb", "GPU memory must be a number"),
         ({"hardware": "custom"}, "memory_gb", "must be typed in for custom hardware"),
-        ({"tensor_parallel": "3"}, "tensor_parallel", "does not divide"),
+        ({"tensor_parallel": "3"}, "tensor_parallel", "Tensor parallel 3 does not divide"),
         ({"model_config": "{not json"}, "model_config", "cannot be read"),
     ],
 )
