@@ -44,11 +44,9 @@ NONE_BECAUSE = {
 
 
 def summary_text(summary: dict[str, float | None], key: str, unit: str, scale: float) -> str:
-    """A summary figure as the page prints it, or "none" with why when the run has none."""
+    """A summary figure as the page prints it, or "none" when the run has none (NONE_BECAUSE)."""
     value = summary.get(key)
-    if value is None:
-        return f"none: {NONE_BECAUSE[key]}" if key in NONE_BECAUSE else "none"
-    return format_with_unit(value * scale, unit)
+    return "none" if value is None else format_with_unit(value * scale, unit)
 
 
 def signed_percent(fraction: float) -> str:
@@ -201,6 +199,7 @@ def _results(values: dict[str, ParamValue], model_config: str, outcome: EngineOu
                 "key": key,
                 "label": label,
                 "value": summary_text(summary, key, unit, scale),
+                "why_none": NONE_BECAUSE.get(key, "") if summary.get(key) is None else "",
                 "measured": format_with_unit(measured[key] * scale, unit) if key in measured else "",
                 "error": signed_percent(errors[key]) if key in errors else "",
             }
