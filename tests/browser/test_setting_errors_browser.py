@@ -80,3 +80,26 @@ def test_on_the_chain_a_refused_split_is_shown_under_tensor_parallel(phone: Page
     type_and_leave(phone.locator("#id_tensor_parallel"), "3")
     assert_within_a_screen(phone, "id_tensor_parallel", "does not divide")
     expect(phone.locator('#chain-form-errors a[href="#id_tensor_parallel"]')).to_be_visible()
+
+
+# Each select whose chosen option's text is wider than the room the select leaves it: the text,
+# measured in the select's own font, against its width less its padding and its arrow.
+CUT_SELECTS = """(form) => {
+  const canvas = document.createElement('canvas').getContext('2d');
+  return [...document.querySelectorAll(form + ' select')].flatMap(select => {
+    const style = getComputedStyle(select);
+    canvas.font = style.font;
+    const room = select.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 20;
+    return [...select.options].map(o => o.text).filter(t => canvas.measureText(t).width > room)
+      .map(t => select.name + ': ' + t);
+  });
+}"""
+
+
+@pytest.mark.parametrize(("url", "form"), [("/sim/chain/", ".chain-form"), ("/sim/engine/", ".engine-form")])
+def test_on_a_phone_no_select_cuts_off_its_options(phone: Page, live_server, url, form):
+    phone.goto(live_server.url + url)
+    cut = phone.evaluate(CUT_SELECTS, form)
+    # The GPUs' full vendor names ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition") are
+    # longer than a phone is wide; the start of each still names its card.
+    assert [each for each in cut if not each.startswith("hardware: ")] == []
