@@ -5,6 +5,7 @@ Thin adapters: felab_sim/engine/chain.py walks the chain; docs/chain.md says wha
 
 from __future__ import annotations
 
+import shlex
 from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -36,6 +37,26 @@ def chain_query(values: dict[str, ParamValue]) -> str:
     return urlencode(
         {name: field_text(value) for name, value in values.items() if value != chain.DEFAULTS[name]}
     )
+
+
+# Always written out, so the command reads as what it asks even where they are the defaults.
+NAMED_IN_COMMAND = ("model", "precision", "hardware")
+
+
+def chain_command(values: dict[str, ParamValue]) -> str:
+    """``manage.py chain`` with the flags that print this chain: the model, precision and GPU,
+    then every other setting that differs from the defaults (a pasted config.json as a file)."""
+    words = ["manage.py", "chain"]
+    pasted = bool(values["model_config"])
+    for param in chain.PARAMS:
+        value = values[param.name]
+        if param.name == "model_config":
+            words += [param.flag, "config.json"] if pasted else []
+        elif param.name == "model" and pasted:
+            continue  # the pasted config wins over the preset
+        elif param.name in NAMED_IN_COMMAND or value != chain.DEFAULTS[param.name]:
+            words += [param.flag, shlex.quote(field_text(value))]
+    return " ".join(words)
 
 
 @require_GET
@@ -78,7 +99,12 @@ def _body_and_outcome(request: HttpRequest) -> tuple[str, bool]:
             walked = chain.walk(form.cleaned_data["values"])
         except ParamError as error:
             form.add_error(error.param if error.param in form.fields else None, worded(form, error))
-    context: dict[str, object] = {"form": form, "groups": form.field_groups(), "chain": walked}
+    context: dict[str, object] = {
+        "form": form,
+        "groups": form.field_groups(),
+        "chain": walked,
+        "oob": bool(request.htmx),  # the form's messages, redrawn beside the results
+    }
     if walked is not None:
         context |= {
             "steps": [
@@ -94,6 +120,8 @@ def _body_and_outcome(request: HttpRequest) -> tuple[str, bool]:
                 for step in walked.steps
             ],
             "query": chain_query(walked.params),
+            "command": chain_command(walked.params),
+            "pasted": bool(walked.params["model_config"]),
         }
     template = "felab_sim/chain_body.html#results" if request.htmx else "felab_sim/chain_body.html"
     return render_to_string(template, context, request), walked is not None

@@ -36,6 +36,17 @@ SUMMARY_ROWS = (
     ("output_tok_s", "Output throughput", "tok/s", 1.0),
     ("max_running", "Most requests running at once", "", 1.0),
 )
+# Why a summary figure is missing (None in the JSON): it does not exist for this run.
+NONE_BECAUSE = {
+    "tpot_mean_ms": "no request has a second token to time it by (one output token each)",
+    "max_running": "no request stayed running past a step: each finished in the step that prefilled it",
+}
+
+
+def summary_text(summary: dict[str, float | None], key: str, unit: str, scale: float) -> str:
+    """A summary figure as the page prints it, or "none" when the run has none (NONE_BECAUSE)."""
+    value = summary.get(key)
+    return "none" if value is None else format_with_unit(value * scale, unit)
 
 
 def signed_percent(fraction: float) -> str:
@@ -155,6 +166,7 @@ def engine_page(request: HttpRequest) -> HttpResponse:
         "groups": form.field_groups(),
         "outcome": outcome,
         "max_requests": ENGINE_WEB_LIMITS.max_requests,
+        "oob": bool(request.htmx),  # the form's messages, redrawn beside the results
     }
     if outcome is not None:
         context |= _results(form.cleaned_data["values"], form.cleaned_data[MODEL_CONFIG], outcome)
@@ -186,7 +198,8 @@ def _results(values: dict[str, ParamValue], model_config: str, outcome: EngineOu
             {
                 "key": key,
                 "label": label,
-                "value": format_with_unit(summary[key] * scale, unit),
+                "value": summary_text(summary, key, unit, scale),
+                "why_none": NONE_BECAUSE.get(key, "") if summary.get(key) is None else "",
                 "measured": format_with_unit(measured[key] * scale, unit) if key in measured else "",
                 "error": signed_percent(errors[key]) if key in errors else "",
             }

@@ -183,6 +183,9 @@ def param_field(param: Param, *, unit_in_help: bool = True, check_range: bool = 
     )
 
 
+LONG_CHOICE = 12  # characters: "Llama-3.1-70B" is cut off in half of a 375 px phone's width
+
+
 def plain_field_rows(form: forms.BaseForm) -> list[dict[str, object]]:
     """Each field's parts for felab_sim/form_fields.html to write as plain HTML: rendering
     Django's widget templates cost more than the rest of a calculator page or /sim/ together
@@ -191,6 +194,7 @@ def plain_field_rows(form: forms.BaseForm) -> list[dict[str, object]]:
     for bound in form:
         widget = bound.field.widget
         value = bound.value()
+        choices = list(widget.choices) if isinstance(widget, forms.Select) else None
         rows.append(
             {
                 "name": bound.name,
@@ -198,7 +202,9 @@ def plain_field_rows(form: forms.BaseForm) -> list[dict[str, object]]:
                 "label": bound.label,
                 "help": bound.help_text,
                 "value": "" if value is None else str(value),
-                "choices": list(widget.choices) if isinstance(widget, forms.Select) else None,
+                "choices": choices,
+                # A select whose longest option a phone's half-width column would cut off.
+                "long_choice": bool(choices) and max(len(str(text)) for _, text in choices) > LONG_CHOICE,
                 "type": getattr(widget, "input_type", "text"),
                 "textarea": isinstance(widget, forms.Textarea),
                 # The declaration's range, step and input mode, escaped here as one string.

@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 from .engine.batching.anchors import AnchorRun
 from .engine.batching.binding import Binding, binding_limit
 from .engine.batching.engine_params import (
+    PASTED,
     SWEEP_LEVELS,
     TRACE,
     EngineInputs,
@@ -20,6 +21,7 @@ from .engine.batching.engine_params import (
     stored_anchor_run,
     sweep_engine,
 )
+from .engine.batching.refusals import no_kv_block, over_work_cap
 from .engine.batching.simulate import Result as BatchingResult
 from .engine.batching.simulate import WorkBudgetExceeded
 from .engine.calculator import Result
@@ -103,6 +105,9 @@ def engine_outcomes(values: tuple[tuple[str, object], ...], model_config: str) -
     practice = cached_sweep(PRACTICE_SWEEP).as_dict()["levels"]
     try:
         inputs = engine_inputs(checked, model_config)
+    except ParamError as error:
+        return error
+    try:
         stored = stored_anchor_run(checked, inputs, limits.sample_interval, limits.sweep_work)
         if stored is not None:
             anchor, result, sweep = stored
@@ -111,7 +116,7 @@ def engine_outcomes(values: tuple[tuple[str, object], ...], model_config: str) -
         result = run_engine(inputs, limits.sample_interval, work_budget=limits.run_work)
     except WorkBudgetExceeded as error:
         if not on_trace:
-            return error
+            return over_work_cap(error, inputs, limits.run_work)
         return ParamError(
             "workload",
             f"workload: the trace's 300 requests need more than {limits.run_work:,.0f} units of "
@@ -119,6 +124,9 @@ def engine_outcomes(values: tuple[tuple[str, object], ...], model_config: str) -
             "shown at once); choose requests at a rate, or run `manage.py engine --trace`",
         )
     except ParamError as error:
+        if error.param == "gpu_memory_utilization":  # the pool holds no KV block
+            model = "the pasted config.json" if checked["model"] == PASTED else str(checked["model"])
+            return no_kv_block(error, checked, inputs, model)
         return error
     try:
         sweep = sweep_engine(inputs, work_budget=limits.sweep_work)

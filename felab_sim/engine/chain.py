@@ -347,7 +347,10 @@ def validate(raw: Mapping[str, object]) -> dict[str, ParamValue]:
         kv_heads_per_gpu(shape, int(values["tensor_parallel"]))  # type: ignore[arg-type]
     except ValueError as error:
         if shape.mla is None:
-            raise ParamError("tensor_parallel", f"tensor_parallel: {error}") from None
+            said = str(error)  # "tensor_parallel 3 does not divide ...": led by the setting already
+            raise ParamError(
+                "tensor_parallel", said if said.startswith("tensor_parallel ") else f"tensor_parallel: {said}"
+            ) from None
     peak_flops(chain_hardware(values), PRECISIONS[str(values["precision"])])
     return values
 
@@ -464,7 +467,7 @@ def walk(raw: Mapping[str, object]) -> Chain:
     )
     pool_formula = (
         f"{format_with_unit(pool.value, 'tokens')} = ⌊({format_with_unit(usable_gb, 'GB')} − "
-        f"{format_with_unit(weights_gb, 'GB')} weights − {typed(overhead_gb, 'GB')} overhead = "
+        f"{format_with_unit(weights_gb, 'GB')} weights held − {typed(overhead_gb, 'GB')} overhead = "
         f"{format_with_unit(pool_gb, 'GB')}) ÷ {typed(per_token, 'B')} a token⌋"
     )
     steps.append(replace(pool, unit="tokens", formula=pool_formula))
@@ -574,15 +577,28 @@ def walk(raw: Mapping[str, object]) -> Chain:
         "",
     )
     kv_read_gb = concurrency * sequence / GB
+    read_gb = active_b * per_weight
     bound_formula = (
-        f"{speed.text()} = 1 ÷ {_text(step_ms, 'ms')} a step: max(({format_with_unit(active_b * per_weight, 'GB')} "
-        f"weights + {format_with_unit(kv_read_gb, 'GB')} KV of {counted(concurrency, 'conversation')}) ÷ "
+        f"{speed.text()} = 1 ÷ {_text(step_ms, 'ms')} a step: max(({format_with_unit(read_gb, 'GB')} "
+        f"weights read + {format_with_unit(kv_read_gb, 'GB')} KV of {counted(concurrency, 'conversation')}) ÷ "
         f"{typed(hardware.memory_bandwidth / GB, 'GB/s')}, 2 × {typed(round(active_b, 2))} × 10⁹ × "
         f"{typed(concurrency)} FLOP ÷ {typed(peak / TERA, 'TFLOP/s')})"
     )
+    if format_with_unit(read_gb, "GB") != format_with_unit(weights_gb, "GB"):
+        # The fit counts every weight held; a step reads fewer: say which, so the two figures agree.
+        skipped = (
+            "only the experts a token is routed to, and not the input embedding table"
+            if shape.is_moe
+            else "all but the input embedding table, of which each token reads one row"
+        )
+        bound_formula += (
+            f"; a step reads {format_with_unit(read_gb, 'GB')} of the {format_with_unit(weights_gb, 'GB')} "
+            f"of weights a GPU holds: {skipped}"
+        )
     steps.append(replace(speed, formula=bound_formula))
 
-    # 6–9. Replicas for peak with headroom, then the month's bills and the crossover.
+    # 6–9. Replicas for peak with headroom, then the month's bills and the crossover, where the
+    # replicas are worked out again at each volume (peak users grow with tickets).
     sizing = {
         "peak_users": p["peak_users"],
         "capacity": concurrency,
@@ -629,9 +645,9 @@ def walk(raw: Mapping[str, object]) -> Chain:
         ),
         money(
             "crossover",
-            "crossover_tickets_month",
-            "tickets a month where they cost the same",
-            outputs["crossover_tickets_month"].formula,
+            "crossover_growing_tickets_month",
+            "tickets a month from which dedicated stays cheaper",
+            outputs["crossover_growing_tickets_month"].formula,
         ),
     ]
     cheaper = outputs["cheaper"].value
@@ -642,8 +658,11 @@ def walk(raw: Mapping[str, object]) -> Chain:
         f"{outputs['serverless_usd_month'].text()} serverless at {typed(p['tickets_per_month'])} tickets: "
         f"{cheaper} is cheaper"
     )
-    if outputs["crossover_tickets_month"].value is not None:
-        verdict += f" (they cost the same at {outputs['crossover_tickets_month'].text()} a month)"
+    crossover = outputs["crossover_growing_tickets_month"]
+    if crossover.value is not None:
+        verdict += f" (dedicated from {crossover.text()} a month, peak users growing with tickets)"
+    elif p["tickets_per_month"] and cheaper == "serverless":
+        verdict += " at every volume, peak users growing with tickets"
     return Chain(p, tuple(steps), verdict + ".")
 
 
@@ -665,10 +684,25 @@ def _largest_within(ttft: Any, most: int, slo: float) -> int:
 def _does_not_fit(
     shape: ModelShape, per_weight: float, precision: str, usable: float, overhead: float, tp: int
 ) -> str:
-    """Why not, and what would fit: the fewest GPUs at this precision, or FP8 on these."""
+    """Why not, naming what exceeds (the weights, the overhead, or the two together), and what
+    would fit: the fewest GPUs at this precision, FP8 on these, or a smaller overhead."""
     needed = weight_bytes(shape, per_weight).total / GB
-    reason = f"{format_with_unit(needed, 'GB')} of weights{f' ÷ {tp} GPUs' if tp > 1 else ''} leave no room in {format_with_unit(usable, 'GB')}"
+    weights = needed / tp
+    weights_text = f"{format_with_unit(needed, 'GB')} of weights{f' ÷ {tp} GPUs' if tp > 1 else ''}"
+    room = format_with_unit(usable, "GB")
+    per_gpu = f" ({format_with_unit(weights, 'GB')} a GPU)" if tp > 1 else ""
+    if overhead >= usable:
+        reason = f"the {typed(overhead, 'GB')} overhead alone is more than the {room} usable"
+    elif weights >= usable:
+        reason = f"{weights_text} leave no room in {room}"
+    else:
+        reason = (
+            f"{weights_text}{per_gpu} and the {typed(overhead, 'GB')} "
+            f"overhead together are more than the {room} usable"
+        )
     hints = []
+    if weights < usable:
+        hints.append(f"an overhead under {format_with_unit(usable - weights, 'GB')} would")
     smallest = smallest_fitting_tp(shape, per_weight, usable, overhead)
     if smallest is not None and smallest > tp:
         hints.append(f"tensor_parallel {smallest} would ({format_with_unit(needed / smallest, 'GB')} a GPU)")

@@ -117,6 +117,20 @@
     }
   });
 
+  // A settings page's answer redraws each field's messages out of band (the .field-errors
+  // beside the field); its aria-invalid follows them, as a full load would have written it.
+  document.addEventListener("htmx:afterSettle", function () {
+    document.querySelectorAll(".field-errors[id$='-errors']").forEach(function (slot) {
+      var field = document.getElementById(slot.id.slice(0, -"-errors".length));
+      if (!field) return;
+      if (slot.querySelector(".field-error")) {
+        field.setAttribute("aria-invalid", "true");
+      } else if (!document.getElementById((field.id || field.name) + "-js-error")) {
+        field.removeAttribute("aria-invalid");
+      }
+    });
+  });
+
   document.addEventListener("htmx:sendError", function (event) {
     var detail = event.detail;
     var target = detail.target;

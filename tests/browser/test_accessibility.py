@@ -18,6 +18,8 @@ PAGES = {
     "glossary search": "/glossary/?q=kv+cache",
     "simulator": "/sim/",
     "continuous-batching engine": "/sim/engine/",
+    "engine, a setting refused": "/sim/engine/?max_num_seqs=1",
+    "chain, a setting refused": "/sim/chain/?tensor_parallel=3",
     "progress": "/progress/",
     "review": "/review/",
     "practice index": "/practice/",

@@ -52,8 +52,11 @@ def test_the_capstone_default_step_by_step():
     assert value["dedicated"] == pytest.approx(6 * 730 * 8) == 35_040
     per_ticket = (300 * 0.15 + 50 * 0.60) / 1e6
     assert value["serverless"] == pytest.approx(5e6 * per_ticket) == 375
-    assert value["crossover"] == pytest.approx(35_040 / per_ticket) == 467_200_000
-    assert "serverless is cheaper" in walked.verdict
+    # With peak users growing with tickets, a ticket costs more on full replicas than serverless:
+    # 730 h × $8 × (200 ÷ 5M × 1.2 ÷ 41) = $0.0068 against $0.000075, so no volume turns it.
+    assert per_ticket < 730 * 8 * (200 / 5e6 * 1.2 / 41)
+    assert value["crossover"] is None
+    assert "serverless is cheaper at every volume" in walked.verdict
 
 
 def test_70b_on_one_80gb_gpu_does_not_fit_at_bf16_and_the_chain_stops_there():
@@ -180,3 +183,54 @@ def test_a_split_that_prefills_faster_than_the_prefill_calculator_takes_names_te
         chain.walk({"model": "Llama-3.1-8B", "hardware": "mi300x", "tensor_parallel": "64"})
     assert error.value.param == "tensor_parallel" and "fewer GPUs" in error.value.message
     assert chain.walk({"model": "Llama-3.1-8B", "hardware": "mi300x", "tensor_parallel": "8"}).complete
+
+
+def test_the_crossover_works_the_replicas_out_again_at_every_volume():
+    # A billion tickets for the same 200 peak users: peak users now grow 200 per 10⁹ tickets.
+    raw = {"tickets_per_month": "1000000000"}
+    walked = chain.walk(raw)
+    per_ticket = (300 * 0.15 + 50 * 0.60) / 1e6
+    crossover = walked.step("crossover").value
+    replica_month = 730 * 8
+
+    def replicas(tickets: float) -> int:  # ⌈peak users at this volume × 1.2 ÷ 41⌉, at least one
+        return max(1, math.ceil(round(200 * tickets / 1e9 * 1.2 / 41, 9)))
+
+    def dedicated_dearer(tickets: float) -> bool:
+        return replicas(tickets) * replica_month > tickets * per_ticket
+
+    # From the crossover on, dedicated is never the dearer, at any volume tried; just below, it is.
+    assert crossover == pytest.approx(replica_month * replicas(crossover) / per_ticket)
+    assert not any(dedicated_dearer(crossover * (1 + i / 50)) for i in range(0, 5000))
+    assert dedicated_dearer(crossover * 0.999)
+    # Held fixed, the replicas for 200 users (6) would have put it at $35,040 ÷ $0.000075 = 467M.
+    assert crossover != pytest.approx(6 * replica_month / per_ticket)
+
+
+@pytest.mark.parametrize(
+    ("overhead", "blamed", "not_said"),
+    [
+        # 100 GB of overhead is more than the 77.3 GB usable by itself: the overhead is named.
+        ("100", "the 100 GB overhead alone is more than the 77.3 GB usable", "of weights leave no room"),
+        # 10 GB: neither alone, the two together; under 6.8 GB of overhead the weights would fit.
+        ("10", "70.6 GB of weights and the 10 GB overhead together are more than", "alone"),
+    ],
+)
+def test_a_fit_that_fails_names_what_exceeds(overhead, blamed, not_said):
+    walked = chain.walk({"overhead_gb": overhead})
+    assert walked.steps[-1].key == "fit" and not walked.complete
+    assert blamed in walked.verdict and not_said not in walked.verdict
+    assert "an overhead under 6.8 GB would" in walked.verdict
+
+
+def test_the_weights_a_step_reads_are_told_apart_from_the_weights_held():
+    # 70.55 × 10⁹ weights held (70.6 GB at FP8), a step reads all but the 1.05 × 10⁹ of the
+    # input embedding table (69.5 GB): the page says which figure is which, and why they differ.
+    walked = chain.walk({})
+    assert f"{READ_70B / 1e9:.1f} GB weights read" == "69.5 GB weights read"
+    assert "69.5 GB weights read" in walked.step("decode").formula
+    assert "70.6 GB weights held" in walked.step("kv_pool").formula
+    assert (
+        "a step reads 69.5 GB of the 70.6 GB of weights a GPU holds: all but the input embedding table"
+        in walked.step("decode").formula
+    )

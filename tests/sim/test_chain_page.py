@@ -5,9 +5,13 @@ shape, htmx's partial, and links that open each calculator showing the step's va
 from __future__ import annotations
 
 import html
+import io
+import json
 import re
+import shlex
 
 import pytest
+from django.core.management import call_command
 
 from felab_sim.engine import chain
 from felab_sim.engine.numbers import format_number
@@ -38,7 +42,14 @@ def test_the_default_page_walks_the_capstone_in_order(client):
     assert response.status_code == 200
     positions = [body.index(f'id="step-{key}"') for key in STEP_KEYS]
     assert positions == sorted(positions)
-    for shown in ("41 conversations", "45.1 tok/s", "6 replicas", "$35,040", "$375", "467,200,000 tickets"):
+    for shown in (
+        "41 conversations",
+        "45.1 tok/s",
+        "6 replicas",
+        "$35,040",
+        "$375",
+        "serverless is the cheaper at every volume",
+    ):
         assert shown in body, shown
     assert 'data-complete="yes"' in body and "serverless is cheaper" in body
     for param in chain.PARAMS:
@@ -65,7 +76,7 @@ def test_htmx_gets_only_the_results(client):
         ({"peak_users": "0"}, "peak_users", "Peak users must be an integer at least 1"),
         ({"memory_gb": "lots"}, "memory_gb", "GPU memory must be a number"),
         ({"hardware": "custom"}, "memory_gb", "must be typed in for custom hardware"),
-        ({"tensor_parallel": "3"}, "tensor_parallel", "does not divide"),
+        ({"tensor_parallel": "3"}, "tensor_parallel", "Tensor parallel 3 does not divide"),
         ({"model_config": "{not json"}, "model_config", "cannot be read"),
     ],
 )
@@ -136,3 +147,37 @@ def test_the_page_is_kept_per_address_and_htmx_gets_its_own(client):
     assert again[1] == full[1] and "<form" in full[1] and "<form" not in partial[1]
     assert page(client, {"reply_tokens": "0"})[0].status_code == 400  # a refusal is kept as one too
     assert page(client, {"reply_tokens": "0"})[0].status_code == 400
+
+
+def test_a_refusal_sits_under_its_field_and_in_a_summary_at_the_top_of_the_form(client):
+    _, body = page(client, {"peak_users": "0"})
+    form = body[body.index("<form") : body.index("</form>")]
+    summary = form[form.index('id="chain-form-errors"') : form.index("<fieldset")]
+    assert 'href="#id_peak_users"' in summary and "Peak users must be" in summary
+    assert re.search(r'id="id_peak_users-errors"><small class="field-error">Peak users must be', form)
+    _, partial = page(client, {"peak_users": "0"}, HX_Request="true")
+    assert re.search(
+        r'id="id_peak_users-errors" hx-swap-oob="true"><small class="field-error">Peak users', partial
+    )
+    assert 'id="chain-form-errors" class="form-error-summary" hx-swap-oob="true"' in partial
+
+
+@pytest.mark.parametrize(
+    ("query", "flags"),
+    [
+        ({}, "--model Llama-3.1-70B --precision fp8 --hardware h100-sxm"),
+        (
+            {"precision": "bf16", "tensor_parallel": "2", "overhead_gb": "4"},
+            "--model Llama-3.1-70B --precision bf16 --tensor-parallel 2 --hardware h100-sxm --overhead-gb 4",
+        ),
+    ],
+)
+def test_the_command_line_hint_is_the_page_s_own_settings_and_prints_the_same_chain(client, query, flags):
+    _, body = page(client, query)
+    command = html.unescape(re.search(r'<code id="chain-command">(.*?)</code>', body).group(1))
+    assert command == f"manage.py chain {flags}"
+    if "bf16" not in flags:
+        assert "--precision bf16" not in html.unescape(body)
+    out = io.StringIO()
+    call_command(*shlex.split(command)[1:], "--json", stdout=out)
+    assert json.loads(out.getvalue())["verdict"] == client.get(JSON_URL, query).json()["verdict"]

@@ -138,3 +138,18 @@ def test_every_declared_setting_has_a_flag():
             continue  # derived: --concurrency makes a closed loop
         assert engine_command.switch_flag(param) in flags if param.kind == "bool" else param.flag in flags
     assert {"--trace", "--model-config", "--json", "--expert-parallel", "--no-prefix-caching"} <= flags
+
+
+def test_one_output_token_has_no_tpot_and_none_left_running_rather_than_zeros():
+    one = (*SMALL[:6], "--output-tokens", "1")
+    summary = as_json(*one)["summary"]
+    assert summary["tpot_mean_ms"] is None and summary["max_running"] is None
+    lines = {line.split()[-1]: line for line in engine(*one).splitlines() if line.strip()}
+    assert "none" in lines["tpot_mean_ms"] and " 0 " not in lines["tpot_mean_ms"]
+    assert "none" in lines["max_running"] and " 0 " not in lines["max_running"]
+
+
+def test_a_model_larger_than_the_gpu_is_the_model_s_to_change_not_the_utilization_s():
+    with pytest.raises(CommandError) as refused:
+        engine("--model", "Llama-3.1-70B", "--hardware", "rtx-4090")
+    assert str(refused.value).startswith("--model:") and "tensor_parallel 8" in str(refused.value)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import re
 
 import pytest
 
@@ -70,6 +71,15 @@ def test_htmx_gets_only_the_results_partial(client):
         ({"input_tokens": "100000"}, "input_tokens", "do not fit the 41008-token KV pool"),
         ({"model": "config"}, "model_config", "Config.json is empty"),
         ({"requests": "101"}, "requests", "at most 100 in a web request"),
+        # A run over the web's work cap is the setting's that forces the steps, not the requests'.
+        ({"max_num_seqs": "1"}, "max_num_seqs", "Max num seqs: at most 1 request decodes in a step"),
+        ({"max_num_batched_tokens": "1"}, "max_num_batched_tokens", "raise max_num_batched_tokens"),
+        ({"output_tokens": "2000"}, "requests", "use fewer requests or shorter prompts and outputs"),
+        # Weights larger than the whole GPU: no utilization helps, so the model is named with what does.
+        ({"model": "Llama-3.1-70B"}, "model", "no GPU memory utilization can make room"),
+        ({"model": "Llama-3.1-70B", "hardware": "h100-sxm"}, "model", "tensor_parallel 2 (70.6 GB"),
+        # Weights that fit the GPU but not the share allowed: the utilization, and the value that fits.
+        ({"gpu_memory_utilization": "0.3"}, "gpu_memory_utilization", "raise it to at least 0.69"),
     ],
 )
 def test_bad_input_is_a_400_naming_the_field(client, query, field, message):
@@ -90,13 +100,16 @@ def test_a_value_given_twice_or_an_unknown_name_is_refused(client):
     )
 
 
-def test_a_run_over_the_web_budget_is_refused_naming_requests(client):
+def test_a_run_over_the_web_budget_is_refused_naming_the_setting_that_forces_it(client):
     # 100 requests one at a time: every token a step of its own, over the run's work cap.
-    query = {"max_num_seqs": "1", "output_tokens": "1000"}
+    query = {"max_num_seqs": "1"}
     response, body = page(client, query)
     assert response.status_code == 400
-    assert "units of simulation work" in body and "manage.py engine" in body
-    assert client.get(JSON_URL, query).json()["error"]["param"] == "requests"
+    assert "units of work" in body and "manage.py engine" in body
+    assert client.get(JSON_URL, query).json()["error"]["param"] == "max_num_seqs"
+    # Requests too long even all at once: the workload's size, not the engine's settings.
+    for query in ({"output_tokens": "1000"}, {"max_num_seqs": "1", "output_tokens": "1000"}):
+        assert client.get(JSON_URL, query).json()["error"]["param"] == "requests"
 
 
 def test_json_has_the_commands_shape_and_both_sweeps(client):
@@ -167,3 +180,36 @@ def test_a_run_waits_for_a_simulation_permit_then_is_told_to_retry(client, setti
     finally:
         handle.close()
     assert client.get(url, SMALL).status_code == 200
+
+
+def test_one_output_token_shows_none_with_why_where_a_figure_does_not_exist(client):
+    query = {"requests": "12", "output_tokens": "1"}
+    _, body = page(client, query)
+    for key, why in (("tpot_mean_ms", "no request has a second token"), ("max_running", "no request stayed")):
+        row = re.search(rf'<tr id="summary-{key}">(.*?)</tr>', body, re.S).group(1)
+        assert re.search(rf'data-key="{key}">none</td>', row), row
+        assert f"None: {why}" in row
+    summary = client.get(JSON_URL, query).json()["summary"]
+    assert summary["tpot_mean_ms"] is None and summary["max_running"] is None
+
+
+def test_a_refusal_sits_under_its_field_and_in_a_summary_at_the_top_of_the_form_linking_to_it(client):
+    _, body = page(client, {"max_num_seqs": "1"})
+    form = body[body.index("<form") : body.index("</form>")]
+    summary = form[form.index('id="engine-form-errors"') : form.index("<fieldset")]
+    assert 'href="#id_max_num_seqs"' in summary and "Max num seqs: at most 1 request" in summary
+    slot = re.search(r'id="id_max_num_seqs-errors">(.*?)</div>', form, re.S).group(1)
+    assert "Max num seqs: at most 1 request" in slot
+    assert re.search(r'id="id_model-errors"></div>', form)  # the others hold nothing
+
+
+def test_htmx_redraws_the_fields_messages_and_the_summary_out_of_band(client):
+    _, body = page(client, {"model": "Llama-3.1-70B"}, HX_Request="true")
+    slot = re.search(r'<div class="field-errors" id="id_model-errors" hx-swap-oob="true">(.*?)</div>', body)
+    assert slot and "no GPU memory utilization can make room" in slot.group(1)
+    assert re.search(r'id="id_gpu_memory_utilization-errors" hx-swap-oob="true"></div>', body)
+    assert 'id="engine-form-errors" class="form-error-summary" hx-swap-oob="true"' in body
+    # Fixed, the messages are cleared and the summary hidden.
+    _, fixed = page(client, SMALL, HX_Request="true")
+    assert re.search(r'id="id_model-errors" hx-swap-oob="true"></div>', fixed)
+    assert 'id="engine-form-errors" class="form-error-summary" hidden hx-swap-oob="true"' in fixed

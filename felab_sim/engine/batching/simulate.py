@@ -448,7 +448,7 @@ def _sample(t: float, replicas: list[Replica]) -> Sample:
     )
 
 
-def summarise(requests: list[RequestResult], kv_tokens: int, max_running: int) -> dict[str, float]:
+def summarise(requests: list[RequestResult], kv_tokens: int, max_running: int) -> dict[str, float | None]:
     """The summary LLMServingSim's validation prints, from per-request times."""
     if not requests:
         return {}
@@ -458,12 +458,14 @@ def summarise(requests: list[RequestResult], kv_tokens: int, max_running: int) -
     total = end - start
     return {
         "ttft_mean_ms": 1000 * sum(r.ttft for r in requests) / len(requests),
-        "tpot_mean_ms": 1000 * sum(tpots) / len(tpots) if tpots else 0.0,
+        # None where no request has two tokens to time between: no TPOT exists, not 0 ms.
+        "tpot_mean_ms": 1000 * sum(tpots) / len(tpots) if tpots else None,
         "latency_mean_ms": 1000 * sum(r.latency for r in requests) / len(requests),
         "total_s": total,
         "output_tok_s": sum(r.output_toks for r in requests) / total if total > 0 else 0.0,
         "kv_tokens": kv_tokens,
-        "max_running": max_running,
+        # None where every request finished in the step that prefilled it: none stayed running.
+        "max_running": max_running or None,
     }
 
 

@@ -12,6 +12,10 @@ headroom it must hold at least 240, so the default capacity is 256 (a power of t
 scenario's assumption, to be replaced by a measured sweep. The practice server's 8 users
 (lesson 03) are a Mac-sized server's, not an $8-an-hour GPU's; cards that use them set them.
 
+Lesson 15's crossover holds the replicas fixed as tickets grow; beside it,
+``crossover_growing_tickets_month`` lets peak users grow with tickets (their ratio this
+scenario's) and works the replicas out again at each volume (``crossover_growing``).
+
 Headroom is spare capacity: replicas with headroom = ceil(peak × (1 + headroom) ÷ capacity).
 Lesson 03's example (120 ÷ 8 = 15, +20% → 18) is the same either way, but rounding up twice would turn
 one replica into two for 20% headroom.
@@ -22,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, typed
+from ..calculator import Calculator, Output, OutputSpec, Params, WorkedExample, counted, typed
 from ..chart import BLUE, ORANGE, Figure, Series, layout, line, these_settings
 from ..params import Param
 from .cost import price_param, tokens_param, usd_per_task
@@ -34,6 +38,27 @@ DEDICATED = "dedicated"
 def ceil_count(x: float) -> int:
     # 15 × 1.2 is 18.000000000000004 in floating point: round away the noise before rounding up.
     return math.ceil(round(x, 9))
+
+
+def crossover_growing(p: Params, per_ticket: float) -> tuple[float | None, int | None]:
+    """The volume from which dedicated stays the cheaper, when peak users grow with tickets
+    (their ratio held at this scenario's), and the replicas it takes there; (None, None) when
+    serverless is the cheaper at every volume, or there are no tickets to scale peak users by.
+
+    Replicas at T tickets are ⌈k × T⌉ with k = peak ÷ tickets × (1 + headroom) ÷ capacity; a
+    replica-month costs c = hours × GPU-hour price, a ticket s serverless. On the volumes n
+    replicas cover, dedicated (c × n) is the dearer below c × n ÷ s, which lies inside them
+    while n < s ÷ (s − c × k): the last such n is n* = ⌈s ÷ (s − c × k)⌉ − 1, and from
+    c × n* ÷ s on dedicated is never dearer. When s ≤ c × k, a ticket costs more on dedicated
+    GPUs at any scale, so serverless is the cheaper at every volume."""
+    if p["tickets_per_month"] <= 0 or per_ticket <= 0:
+        return None, None
+    k = p["peak_users"] / p["tickets_per_month"] * (1 + p["headroom"]) / p["capacity"]
+    c = p["hours"] * p["gpu_hour_usd"]
+    if per_ticket <= c * k:
+        return None, None
+    replicas = ceil_count(per_ticket / (per_ticket - c * k)) - 1
+    return c * replicas / per_ticket, replicas
 
 
 def _compute(p: Params) -> dict[str, float | str | None]:
@@ -52,6 +77,7 @@ def _compute(p: Params) -> dict[str, float | str | None]:
         "dedicated_usd_month": dedicated,
         # Free tokens never cost more than a deployment: no crossover to report.
         "crossover_tickets_month": dedicated / per_ticket if per_ticket > 0 else None,
+        "crossover_growing_tickets_month": crossover_growing(p, per_ticket)[0],
         "cheaper": SERVERLESS if serverless <= dedicated else DEDICATED,
     }
 
@@ -98,8 +124,37 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
             if out("crossover_tickets_month") != "—"
             else "— : free tokens never cost more than a deployment"
         ),
+        "crossover_growing_tickets_month": _growing_formula(p, out),
         "cheaper": f"{out('cheaper')}: {out('serverless_usd_month')} serverless against {out('dedicated_usd_month')} dedicated",
     }
+
+
+def _growing_formula(p: Params, out: Callable[[str], str]) -> str:
+    key = "crossover_growing_tickets_month"
+    if p["tickets_per_month"] <= 0:
+        return "— : no tickets a month to grow peak users with"
+    per_ticket = usd_per_task(
+        p["input_tokens"], p["output_tokens"], p["input_usd_per_m"], p["output_usd_per_m"]
+    )
+    if per_ticket <= 0:
+        return "— : free tokens never cost more than a deployment"
+    growing = (
+        f"peak users growing with tickets ({counted(p['peak_users'], 'user')} at "
+        f"{typed(p['tickets_per_month'])} tickets a month)"
+    )
+    volume, replicas = crossover_growing(p, per_ticket)
+    if volume is None or replicas is None:
+        k = p["peak_users"] / p["tickets_per_month"] * (1 + p["headroom"]) / p["capacity"]
+        dedicated = Output(p["hours"] * p["gpu_hour_usd"] * k, "$", "").text()
+        return (
+            f"— : with {growing}, a ticket costs {dedicated} on dedicated replicas at the least "
+            f"(each full) against {out('usd_per_ticket')} serverless: serverless is the cheaper at every volume"
+        )
+    return (
+        f"{out(key)} = {counted(replicas, 'replica')} × {typed(p['hours'])} hours × "
+        f"{typed(p['gpu_hour_usd'], '$')} ÷ {out('usd_per_ticket')}: with {growing}, dedicated is "
+        "never the dearer from there on"
+    )
 
 
 CALCULATOR = Calculator(
@@ -181,6 +236,11 @@ CALCULATOR = Calculator(
         OutputSpec("serverless_usd_month", "$", "serverless per month"),
         OutputSpec("dedicated_usd_month", "$", "dedicated per month"),
         OutputSpec("crossover_tickets_month", "tickets", "tickets a month where dedicated becomes cheaper"),
+        OutputSpec(
+            "crossover_growing_tickets_month",
+            "tickets",
+            "tickets a month from which dedicated stays cheaper, peak users growing with tickets",
+        ),
         OutputSpec("cheaper", "", "the cheaper option at this volume"),
     ),
     compute=_compute,

@@ -34,6 +34,7 @@ from felab_sim.engine.batching.engine_params import (
     run_engine,
     run_json,
 )
+from felab_sim.engine.batching.refusals import no_kv_block
 from felab_sim.engine.batching.simulate import Result, TraceRequest, read_trace
 from felab_sim.engine.numbers import format_number
 from felab_sim.engine.params import Param, ParamError
@@ -69,8 +70,9 @@ def format_table(inputs: EngineInputs, result: Result, sentence: str) -> str:
     ]
     width = max(len(label) for _, label, _ in SUMMARY)
     for key, label, unit in SUMMARY:
-        value = format_number(result.summary.get(key))
-        lines.append(f"{label.ljust(width)}  {value} {unit}".rstrip() + f"  {key}")
+        figure = result.summary.get(key)
+        value = "none" if figure is None else f"{format_number(figure)} {unit}".rstrip()
+        lines.append(f"{label.ljust(width)}  {value}  {key}")
     lines.append(sentence)
     return "\n".join(lines)
 
@@ -119,8 +121,14 @@ class Command(BaseCommand):
         try:
             values = parse_engine_values(given)
             inputs = engine_inputs(values, config, trace)
+        except ParamError as error:
+            raise self.named(error) from error
+        try:
             result = run_engine(inputs)
         except ParamError as error:
+            if error.param == "gpu_memory_utilization":  # the pool holds no KV block
+                model = str(config_path) if config_path is not None else str(values["model"])
+                error = no_kv_block(error, values, inputs, model)
             raise self.named(error) from error
         binding = binding_limit(result, inputs.settings)
         if options["json"]:
