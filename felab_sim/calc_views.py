@@ -24,7 +24,7 @@ from .engine.chart import Series
 from .engine.numbers import format_with_unit
 from .engine.params import ParamError, ParamValue, heading
 from .engine.presets import presets_for
-from .forms import CalculatorForm, plain_field_rows, repeated_parameter
+from .forms import CalculatorForm, plain_field_rows, repeated_parameter, worded
 from .live import cached_chart
 from .models import ParameterSet, changed_query
 
@@ -181,7 +181,12 @@ def _page_context(request: HttpRequest, calculator: Calculator, name: str) -> di
     if name in MEASURED_RUNS:
         given.pop(RUN_QUERY, None)
     form = CalculatorForm(calculator, {**CalculatorForm.defaults(calculator), **given}, repeated)
-    result = calculator.run(form.values()) if form.is_valid() else None
+    result = None
+    if form.is_valid():
+        try:
+            result = calculator.run(form.values())
+        except ParamError as error:  # refused by the computation itself (a model that does not fit)
+            form.add_error(error.param if error.param in form.fields else None, worded(form, error))
     context: dict[str, object] = {
         "calculator": calculator,
         "calculators": CALCULATORS.values(),

@@ -22,7 +22,7 @@ from .engine.limits import WEB_LIMITS, check_web_limits
 from .engine.metrics import SweepResult, capacity_sentence
 from .engine.params import ParamError
 from .engine.sweep_params import SweepParams
-from .forms import RealSweepForm, SweepForm, plain_field_rows, repeated_parameter
+from .forms import RealSweepForm, SweepForm, plain_field_rows, repeated_parameter, worded
 from .live import cached_figure, cached_sweep, sim_query
 from .models import Run
 from .permits import SimulatorBusy, simulation_permit
@@ -54,6 +54,8 @@ def sweep_json(request: HttpRequest) -> JsonResponse:
     try:
         with _simulation_permit(params):
             return JsonResponse(cached_sweep(params).as_dict())
+    except ParamError as error:  # stopped by the simulator's own count of events
+        return _json_error(error.param, error.message)
     except SimulatorBusy:
         return _simulator_busy(request)
 
@@ -87,9 +89,12 @@ def _sim_context(request: HttpRequest) -> tuple[dict, int]:
     result, figure = None, None
     if form.is_valid():
         params = form.cleaned_data["params"]
-        with _simulation_permit(params):
-            result = cached_sweep(params)
-            figure = _sim_figure(result, measured)
+        try:
+            with _simulation_permit(params):
+                result = cached_sweep(params)
+                figure = _sim_figure(result, measured)
+        except ParamError as error:  # stopped by the simulator's own count of events
+            form.add_error(error.param if error.param in form.fields else None, worded(form, error))
     rows = published_beside(result) if result else []
     context = {
         "form": form,

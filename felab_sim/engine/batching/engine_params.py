@@ -20,6 +20,7 @@ from ..params import Param, ParamError, ParamValue, parse_all
 from .anchors import AnchorRun, bundled_trace, matching_anchor
 from .binding import Binding
 from .simulate import (
+    MAX_WORK,
     ClosedLoop,
     EngineSettings,
     Result,
@@ -345,9 +346,7 @@ SWEEP_LEVELS = (1, 2, 4, 8, 16, 32)
 SWEEP_OUTPUT_TOKENS = 128
 
 
-def run_engine(
-    inputs: EngineInputs, sample_interval: float = 1.0, work_budget: float | None = None
-) -> Result:
+def run_engine(inputs: EngineInputs, sample_interval: float = 1.0, work_budget: float = MAX_WORK) -> Result:
     return simulate(
         list(inputs.trace),
         inputs.shape,
@@ -365,7 +364,7 @@ def sweep_requests(level: int) -> int:
     return max(8, 2 * level)
 
 
-def sweep_engine(inputs: EngineInputs, work_budget: float | None = None) -> list[dict[str, float]]:
+def sweep_engine(inputs: EngineInputs, work_budget: float = MAX_WORK) -> list[dict[str, float]]:
     """Lesson 03's closed-loop sweep on this engine: its levels and metrics, ``sweep_requests``
     requests a level, each of the workload's first prompt size and 128 output tokens (fewer if
     the workload's are fewer)."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -119,7 +120,7 @@ class Command(BaseCommand):
         try:
             values = parse_engine_values(given)
             inputs = engine_inputs(values, config, trace)
-            result = run_engine(inputs)
+            result = run_engine(inputs, work_budget=math.inf)  # the command line has no cap
         except ParamError as error:
             raise self.named(error) from error
         binding = binding_limit(result, inputs.settings)
