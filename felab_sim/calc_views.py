@@ -5,7 +5,8 @@ Thin adapters: the calculators (felab_sim/engine/calculators/) compute; see docs
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -15,6 +16,7 @@ from django.views.decorators.http import require_GET
 
 from serving.content_cache import kept_for_input
 from serving.kept_pages import render_kept
+from serving.ratelimit import rate_limited
 from serving.vary import vary_on
 
 from .charts.calc_charts import chart_json
@@ -27,6 +29,8 @@ from .engine.presets import presets_for
 from .forms import CalculatorForm, plain_field_rows, repeated_parameter, worded
 from .live import cached_chart
 from .models import ParameterSet, changed_query
+from .permits import SimulatorBusy
+from .views import simulator_busy, web_permit
 
 
 def _json_error(param: str, message: str, status: int = 400) -> JsonResponse:
@@ -47,14 +51,28 @@ def single_values(request: HttpRequest) -> dict[str, str]:
     return request.GET.dict()
 
 
+def computed(calculator: Calculator, raw: Mapping[str, object]) -> Result:
+    """``calculator.run(raw)``; one that simulates runs under one of the host's simulation
+    permits (SimulatorBusy when none came free in time)."""
+    with web_permit() if calculator.simulates else nullcontext():
+        return calculator.run(raw)
+
+
+def _calculators_busy(request: HttpRequest) -> HttpResponse:
+    return simulator_busy(request, "runs", "")
+
+
 @require_GET
-def calc_json(request: HttpRequest, name: str) -> JsonResponse:
+@rate_limited("sweep")
+def calc_json(request: HttpRequest, name: str) -> HttpResponse:
     """One calculator's result as JSON (the CLI's shape); bad input is a 400 naming the parameter."""
     calculator = calculator_named(name)
     try:
-        result = calculator.run(single_values(request))
+        result = computed(calculator, single_values(request))
     except ParamError as error:
         return _json_error(error.param, error.message)
+    except SimulatorBusy:
+        return _calculators_busy(request)
     return JsonResponse(result.as_json())
 
 
@@ -121,9 +139,17 @@ def _presets(calculator: Calculator, values: dict[str, ParamValue]) -> list[dict
 
 
 @require_GET
+@rate_limited("sweep")
 def calc_page(request: HttpRequest, name: str) -> HttpResponse:
     """An explorable calculator: a GET form whose URL holds the settings, redrawn in place by htmx."""
     calculator = calculator_named(name)
+    try:
+        return _calc_page(request, calculator, name)
+    except SimulatorBusy:
+        return _calculators_busy(request)
+
+
+def _calc_page(request: HttpRequest, calculator: Calculator, name: str) -> HttpResponse:
     shows_runs = _shows_runs(request, name)
     if shows_runs:
         # The visitor's own real run, or the form that starts one: worked out for every request.
@@ -184,7 +210,7 @@ def _page_context(request: HttpRequest, calculator: Calculator, name: str) -> di
     result = None
     if form.is_valid():
         try:
-            result = calculator.run(form.values())
+            result = computed(calculator, form.values())
         except ParamError as error:  # refused by the computation itself (a model that does not fit)
             form.add_error(error.param if error.param in form.fields else None, worded(form, error))
     context: dict[str, object] = {

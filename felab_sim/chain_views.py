@@ -5,6 +5,7 @@ Thin adapters: felab_sim/engine/chain.py walks the chain; docs/chain.md says wha
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -14,6 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from serving.content_cache import kept_for_input
+from serving.ratelimit import rate_limited
 from serving.vary import vary_on
 
 from .calc_views import single_values
@@ -22,6 +24,8 @@ from .engine.calculators import CALCULATORS
 from .engine.params import ParamError, ParamValue
 from .forms import ChainForm, field_text, repeated_parameter, worded
 from .models import changed_query
+from .permits import SimulatorBusy
+from .views import simulator_busy, web_permit
 
 
 def step_url(step: chain.Step) -> str:
@@ -38,27 +42,40 @@ def chain_query(values: dict[str, ParamValue]) -> str:
     )
 
 
+def _walked(raw: Mapping[str, object]) -> chain.Chain:
+    """The chain walked under one of the host's simulation permits, as every simulator page's work."""
+    with web_permit():
+        return chain.walk(raw)
+
+
 @require_GET
-def chain_json(request: HttpRequest) -> JsonResponse:
+@rate_limited("sweep")
+def chain_json(request: HttpRequest) -> HttpResponse:
     """The chain as JSON (``manage.py chain --json``'s shape); bad input is a 400 naming the setting."""
     try:
-        walked = chain.walk(single_values(request))
+        walked = _walked(single_values(request))
     except ParamError as error:
         return JsonResponse({"error": {"param": error.param, "message": error.message}}, status=400)
+    except SimulatorBusy:
+        return simulator_busy(request, "runs", "")
     return JsonResponse(walked.as_json(step_url))
 
 
 @require_GET
+@rate_limited("sweep")
 def chain_page(request: HttpRequest) -> HttpResponse:
     """The chain, explorable: a GET form whose address holds the settings, redrawn in place by htmx.
 
     One address, one page for everyone: its content is rendered once and kept for the most recent
     addresses, as a calculator page's is."""
-    body, walked = kept_for_input(
-        request,
-        ("chain-page", bool(request.htmx), request.get_full_path()),
-        lambda: _body_and_outcome(request),
-    )
+    try:
+        body, walked = kept_for_input(
+            request,
+            ("chain-page", bool(request.htmx), request.get_full_path()),
+            lambda: _body_and_outcome(request),
+        )
+    except SimulatorBusy:
+        return simulator_busy(request, "runs", "")
     if request.htmx:
         # htmx swaps only successful responses, and the errors must replace the stale results.
         response = HttpResponse(body)
@@ -75,7 +92,7 @@ def _body_and_outcome(request: HttpRequest) -> tuple[str, bool]:
     walked = None
     if form.is_valid():
         try:
-            walked = chain.walk(form.cleaned_data["values"])
+            walked = _walked(form.cleaned_data["values"])
         except ParamError as error:
             form.add_error(error.param if error.param in form.fields else None, worded(form, error))
     context: dict[str, object] = {"form": form, "groups": form.field_groups(), "chain": walked}

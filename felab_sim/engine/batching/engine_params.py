@@ -14,8 +14,9 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from ..hardware import GB, HARDWARE, TERA, Hardware, Interconnect, hardware_preset
+from ..model_params import read_pasted_config
 from ..model_presets import BY_NAME as MODEL_PRESETS
-from ..model_shapes import ModelConfigError, ModelShape, kv_heads_per_gpu, read_config
+from ..model_shapes import ModelConfigError, ModelShape, kv_heads_per_gpu
 from ..params import Param, ParamError, ParamValue, parse_all
 from .anchors import AnchorRun, bundled_trace, matching_anchor
 from .binding import Binding
@@ -209,7 +210,7 @@ def model_shape(values: Mapping[str, ParamValue], model_config: str | None) -> M
             MODEL_CONFIG, f"{MODEL_CONFIG} is empty: paste a model's config.json, or choose a preset"
         )
     try:
-        return read_config(pasted)
+        return read_pasted_config(pasted)
     except ModelConfigError as error:
         raise ParamError(MODEL_CONFIG, f"{MODEL_CONFIG} cannot be read: {error}") from None
     except ValueError as error:  # not JSON at all

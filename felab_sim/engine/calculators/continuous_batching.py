@@ -301,6 +301,7 @@ CALCULATOR = Calculator(
     ),
     compute=_compute,
     formulas=_formulas,
+    simulates=True,
     chart=_chart,
     chart_description=(
         "Output throughput against concurrency: this engine at these settings beside lesson 03's "
