@@ -112,8 +112,9 @@ def _sweep(model: str, hardware: str, seqs: int, prompt: int, output: int) -> tu
             work_budget=cap,
         )
     except WorkBudgetExceeded:
-        # A step's work is about one unit a request, a prompt's 1.5 units a block of 16 tokens.
-        name = "output_tokens" if output >= prompt * 1.5 / 16 else "prompt_tokens"
+        # An output token costs about 2 units over the levels (a request's unit in its step, and a
+        # share of the step's own 4), a prompt 1.5 units a 16-token block: name the larger.
+        name = "output_tokens" if 2 * output >= prompt * 1.5 / 16 else "prompt_tokens"
         raise ParamError(
             name,
             f"{name}: the sweep at C = {', '.join(str(c) for c in SWEEP_LEVELS)} with {prompt:,}-token "
