@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
-from django.views.decorators.http import require_GET
+from django.utils.safestring import SafeString
+from django.views.decorators.http import require_GET, require_http_methods
 
 from serving.content_cache import kept_for_input
 from serving.kept_pages import render_kept
@@ -29,6 +30,7 @@ from .engine.presets import presets_for
 from .forms import CalculatorForm, plain_field_rows, repeated_parameter, worded
 from .live import cached_chart
 from .models import ParameterSet, changed_query
+from .pastes import CSRF_MARK, csrf_input, fill_csrf_mark, push_short_settings, submitted
 from .permits import SimulatorBusy
 from .views import simulator_busy, web_permit
 
@@ -138,15 +140,35 @@ def _presets(calculator: Calculator, values: dict[str, ParamValue]) -> list[dict
     ]
 
 
-@require_GET
+@require_http_methods(["GET", "POST"])
 @rate_limited("sweep")
 def calc_page(request: HttpRequest, name: str) -> HttpResponse:
-    """An explorable calculator: a GET form whose URL holds the settings, redrawn in place by htmx."""
+    """An explorable calculator: a form whose URL holds the settings, redrawn in place by htmx.
+    A calculator that takes a paste posts its form (felab_sim/pastes.py)."""
     calculator = calculator_named(name)
     try:
-        return _calc_page(request, calculator, name)
+        if request.method == "POST":
+            return _posted_calc_page(request, calculator, name)
+        return fill_csrf_mark(request, _calc_page(request, calculator, name))
     except SimulatorBusy:
         return _calculators_busy(request)
+
+
+def _posted_calc_page(request: HttpRequest, calculator: Calculator, name: str) -> HttpResponse:
+    """The page for posted settings, a paste among them: worked out for this request, not kept."""
+    context = _page_context(request, calculator, name)
+    body = SafeString(_render_body(request, context).replace(CSRF_MARK, csrf_input(request)))
+    status = 200 if context["result"] is not None else 400
+    if request.htmx:
+        response = HttpResponse(body)  # htmx swaps only successful responses
+        defaults = CalculatorForm.defaults(calculator)
+        sent = {key: value for key, value in submitted(request).items() if defaults.get(key) != value}
+        long = {param.name for param in calculator.params if param.is_long_text}
+        push_short_settings(response, request.path, sent, long)
+    else:
+        response = render(request, "felab_sim/calc.html", {**context, "body": body}, status=status)
+    vary_on(response, "HX-Request")
+    return response
 
 
 def _calc_page(request: HttpRequest, calculator: Calculator, name: str) -> HttpResponse:
@@ -202,8 +224,9 @@ def _render_body(request: HttpRequest, context: dict[str, object]) -> str:
 
 
 def _page_context(request: HttpRequest, calculator: Calculator, name: str) -> dict[str, object]:
-    repeated = repeated_parameter(request.GET)
-    given = request.GET.dict()
+    sent = submitted(request)
+    repeated = repeated_parameter(sent)
+    given = sent.dict()
     if name in MEASURED_RUNS:
         given.pop(RUN_QUERY, None)
     form = CalculatorForm(calculator, {**CalculatorForm.defaults(calculator), **given}, repeated)
@@ -221,7 +244,10 @@ def _page_context(request: HttpRequest, calculator: Calculator, name: str) -> di
         "result": result,
         "parameter_sets": ParameterSet.objects.filter(calculator=name),
         # Kept by the settings form, so changing a setting keeps the run drawn.
-        "run_query": request.GET.get(RUN_QUERY, "")[:20] if name in MEASURED_RUNS else "",
+        "run_query": sent.get(RUN_QUERY, "")[:20] if name in MEASURED_RUNS else "",
+        # A paste travels in a POST body, with the visitor's CSRF token where the mark is.
+        "posts_pastes": any(param.is_long_text for param in calculator.params),
+        "csrf_mark": CSRF_MARK,
     }
     if result is not None:
         real_run = MEASURED_RUNS[name](request, result.params) if name in MEASURED_RUNS else None

@@ -12,7 +12,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.views.decorators.http import require_GET
+from django.utils.safestring import SafeString
+from django.views.decorators.http import require_GET, require_http_methods
 
 from serving.content_cache import kept_for_input
 from serving.ratelimit import rate_limited
@@ -24,6 +25,7 @@ from .engine.calculators import CALCULATORS
 from .engine.params import ParamError, ParamValue
 from .forms import ChainForm, field_text, repeated_parameter, worded
 from .models import changed_query
+from .pastes import CSRF_MARK, csrf_input, push_short_settings, submitted
 from .permits import SimulatorBusy
 from .views import simulator_busy, web_permit
 
@@ -61,24 +63,33 @@ def chain_json(request: HttpRequest) -> HttpResponse:
     return JsonResponse(walked.as_json(step_url))
 
 
-@require_GET
+@require_http_methods(["GET", "POST"])
 @rate_limited("sweep")
 def chain_page(request: HttpRequest) -> HttpResponse:
-    """The chain, explorable: a GET form whose address holds the settings, redrawn in place by htmx.
+    """The chain, explorable: a form whose address holds the settings, redrawn in place by htmx.
+    The form is posted, since it may hold a pasted config.json (felab_sim/pastes.py).
 
     One address, one page for everyone: its content is rendered once and kept for the most recent
-    addresses, as a calculator page's is."""
+    addresses, as a calculator page's is; a posted one is worked out for its request."""
     try:
-        body, walked = kept_for_input(
-            request,
-            ("chain-page", bool(request.htmx), request.get_full_path()),
-            lambda: _body_and_outcome(request),
-        )
+        if request.method == "POST":
+            body, walked = _body_and_outcome(request)
+        else:
+            body, walked = kept_for_input(
+                request,
+                ("chain-page", bool(request.htmx), request.get_full_path()),
+                lambda: _body_and_outcome(request),
+            )
     except SimulatorBusy:
         return simulator_busy(request, "runs", "")
+    body = SafeString(body.replace(CSRF_MARK, csrf_input(request)))
     if request.htmx:
         # htmx swaps only successful responses, and the errors must replace the stale results.
         response = HttpResponse(body)
+        if request.method == "POST":
+            defaults = ChainForm.defaults()
+            sent = {key: value for key, value in submitted(request).items() if defaults.get(key) != value}
+            push_short_settings(response, request.path, sent, {"model_config"})
     else:
         response = render(request, "felab_sim/chain.html", {"body": body}, status=200 if walked else 400)
     vary_on(response, "HX-Request")
@@ -88,14 +99,20 @@ def chain_page(request: HttpRequest) -> HttpResponse:
 def _body_and_outcome(request: HttpRequest) -> tuple[str, bool]:
     """The page's content (felab_sim/chain_body.html), or for htmx its results alone, and
     whether the chain was walked (False: the settings were refused)."""
-    form = ChainForm({**ChainForm.defaults(), **request.GET.dict()}, repeated_parameter(request.GET))
+    sent = submitted(request)
+    form = ChainForm({**ChainForm.defaults(), **sent.dict()}, repeated_parameter(sent))
     walked = None
     if form.is_valid():
         try:
             walked = _walked(form.cleaned_data["values"])
         except ParamError as error:
             form.add_error(error.param if error.param in form.fields else None, worded(form, error))
-    context: dict[str, object] = {"form": form, "groups": form.field_groups(), "chain": walked}
+    context: dict[str, object] = {
+        "form": form,
+        "groups": form.field_groups(),
+        "chain": walked,
+        "csrf_mark": CSRF_MARK,
+    }
     if walked is not None:
         context |= {
             "steps": [
