@@ -30,7 +30,14 @@ from .engine.presets import presets_for
 from .forms import CalculatorForm, plain_field_rows, repeated_parameter, worded
 from .live import cached_chart
 from .models import ParameterSet, changed_query
-from .pastes import CSRF_MARK, csrf_input, fill_csrf_mark, push_short_settings, submitted
+from .pastes import (
+    CSRF_MARK,
+    csrf_input,
+    fill_csrf_mark,
+    push_short_settings,
+    submitted,
+    to_short_settings,
+)
 from .permits import SimulatorBusy
 from .views import simulator_busy, web_permit
 
@@ -156,15 +163,16 @@ def calc_page(request: HttpRequest, name: str) -> HttpResponse:
 
 def _posted_calc_page(request: HttpRequest, calculator: Calculator, name: str) -> HttpResponse:
     """The page for posted settings, a paste among them: worked out for this request, not kept."""
+    defaults = CalculatorForm.defaults(calculator)
+    long = {param.name for param in calculator.params if param.is_long_text}
+    if moved := to_short_settings(request, defaults, long):
+        return moved
     context = _page_context(request, calculator, name)
     body = SafeString(_render_body(request, context).replace(CSRF_MARK, csrf_input(request)))
     status = 200 if context["result"] is not None else 400
     if request.htmx:
         response = HttpResponse(body)  # htmx swaps only successful responses
-        defaults = CalculatorForm.defaults(calculator)
-        sent = {key: value for key, value in submitted(request).items() if defaults.get(key) != value}
-        long = {param.name for param in calculator.params if param.is_long_text}
-        push_short_settings(response, request.path, sent, long)
+        push_short_settings(response, request, defaults, long)
     else:
         response = render(request, "felab_sim/calc.html", {**context, "body": body}, status=status)
     vary_on(response, "HX-Request")

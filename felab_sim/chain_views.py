@@ -25,7 +25,7 @@ from .engine.calculators import CALCULATORS
 from .engine.params import ParamError, ParamValue
 from .forms import ChainForm, field_text, repeated_parameter, worded
 from .models import changed_query
-from .pastes import CSRF_MARK, csrf_input, push_short_settings, submitted
+from .pastes import CSRF_MARK, csrf_input, push_short_settings, submitted, to_short_settings
 from .permits import SimulatorBusy
 from .views import simulator_busy, web_permit
 
@@ -71,6 +71,8 @@ def chain_page(request: HttpRequest) -> HttpResponse:
 
     One address, one page for everyone: its content is rendered once and kept for the most recent
     addresses, as a calculator page's is; a posted one is worked out for its request."""
+    if moved := to_short_settings(request, ChainForm.defaults(), {"model_config"}):
+        return moved
     try:
         if request.method == "POST":
             body, walked = _body_and_outcome(request)
@@ -87,9 +89,7 @@ def chain_page(request: HttpRequest) -> HttpResponse:
         # htmx swaps only successful responses, and the errors must replace the stale results.
         response = HttpResponse(body)
         if request.method == "POST":
-            defaults = ChainForm.defaults()
-            sent = {key: value for key, value in submitted(request).items() if defaults.get(key) != value}
-            push_short_settings(response, request.path, sent, {"model_config"})
+            push_short_settings(response, request, ChainForm.defaults(), {"model_config"})
     else:
         response = render(request, "felab_sim/chain.html", {"body": body}, status=200 if walked else 400)
     vary_on(response, "HX-Request")

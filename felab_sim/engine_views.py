@@ -25,7 +25,7 @@ from .engine.numbers import format_with_unit
 from .engine.params import ParamError, ParamValue
 from .forms import EngineForm, field_text, repeated_parameter, worded
 from .live import EngineOutcome, cached_engine
-from .pastes import push_short_settings, submitted
+from .pastes import push_short_settings, submitted, to_short_settings
 from .permits import SimulatorBusy, simulation_permit
 
 # The summary's values as the page shows them: key, label, unit, scale from the engine's unit.
@@ -143,6 +143,8 @@ def _first_error(form: EngineForm) -> tuple[str | None, str]:
 def engine_page(request: HttpRequest) -> HttpResponse:
     """The engine, explorable: a form whose address holds the settings, redrawn by htmx. The form
     is posted, since it may hold a pasted config.json (felab_sim/pastes.py)."""
+    if moved := to_short_settings(request, EngineForm.defaults(), {MODEL_CONFIG}):
+        return moved
     sent = submitted(request)
     form = EngineForm({**EngineForm.defaults(), **sent.dict()}, repeated_parameter(sent))
     outcome = None
@@ -167,9 +169,7 @@ def engine_page(request: HttpRequest) -> HttpResponse:
     status = 200 if outcome is not None or request.htmx else 400
     response = render(request, template, context, status=status)
     if request.htmx and request.method == "POST":
-        defaults = EngineForm.defaults()
-        changed = {key: value for key, value in sent.items() if defaults.get(key) != value}
-        push_short_settings(response, request.path, changed, {MODEL_CONFIG})
+        push_short_settings(response, request, EngineForm.defaults(), {MODEL_CONFIG})
     vary_on(response, "HX-Request")
     return response
 

@@ -2,8 +2,10 @@
 
 A page whose form holds a paste posts it, with Django's CSRF token: a page's address of over
 about 4 KB is refused by servers (gunicorn answers 414), while a paste may hold 20,000
-characters. The address keeps the short settings (htmx is told to push them); pages kept for
-every visitor hold :data:`CSRF_MARK` where the token goes, filled on each request.
+characters. The address keeps the short settings: htmx is told to push them, and a post without
+JavaScript and without a paste is sent on to them (303), so its page's address is shareable as a
+GET form's was. Pages kept for every visitor hold :data:`CSRF_MARK` where the token goes, filled
+on each request.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import uuid
 from urllib.parse import urlencode
 
-from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.middleware.csrf import get_token
 from django.utils.html import format_html
 
@@ -41,7 +43,28 @@ def fill_csrf_mark(request: HttpRequest, response: HttpResponse) -> HttpResponse
     return response
 
 
-def push_short_settings(response: HttpResponse, path: str, settings: dict[str, str], long: set[str]) -> None:
+def short_address(request: HttpRequest, defaults: dict[str, str], long: set[str]) -> str:
+    """The page's address for the posted settings: the short ones that differ from the defaults."""
+    short = {
+        name: value
+        for name, value in submitted(request).items()
+        if name not in long and defaults.get(name) != value
+    }
+    return f"{request.path}?{urlencode(short)}" if short else request.path
+
+
+def push_short_settings(
+    response: HttpResponse, request: HttpRequest, defaults: dict[str, str], long: set[str]
+) -> None:
     """Tell htmx the address to show after a POST: the page with its short settings only."""
-    short = {name: value for name, value in settings.items() if name not in long}
-    response["HX-Push-Url"] = f"{path}?{urlencode(short)}" if short else path
+    response["HX-Push-Url"] = short_address(request, defaults, long)
+
+
+def to_short_settings(request: HttpRequest, defaults: dict[str, str], long: set[str]) -> HttpResponse | None:
+    """A post without JavaScript that holds no paste: a 303 to its settings' address, which
+    shows the same page; None for any other request (the caller answers it)."""
+    if request.method != "POST" or request.htmx or any(request.POST.get(name, "").strip() for name in long):
+        return None
+    response = HttpResponseRedirect(short_address(request, defaults, long))
+    response.status_code = 303
+    return response

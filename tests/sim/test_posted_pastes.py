@@ -92,3 +92,9 @@ def test_a_kept_calculator_page_gives_each_visitor_their_own_token(browser):
     second = Client(enforce_csrf_checks=True).get("/sim/calc/roofline/").content.decode()
     assert token_of(first) != token_of(second)
     assert "csrf-input-" not in first  # the kept page's mark is always filled
+
+
+@pytest.mark.parametrize("url", ["/sim/calc/kv-cache/", "/sim/chain/", "/sim/engine/"])
+def test_a_post_without_a_paste_and_without_javascript_goes_on_to_its_settings_address(browser, url):
+    response = post_form(browser, url, {"tensor_parallel": "2", "model_config": " "})
+    assert response.status_code == 303 and response["Location"] == f"{url}?tensor_parallel=2"
