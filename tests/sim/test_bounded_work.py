@@ -5,8 +5,10 @@ the typed fields' bounds; the endpoints that compute have the simulator's rate l
 import contextlib
 import fcntl
 import json
+import math
 
 import pytest
+from django.test import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -89,6 +91,34 @@ def test_the_engine_counts_its_timeseries_samples_against_the_budget():
     assert caught.value.cause == "time"
     result = run_engine(inputs, sample_interval=0.1)
     assert result.work + SAMPLE_WORK_UNITS * len(result.timeseries) > 200
+
+
+PREEMPTED = {
+    "block_size": "1",
+    "input_tokens": "12000",
+    "output_tokens": "800",
+    "requests": "3",
+    "workload": "concurrency",
+    "concurrency": "3",
+    "hardware": "custom",
+    "memory_gb": "23",
+    "bandwidth_gbs": "1000",
+    "peak_tflops": "100",
+}
+
+
+def test_a_preempted_request_looking_up_its_cached_prompt_each_step_is_counted():
+    # Three 12,000-token prompts in one-token blocks fill the pool; one is preempted, and while it
+    # waits every step looks its 12,000 cached blocks up again (9 s of CPU at 2,000 output tokens,
+    # uncounted, within the steps' budget).
+    values = parse_engine_values(PREEMPTED)
+    inputs = engine_inputs(values)
+    result = run_engine(inputs, sample_interval=0.1, work_budget=math.inf)
+    assert result.preemptions >= 1
+    steps_and_samples = result.work + SAMPLE_WORK_UNITS * len(result.timeseries)
+    with pytest.raises(WorkBudgetExceeded):
+        run_engine(inputs, sample_interval=0.1, work_budget=steps_and_samples + 1)
+    refused(Client().get("/sim/engine.json", {**PREEMPTED, "output_tokens": "2000"}))
 
 
 def test_the_continuous_batching_calculator_caps_its_sweep(client):

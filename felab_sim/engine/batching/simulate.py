@@ -140,6 +140,9 @@ BLOCK_WORK_UNITS = 1.5
 # stays the steps'): simulated time is free to grow (0.01 GB/s, one arrival a day) and each
 # sample of it is not.
 SAMPLE_WORK_UNITS = 1.5
+# A cached block a lookup finds costs about half a unit (0.8 µs), counted the same way: a request
+# preempted with a long cached prompt looks it all up again every step it waits (BlockPool.found).
+FOUND_WORK_UNITS = 0.5
 # The budget of a caller that sets none: every run stops, whatever its settings (about 10-40 s
 # of CPU). The command line passes math.inf; the web passes its own caps (limits.py).
 MAX_WORK = 20_000_000.0
@@ -407,7 +410,8 @@ def simulate(
         now += step
         steps += 1
         work += _step_work(batches, settings.block_size)
-        if work + SAMPLE_WORK_UNITS * len(samples) > work_budget:
+        found = FOUND_WORK_UNITS * sum(replica.pool.found for replica in replicas)
+        if work + found + SAMPLE_WORK_UNITS * len(samples) > work_budget:
             raise over_budget("steps")
         _count(counters, replicas, pricer, loads, group_tokens)
         for replica, batch in zip(replicas, batches, strict=True):
@@ -420,7 +424,7 @@ def simulate(
         running = sum(len(r.running) for r in replicas)
         max_running = max(max_running, running)
         while next_sample <= now:
-            if work + SAMPLE_WORK_UNITS * (len(samples) + 1) > work_budget:
+            if work + found + SAMPLE_WORK_UNITS * (len(samples) + 1) > work_budget:
                 raise over_budget("time")
             samples.append(_sample(next_sample, replicas))
             next_sample += sample_interval  # type: ignore[operator]
