@@ -5,16 +5,19 @@ Thin adapters: the calculators (felab_sim/engine/calculators/) compute; see docs
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
-from django.views.decorators.http import require_GET
+from django.utils.safestring import SafeString
+from django.views.decorators.http import require_GET, require_http_methods
 
 from serving.content_cache import kept_for_input
 from serving.kept_pages import render_kept
+from serving.ratelimit import rate_limited
 from serving.vary import vary_on
 
 from .charts.calc_charts import chart_json
@@ -24,9 +27,19 @@ from .engine.chart import Series
 from .engine.numbers import format_with_unit
 from .engine.params import ParamError, ParamValue, heading
 from .engine.presets import presets_for
-from .forms import CalculatorForm, plain_field_rows, repeated_parameter
+from .forms import CalculatorForm, plain_field_rows, repeated_parameter, worded
 from .live import cached_chart
 from .models import ParameterSet, changed_query
+from .pastes import (
+    CSRF_MARK,
+    csrf_input,
+    fill_csrf_mark,
+    push_short_settings,
+    submitted,
+    to_short_settings,
+)
+from .permits import SimulatorBusy
+from .views import simulator_busy, web_permit
 
 
 def _json_error(param: str, message: str, status: int = 400) -> JsonResponse:
@@ -47,14 +60,28 @@ def single_values(request: HttpRequest) -> dict[str, str]:
     return request.GET.dict()
 
 
+def computed(calculator: Calculator, raw: Mapping[str, object]) -> Result:
+    """``calculator.run(raw)``; one that simulates runs under one of the host's simulation
+    permits (SimulatorBusy when none came free in time)."""
+    with web_permit() if calculator.simulates else nullcontext():
+        return calculator.run(raw)
+
+
+def _calculators_busy(request: HttpRequest) -> HttpResponse:
+    return simulator_busy(request, "runs", "")
+
+
 @require_GET
-def calc_json(request: HttpRequest, name: str) -> JsonResponse:
+@rate_limited("sweep")
+def calc_json(request: HttpRequest, name: str) -> HttpResponse:
     """One calculator's result as JSON (the CLI's shape); bad input is a 400 naming the parameter."""
     calculator = calculator_named(name)
     try:
-        result = calculator.run(single_values(request))
+        result = computed(calculator, single_values(request))
     except ParamError as error:
         return _json_error(error.param, error.message)
+    except SimulatorBusy:
+        return _calculators_busy(request)
     return JsonResponse(result.as_json())
 
 
@@ -120,10 +147,39 @@ def _presets(calculator: Calculator, values: dict[str, ParamValue]) -> list[dict
     ]
 
 
-@require_GET
+@require_http_methods(["GET", "POST"])
+@rate_limited("sweep")
 def calc_page(request: HttpRequest, name: str) -> HttpResponse:
-    """An explorable calculator: a GET form whose URL holds the settings, redrawn in place by htmx."""
+    """An explorable calculator: a form whose URL holds the settings, redrawn in place by htmx.
+    A calculator that takes a paste posts its form (felab_sim/pastes.py)."""
     calculator = calculator_named(name)
+    try:
+        if request.method == "POST":
+            return _posted_calc_page(request, calculator, name)
+        return fill_csrf_mark(request, _calc_page(request, calculator, name))
+    except SimulatorBusy:
+        return _calculators_busy(request)
+
+
+def _posted_calc_page(request: HttpRequest, calculator: Calculator, name: str) -> HttpResponse:
+    """The page for posted settings, a paste among them: worked out for this request, not kept."""
+    defaults = CalculatorForm.defaults(calculator)
+    long = {param.name for param in calculator.params if param.is_long_text}
+    if moved := to_short_settings(request, defaults, long):
+        return moved
+    context = _page_context(request, calculator, name)
+    body = SafeString(_render_body(request, context).replace(CSRF_MARK, csrf_input(request)))
+    status = 200 if context["result"] is not None else 400
+    if request.htmx:
+        response = HttpResponse(body)  # htmx swaps only successful responses
+        push_short_settings(response, request, defaults, long)
+    else:
+        response = render(request, "felab_sim/calc.html", {**context, "body": body}, status=status)
+    vary_on(response, "HX-Request")
+    return response
+
+
+def _calc_page(request: HttpRequest, calculator: Calculator, name: str) -> HttpResponse:
     shows_runs = _shows_runs(request, name)
     if shows_runs:
         # The visitor's own real run, or the form that starts one: worked out for every request.
@@ -176,12 +232,18 @@ def _render_body(request: HttpRequest, context: dict[str, object]) -> str:
 
 
 def _page_context(request: HttpRequest, calculator: Calculator, name: str) -> dict[str, object]:
-    repeated = repeated_parameter(request.GET)
-    given = request.GET.dict()
+    sent = submitted(request)
+    repeated = repeated_parameter(sent)
+    given = sent.dict()
     if name in MEASURED_RUNS:
         given.pop(RUN_QUERY, None)
     form = CalculatorForm(calculator, {**CalculatorForm.defaults(calculator), **given}, repeated)
-    result = calculator.run(form.values()) if form.is_valid() else None
+    result = None
+    if form.is_valid():
+        try:
+            result = computed(calculator, form.values())
+        except ParamError as error:  # refused by the computation itself (a model that does not fit)
+            form.add_error(error.param if error.param in form.fields else None, worded(form, error))
     context: dict[str, object] = {
         "calculator": calculator,
         "calculators": CALCULATORS.values(),
@@ -190,7 +252,10 @@ def _page_context(request: HttpRequest, calculator: Calculator, name: str) -> di
         "result": result,
         "parameter_sets": ParameterSet.objects.filter(calculator=name),
         # Kept by the settings form, so changing a setting keeps the run drawn.
-        "run_query": request.GET.get(RUN_QUERY, "")[:20] if name in MEASURED_RUNS else "",
+        "run_query": sent.get(RUN_QUERY, "")[:20] if name in MEASURED_RUNS else "",
+        # A paste travels in a POST body, with the visitor's CSRF token where the mark is.
+        "posts_pastes": any(param.is_long_text for param in calculator.params),
+        "csrf_mark": CSRF_MARK,
     }
     if result is not None:
         real_run = MEASURED_RUNS[name](request, result.params) if name in MEASURED_RUNS else None

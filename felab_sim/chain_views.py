@@ -6,15 +6,18 @@ Thin adapters: felab_sim/engine/chain.py walks the chain; docs/chain.md says wha
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
 from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.views.decorators.http import require_GET
+from django.utils.safestring import SafeString
+from django.views.decorators.http import require_GET, require_http_methods
 
 from serving.content_cache import kept_for_input
+from serving.ratelimit import rate_limited
 from serving.vary import vary_on
 
 from .calc_views import single_values
@@ -23,6 +26,9 @@ from .engine.calculators import CALCULATORS
 from .engine.params import ParamError, ParamValue
 from .forms import ChainForm, field_text, repeated_parameter, worded
 from .models import changed_query
+from .pastes import CSRF_MARK, csrf_input, push_short_settings, submitted, to_short_settings
+from .permits import SimulatorBusy
+from .views import simulator_busy, web_permit
 
 
 def step_url(step: chain.Step) -> str:
@@ -59,30 +65,52 @@ def chain_command(values: dict[str, ParamValue]) -> str:
     return " ".join(words)
 
 
+def _walked(raw: Mapping[str, object]) -> chain.Chain:
+    """The chain walked under one of the host's simulation permits, as every simulator page's work."""
+    with web_permit():
+        return chain.walk(raw)
+
+
 @require_GET
-def chain_json(request: HttpRequest) -> JsonResponse:
+@rate_limited("sweep")
+def chain_json(request: HttpRequest) -> HttpResponse:
     """The chain as JSON (``manage.py chain --json``'s shape); bad input is a 400 naming the setting."""
     try:
-        walked = chain.walk(single_values(request))
+        walked = _walked(single_values(request))
     except ParamError as error:
         return JsonResponse({"error": {"param": error.param, "message": error.message}}, status=400)
+    except SimulatorBusy:
+        return simulator_busy(request, "runs", "")
     return JsonResponse(walked.as_json(step_url))
 
 
-@require_GET
+@require_http_methods(["GET", "POST"])
+@rate_limited("sweep")
 def chain_page(request: HttpRequest) -> HttpResponse:
-    """The chain, explorable: a GET form whose address holds the settings, redrawn in place by htmx.
+    """The chain, explorable: a form whose address holds the settings, redrawn in place by htmx.
+    The form is posted, since it may hold a pasted config.json (felab_sim/pastes.py).
 
     One address, one page for everyone: its content is rendered once and kept for the most recent
-    addresses, as a calculator page's is."""
-    body, walked = kept_for_input(
-        request,
-        ("chain-page", bool(request.htmx), request.get_full_path()),
-        lambda: _body_and_outcome(request),
-    )
+    addresses, as a calculator page's is; a posted one is worked out for its request."""
+    if moved := to_short_settings(request, ChainForm.defaults(), {"model_config"}):
+        return moved
+    try:
+        if request.method == "POST":
+            body, walked = _body_and_outcome(request)
+        else:
+            body, walked = kept_for_input(
+                request,
+                ("chain-page", bool(request.htmx), request.get_full_path()),
+                lambda: _body_and_outcome(request),
+            )
+    except SimulatorBusy:
+        return simulator_busy(request, "runs", "")
+    body = SafeString(body.replace(CSRF_MARK, csrf_input(request)))
     if request.htmx:
         # htmx swaps only successful responses, and the errors must replace the stale results.
         response = HttpResponse(body)
+        if request.method == "POST":
+            push_short_settings(response, request, ChainForm.defaults(), {"model_config"})
     else:
         response = render(request, "felab_sim/chain.html", {"body": body}, status=200 if walked else 400)
     vary_on(response, "HX-Request")
@@ -92,11 +120,12 @@ def chain_page(request: HttpRequest) -> HttpResponse:
 def _body_and_outcome(request: HttpRequest) -> tuple[str, bool]:
     """The page's content (felab_sim/chain_body.html), or for htmx its results alone, and
     whether the chain was walked (False: the settings were refused)."""
-    form = ChainForm({**ChainForm.defaults(), **request.GET.dict()}, repeated_parameter(request.GET))
+    sent = submitted(request)
+    form = ChainForm({**ChainForm.defaults(), **sent.dict()}, repeated_parameter(sent))
     walked = None
     if form.is_valid():
         try:
-            walked = chain.walk(form.cleaned_data["values"])
+            walked = _walked(form.cleaned_data["values"])
         except ParamError as error:
             form.add_error(error.param if error.param in form.fields else None, worded(form, error))
     context: dict[str, object] = {
@@ -104,6 +133,7 @@ def _body_and_outcome(request: HttpRequest) -> tuple[str, bool]:
         "groups": form.field_groups(),
         "chain": walked,
         "oob": bool(request.htmx),  # the form's messages, redrawn beside the results
+        "csrf_mark": CSRF_MARK,
     }
     if walked is not None:
         context |= {

@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_http_methods
 
 from serving.ratelimit import rate_limited
 from serving.vary import vary_on
@@ -25,6 +25,7 @@ from .engine.numbers import format_with_unit
 from .engine.params import ParamError, ParamValue
 from .forms import EngineForm, field_text, repeated_parameter, worded
 from .live import EngineOutcome, cached_engine
+from .pastes import push_short_settings, submitted, to_short_settings
 from .permits import SimulatorBusy, simulation_permit
 
 # The summary's values as the page shows them: key, label, unit, scale from the engine's unit.
@@ -148,11 +149,15 @@ def _first_error(form: EngineForm) -> tuple[str | None, str]:
     return None, "invalid settings"
 
 
-@require_GET
+@require_http_methods(["GET", "POST"])
 @rate_limited("sweep")
 def engine_page(request: HttpRequest) -> HttpResponse:
-    """The engine, explorable: a GET form whose address holds the settings, redrawn by htmx."""
-    form = EngineForm({**EngineForm.defaults(), **request.GET.dict()}, repeated_parameter(request.GET))
+    """The engine, explorable: a form whose address holds the settings, redrawn by htmx. The form
+    is posted, since it may hold a pasted config.json (felab_sim/pastes.py)."""
+    if moved := to_short_settings(request, EngineForm.defaults(), {MODEL_CONFIG}):
+        return moved
+    sent = submitted(request)
+    form = EngineForm({**EngineForm.defaults(), **sent.dict()}, repeated_parameter(sent))
     outcome = None
     if form.is_valid():
         try:
@@ -167,6 +172,7 @@ def engine_page(request: HttpRequest) -> HttpResponse:
         "outcome": outcome,
         "max_requests": ENGINE_WEB_LIMITS.max_requests,
         "oob": bool(request.htmx),  # the form's messages, redrawn beside the results
+        "max_config_chars": ENGINE_WEB_LIMITS.max_config_chars,
     }
     if outcome is not None:
         context |= _results(form.cleaned_data["values"], form.cleaned_data[MODEL_CONFIG], outcome)
@@ -174,6 +180,8 @@ def engine_page(request: HttpRequest) -> HttpResponse:
     # htmx swaps only successful responses, and the errors must replace the stale results.
     status = 200 if outcome is not None or request.htmx else 400
     response = render(request, template, context, status=status)
+    if request.htmx and request.method == "POST":
+        push_short_settings(response, request, EngineForm.defaults(), {MODEL_CONFIG})
     vary_on(response, "HX-Request")
     return response
 

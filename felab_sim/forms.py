@@ -151,7 +151,8 @@ class DeclaredField(forms.Field):
 
 def _help(param: Param, unit_in_help: bool) -> str:
     unit = f" ({param.unit})" if param.unit and unit_in_help else ""
-    return param.help + unit
+    most = f" At most {param.max_chars:,} characters." if param.is_long_text else ""
+    return param.help + unit + most
 
 
 def param_field(param: Param, *, unit_in_help: bool = True, check_range: bool = True) -> forms.Field:
@@ -297,7 +298,10 @@ class EngineForm(forms.Form):
             required=False,
             strip=False,
             label="Config.json",
-            help_text="A Hugging Face model's config.json, pasted whole; choose “my config.json” as the model",
+            help_text=(
+                "A Hugging Face model's config.json, pasted whole; choose “my config.json” as the model. "
+                f"At most {ENGINE_WEB_LIMITS.max_config_chars:,} characters."
+            ),
             widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false", "autocomplete": "off"}),
         )
 

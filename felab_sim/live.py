@@ -12,6 +12,7 @@ from .engine.batching.anchors import AnchorRun
 from .engine.batching.binding import Binding, binding_limit
 from .engine.batching.engine_params import (
     PASTED,
+    RATE,
     SWEEP_LEVELS,
     TRACE,
     EngineInputs,
@@ -26,7 +27,7 @@ from .engine.batching.simulate import Result as BatchingResult
 from .engine.batching.simulate import WorkBudgetExceeded
 from .engine.calculator import Result
 from .engine.calculators import get as get_calculator
-from .engine.limits import ENGINE_WEB_LIMITS
+from .engine.limits import ENGINE_WEB_LIMITS, WEB_LIMITS
 from .engine.metrics import SweepResult
 from .engine.params import ParamError
 from .engine.simulator import run_sweep
@@ -35,7 +36,8 @@ from .engine.sweep_params import SweepParams
 
 @lru_cache(maxsize=512)
 def cached_sweep(params: SweepParams) -> SweepResult:
-    return run_sweep(params)
+    """The sweep, stopped by SweepTooBig (a ParamError naming ``levels``) past the web's events."""
+    return run_sweep(params, WEB_LIMITS.max_events)
 
 
 @lru_cache(maxsize=256)
@@ -116,6 +118,8 @@ def engine_outcomes(values: tuple[tuple[str, object], ...], model_config: str) -
         result = run_engine(inputs, limits.sample_interval, work_budget=limits.run_work)
     except WorkBudgetExceeded as error:
         if not on_trace:
+            if error.cause == "time":
+                return over_its_cap(checked, error)
             return over_work_cap(error, inputs, limits.run_work)
         return ParamError(
             "workload",
@@ -134,6 +138,21 @@ def engine_outcomes(values: tuple[tuple[str, object], ...], model_config: str) -
         sweep = None
     binding = binding_limit(result, inputs.settings)
     return EngineOutcome(inputs, result, binding, sweep, practice, anchor_for(checked, inputs))
+
+
+def over_its_cap(values: dict[str, object], error: WorkBudgetExceeded) -> ParamError:
+    """The engine's refusal, naming the setting that made the run too long: the arrival rate when
+    the engine sat waiting for arrivals most of the simulated time, the typed-in GPU when slow
+    steps ran it long, else the requests."""
+    if error.cause != "time":
+        return error
+    text = error.message.removeprefix("requests: ")
+    if values["workload"] == RATE and error.idle_s > error.simulated_s / 2:
+        return ParamError("rate", f"rate: requests arrive too far apart for a web request: {text}")
+    for name in ("bandwidth_gbs", "peak_tflops"):
+        if values.get(name) is not None:
+            return ParamError(name, f"{name}: steps this slow run too long for a web request: {text}")
+    return ParamError("requests", error.message)
 
 
 def cached_engine(values: tuple[tuple[str, object], ...], model_config: str) -> EngineOutcome:

@@ -22,7 +22,7 @@ from .engine.limits import WEB_LIMITS, check_web_limits
 from .engine.metrics import SweepResult, capacity_sentence
 from .engine.params import ParamError
 from .engine.sweep_params import SweepParams
-from .forms import RealSweepForm, SweepForm, plain_field_rows, repeated_parameter
+from .forms import RealSweepForm, SweepForm, plain_field_rows, repeated_parameter, worded
 from .live import cached_figure, cached_sweep, sim_query
 from .models import Run
 from .permits import SimulatorBusy, simulation_permit
@@ -54,8 +54,10 @@ def sweep_json(request: HttpRequest) -> JsonResponse:
     try:
         with _simulation_permit(params):
             return JsonResponse(cached_sweep(params).as_dict())
+    except ParamError as error:  # stopped by the simulator's own count of events
+        return _json_error(error.param, error.message)
     except SimulatorBusy:
-        return _simulator_busy(request)
+        return simulator_busy(request)
 
 
 @require_GET
@@ -74,7 +76,7 @@ def sim_page(request: HttpRequest) -> HttpResponse:
             template = "felab_sim/sim.html#results" if request.htmx else "felab_sim/sim.html"
             response = render(request, template, context, status=status)
     except SimulatorBusy:
-        return _simulator_busy(request)
+        return simulator_busy(request)
     vary_on(response, "HX-Request")
     return response
 
@@ -87,9 +89,12 @@ def _sim_context(request: HttpRequest) -> tuple[dict, int]:
     result, figure = None, None
     if form.is_valid():
         params = form.cleaned_data["params"]
-        with _simulation_permit(params):
-            result = cached_sweep(params)
-            figure = _sim_figure(result, measured)
+        try:
+            with _simulation_permit(params):
+                result = cached_sweep(params)
+                figure = _sim_figure(result, measured)
+        except ParamError as error:  # stopped by the simulator's own count of events
+            form.add_error(error.param if error.param in form.fields else None, worded(form, error))
     rows = published_beside(result) if result else []
     context = {
         "form": form,
@@ -114,13 +119,21 @@ def _simulation_permit(params: SweepParams) -> AbstractContextManager:
     """One of the host's simulation permits for a heavy sweep (felab_sim/permits.py); none for a light one."""
     if WEB_LIMITS.work(params) <= settings.SIM_LIGHT_WORK:
         return nullcontext()
+    return web_permit()
+
+
+def web_permit() -> AbstractContextManager:
+    """One of the host's simulation permits, as the settings size them; SimulatorBusy after the wait."""
     return simulation_permit(settings.SIM_PERMITS_DIR, settings.SIM_PERMITS, settings.SIM_PERMIT_WAIT_S)
 
 
-def _simulator_busy(request: HttpRequest) -> HttpResponse:
+def simulator_busy(
+    request: HttpRequest, what: str = "sweeps", advice: str = ", or use fewer or lower levels"
+) -> HttpResponse:
+    """The 503 a request gets when every simulation permit stayed taken (JSON for a .json address)."""
     message = (
-        f"The simulator is busy with other large sweeps (at most {settings.SIM_PERMITS} at once); "
-        "try again in a moment, or use fewer or lower levels."
+        f"The simulator is busy with other large {what} (at most {settings.SIM_PERMITS} at once); "
+        f"try again in a moment{advice}."
     )
     if request.path.endswith(".json"):
         response: HttpResponse = JsonResponse({"error": {"param": None, "message": message}}, status=503)

@@ -146,6 +146,9 @@ class Calculator:
     examples: tuple[WorkedExample, ...]
     note: str = ""  # what the declaration cannot say, under its heading in docs/calculators.md
     formulas: Formulas | None = None
+    # Whether compute runs a simulation's loop (the continuous-batching engine): the web computes
+    # it under one of the host's simulation permits (felab_sim/permits.py).
+    simulates: bool = False
 
     def __post_init__(self) -> None:
         names = [param.name for param in self.params]

@@ -24,7 +24,9 @@ Pure Python: no Django.
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .params import ParamError
@@ -126,12 +128,56 @@ def _llama_cpp(text: str) -> EngineLog | None:
     )
 
 
-def read_engine_log(text: str) -> EngineLog:
+# What a log's numbers are held to, by what they count: "tokens" (a pool's tokens, a cache's
+# cells, a request's length), "memory_gb" (the pool's bytes ÷ 10⁹), "concurrency" and "layers".
+# The caller passes each as (most, what that bound is), from the typed fields' declarations.
+LogBounds = Mapping[str, tuple[float, str]]
+
+
+_COUNTED = {
+    "tokens": "token count",
+    "memory_gb": "KV memory (GB)",
+    "concurrency": "concurrency",
+    "layers": "layer count",
+}
+
+
+def _shown(value: float) -> str:
+    if isinstance(value, int) and value >= 10**40:
+        return f"{len(str(value)):,} digits long"  # the reader refuses more than 4,300
+    return f"of {value:,.0f}" if math.isfinite(value) else "too large to read"
+
+
+def _check_bounds(log: EngineLog, bounds: LogBounds) -> None:
+    counts = {
+        "tokens": [log.tokens, log.tokens_per_request, *(cache.cells for cache in log.caches)],
+        "memory_gb": [None if log.memory_bytes is None else log.memory_bytes / 1e9],
+        "concurrency": [log.concurrency],
+        "layers": [cache.layers for cache in log.caches],
+    }
+    for kind, (most, what) in bounds.items():
+        for value in counts[kind]:
+            if value is not None and not value <= most:
+                raise ParamError(
+                    "engine_log",
+                    f"engine_log: a {_COUNTED[kind]} {_shown(value)} is more than felab reads (at most "
+                    f"{most:,.0f}, {what})",
+                )
+
+
+def read_engine_log(text: str, bounds: LogBounds | None = None) -> EngineLog:
     """The KV lines of a vLLM, SGLang or llama.cpp start-up log (the first engine whose lines it
-    has); ``ParamError`` naming ``engine_log`` if it has none."""
-    for reader in (_vllm, _sglang, _llama_cpp):
-        found = reader(text)
+    has), each number within ``bounds``; ``ParamError`` naming ``engine_log`` if it has none, or a
+    number it cannot read or that is out of bounds."""
+    for engine, reader in ((VLLM, _vllm), (SGLANG, _sglang), (LLAMA_CPP, _llama_cpp)):
+        try:
+            found = reader(text)
+        except ValueError:  # "1.2.3 GiB", or a number past Python's 4,300 digits
+            raise ParamError(
+                "engine_log", f"engine_log has a {engine} KV line whose number cannot be read"
+            ) from None
         if found is not None:
+            _check_bounds(found, bounds or {})
             return found
     raise ParamError(
         "engine_log",

@@ -44,6 +44,13 @@ class WebLimits:
 
     max_work: int
 
+    @property
+    def max_events(self) -> int:
+        """The events a web sweep may process, counted inside the simulator's loop whatever the
+        forecast said: as many as the cap's work buys at the cheapest event (one request in
+        flight, EVENT_UNITS + 1 units), so the loop never refuses what the forecast allows."""
+        return self.max_work // (EVENT_UNITS + 1)
+
     def events(self, params: SweepParams) -> int:
         return sum(level_events(conc, params.max_tokens) for conc in params.levels)
 

@@ -66,10 +66,64 @@ TENSOR_PARALLEL = Param(
 )
 
 
+# The typed field whose range holds each whole number of a pasted config.json, as (calculator,
+# parameter): a pasted config obeys the bounds a typed-in shape does. Fields no calculator types
+# in take the range of the nearest typed one (an expert count a head count's, a latent rank a
+# LoRA rank's, a window the context's, a layer index or step the layers').
+CONFIG_FIELDS = {
+    "num_hidden_layers": ("kv-cache", "layers"),
+    "num_key_value_heads": ("kv-cache", "kv_heads"),
+    "head_dim": ("kv-cache", "head_dim"),
+    "qk_rope_head_dim": ("kv-cache", "head_dim"),
+    "qk_nope_head_dim": ("kv-cache", "head_dim"),
+    "v_head_dim": ("kv-cache", "head_dim"),
+    "sliding_window": ("kv-cache", "context_tokens"),
+    "sliding_window_pattern": ("kv-cache", "layers"),
+    "max_window_layers": ("kv-cache", "layers"),
+    "first_k_dense_replace": ("kv-cache", "layers"),
+    "decoder_sparse_step": ("kv-cache", "layers"),
+    "moe_layer_freq": ("kv-cache", "layers"),
+    "mlp_only_layers": ("kv-cache", "layers"),
+    "hidden_size": ("finetune-memory", "hidden"),
+    "num_attention_heads": ("finetune-memory", "heads"),
+    "intermediate_size": ("finetune-memory", "mlp_hidden"),
+    "moe_intermediate_size": ("finetune-memory", "mlp_hidden"),
+    "shared_expert_intermediate_size": ("finetune-memory", "mlp_hidden"),
+    "vocab_size": ("finetune-memory", "vocab"),
+    "kv_lora_rank": ("finetune-memory", "rank"),
+    "q_lora_rank": ("finetune-memory", "rank"),
+    "num_local_experts": ("finetune-memory", "heads"),
+    "num_experts": ("finetune-memory", "heads"),
+    "n_routed_experts": ("finetune-memory", "heads"),
+    "n_shared_experts": ("finetune-memory", "heads"),
+    "num_experts_per_tok": ("finetune-memory", "heads"),
+    "experts_per_token": ("finetune-memory", "heads"),
+}
+
+
+@lru_cache(maxsize=1)
+def config_bounds() -> dict[str, tuple[float, str]]:
+    """Each config field's most, from its typed field's declaration (CONFIG_FIELDS)."""
+    from .calculators import CALCULATORS  # the calculators import this module: not at the top
+
+    found = {}
+    for field_name, (calculator, name) in CONFIG_FIELDS.items():
+        high = CALCULATORS[calculator].param(name).high
+        assert high is not None, f"{calculator}'s {name} declares no most"
+        found[field_name] = (high, f"as the {calculator} calculator's {name}")
+    return found
+
+
+def read_pasted_config(config_text: str) -> ModelShape:
+    """A pasted config.json's shape, each number held to its typed field's range (config_bounds);
+    ModelConfigError naming the field otherwise."""
+    return read_config(config_text, config_bounds())
+
+
 @lru_cache(maxsize=64)
 def _read(config_text: str) -> ModelShape:
     # A chart computes one page's settings dozens of times: the config is read once.
-    return read_config(config_text)
+    return read_pasted_config(config_text)
 
 
 def typed_shape(layers: int, kv_heads: int, head_dim: int) -> ModelShape:

@@ -577,6 +577,10 @@ def _parse(config_json: str | Mapping[str, Any]) -> Mapping[str, Any]:
             config_json = json.loads(config_json)
         except json.JSONDecodeError as error:
             raise ModelConfigError("config", f"not JSON ({error.msg} at line {error.lineno})") from None
+        except ValueError:  # a number past Python's 4,300 digits
+            raise ModelConfigError("config", "holds a number too long to read") from None
+        except RecursionError:
+            raise ModelConfigError("config", "nested too deeply to read") from None
     if not isinstance(config_json, Mapping):
         raise ModelConfigError("config", "expected a JSON object")
     return config_json
@@ -612,15 +616,41 @@ def _family(config: Config, top: Config) -> tuple[str, Family]:
     raise ModelConfigError("model_type", f"{model_type!r} is not a family felab reads ({known})")
 
 
-def read_config(config_json: str | Mapping[str, Any]) -> ModelShape:
+# Most a field of a pasted config may hold, by field name: (most, what that bound is), e.g.
+# (1000, "the kv-cache calculator's layers"). The caller passes them in (model_params.py takes
+# them from the typed fields' declarations), so a pasted number is held to the typed one's range.
+Bounds = Mapping[str, tuple[float, str]]
+
+
+def _digits(value: int) -> str:
+    """A number as a message shows it: 10,000,000, or "a 1,300-digit number"."""
+    if value < 10**40:
+        return f"{value:,}"
+    return f"a {len(str(value)):,}-digit number"  # JSON's reader refuses more than 4,300 digits
+
+
+def _check_bounds(config: Config, bounds: Bounds) -> None:
+    """Every whole number a bound names within it (a list's every entry), before anything is
+    sized: 10¹² layers would be a tuple of 10¹² entries."""
+    for name, (most, what) in bounds.items():
+        value = config.get(name)
+        values = value if isinstance(value, list) else [value]
+        for entry in values:
+            if isinstance(entry, int) and not isinstance(entry, bool) and entry > most:
+                raise ModelConfigError(name, f"must be at most {most:,.0f} ({what}), got {_digits(entry)}")
+
+
+def read_config(config_json: str | Mapping[str, Any], bounds: Bounds | None = None) -> ModelShape:
     """A :class:`ModelShape` from a Hugging Face config.json, as JSON text or a parsed dict.
 
     The family comes from ``model_type`` (else ``architectures``); unknown fields are ignored.
     A config that cannot be read raises :class:`ModelConfigError` naming the field, e.g.
-    ``num_key_value_heads: missing``.
+    ``num_key_value_heads: missing``, as does a number over its ``bounds``.
     """
     top = _parse(config_json)
     config = _text_config(top)
+    if bounds:
+        _check_bounds(config, bounds)
     model_type, family = _family(config, top)
     layers = _int(config, "num_hidden_layers")
     hidden = _int(config, "hidden_size")

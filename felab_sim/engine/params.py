@@ -128,7 +128,10 @@ class Param:
         if isinstance(raw, str):
             text = raw.strip()
             if len(text) > self.max_chars:
-                raise ParamError(self.name, f"{self.rule()} (got a {len(text)}-character string)")
+                raise ParamError(
+                    self.name,
+                    f"{self.rule()}, at most {self.max_chars:,} characters (got a {len(text):,}-character string)",
+                )
             if not text:
                 if self.optional:
                     return None

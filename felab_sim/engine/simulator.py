@@ -11,9 +11,27 @@ from collections import deque
 from collections.abc import Sequence
 
 from .metrics import LevelResult, RequestTiming, SweepResult, capacity, level_metrics
+from .params import ParamError
 from .prefix_cache import PrefixCache
 from .prompts import WARMUP_PROMPT, requests_at_level, sweep_prompt_and_length
 from .sweep_params import PREFILL_BASE_MS, SweepParams, check_level
+
+# The events a sweep may process when its caller sets no cap: every sweep stops, whatever its
+# parameters (the command line passes math.inf; the web its own cap, limits.py).
+MAX_EVENTS = 20_000_000
+
+
+class SweepTooBig(ParamError):
+    """The sweep reached its cap of events; counted in the loop, as the events are scheduled."""
+
+    def __init__(self, max_events: float) -> None:
+        super().__init__(
+            "levels",
+            f"levels: this sweep reached its cap of {max_events:,.0f} events (each request's arrival, "
+            "tokens and end); use fewer or lower levels, a smaller max_tokens or fewer slots, or run "
+            "`manage.py sweep`",
+        )
+
 
 # An event is (time, code), code = kind * _KIND + request index: two-item tuples compare
 # fastest, and the kind (the high part) is the tie-break at equal times, so slot changes
@@ -25,9 +43,11 @@ _CHUNK = 2 * _KIND
 
 
 def _simulate(
-    params: SweepParams, conc: int, prompts: Sequence[str], n_out: Sequence[int]
-) -> tuple[list[RequestTiming], float]:
-    """Run one level against a fresh server; returns the client's timings and the wall time.
+    params: SweepParams, conc: int, prompts: Sequence[str], n_out: Sequence[int], max_events: float
+) -> tuple[list[RequestTiming], float, int]:
+    """Run one level against a fresh server; returns the client's timings, the wall time and the
+    events processed. SweepTooBig once more than ``max_events`` are scheduled: a request's tokens
+    and its end are counted when its stream starts, so the hot path per token costs nothing more.
 
     Where the client-side overheads go (both chosen so that the defaults give the course's
     measured table and zero gives the ideal server):
@@ -65,6 +85,9 @@ def _simulate(
     first = min(conc, n)
     heap: list[tuple[float, int]] = [(req_ovh, _ARRIVE + i) for i in range(first)]
     heapq.heapify(heap)
+    events = first
+    if events > max_events:
+        raise SweepTooBig(max_events)
     next_req = first
     active = 0
     waiting: deque[int] = deque()
@@ -90,6 +113,9 @@ def _simulate(
             r = code - _ARRIVE
             if active < slots:
                 active += 1
+                events += n_out[r] + 1  # its tokens and its release
+                if events > max_events:
+                    raise SweepTooBig(max_events)
                 prefill = prefill_base + cache.uncached_tokens(prompts[r]) / rate
                 heappush(heap, (t + prefill + tok_ovh, _CHUNK + r))
             else:
@@ -97,18 +123,24 @@ def _simulate(
         else:  # a release: the slot passes to the longest waiter, and the client sees the end
             if waiting:
                 w = waiting.popleft()
+                events += n_out[w] + 1
+                if events > max_events:
+                    raise SweepTooBig(max_events)
                 prefill = prefill_base + cache.uncached_tokens(prompts[w]) / rate
                 heappush(heap, (t + prefill + tok_ovh, _CHUNK + w))
             else:
                 active -= 1
             wall = t
             if next_req < n:
+                events += 1
+                if events > max_events:
+                    raise SweepTooBig(max_events)
                 sent[next_req] = t
                 heappush(heap, (t + req_ovh, _ARRIVE + next_req))
                 next_req += 1
 
     timings = [RequestTiming(sent[i], tuple(chunks[i])) for i in range(n)]
-    return timings, wall
+    return timings, wall, events
 
 
 def _level_inputs(params: SweepParams, conc: int) -> tuple[list[str], list[int]]:
@@ -122,18 +154,31 @@ def _level_inputs(params: SweepParams, conc: int) -> tuple[list[str], list[int]]
     return prompts, n_out
 
 
-def simulate_level(params: SweepParams, conc: int) -> tuple[LevelResult, list[RequestTiming]]:
-    """One level of the sweep against a fresh server: ``requests_at_level(conc)`` requests, at
-    most ``conc`` in flight. ``timings[i]`` is request i, whose prompt is ``sweep_prompt(i)``."""
+def _level(params: SweepParams, conc: int, max_events: float) -> tuple[LevelResult, list[RequestTiming], int]:
     check_level(conc)
     prompts, n_out = _level_inputs(params, conc)
-    timings, wall = _simulate(params, conc, prompts, n_out)
-    return level_metrics(conc, timings, wall, params.slo_ms), timings
+    timings, wall, events = _simulate(params, conc, prompts, n_out, max_events)
+    return level_metrics(conc, timings, wall, params.slo_ms), timings, events
 
 
-def run_sweep(params: SweepParams | None = None) -> SweepResult:
-    """Simulate every level; each level's timings are dropped once its metrics are taken."""
+def simulate_level(
+    params: SweepParams, conc: int, max_events: float = MAX_EVENTS
+) -> tuple[LevelResult, list[RequestTiming]]:
+    """One level of the sweep against a fresh server: ``requests_at_level(conc)`` requests, at
+    most ``conc`` in flight. ``timings[i]`` is request i, whose prompt is ``sweep_prompt(i)``."""
+    result, timings, _ = _level(params, conc, max_events)
+    return result, timings
+
+
+def run_sweep(params: SweepParams | None = None, max_events: float = MAX_EVENTS) -> SweepResult:
+    """Simulate every level, all of them within ``max_events`` events (SweepTooBig past it); each
+    level's timings are dropped once its metrics are taken."""
     if params is None:
         params = SweepParams()
-    results = tuple(simulate_level(params, conc)[0] for conc in params.levels)
-    return SweepResult(params=params, levels=results, capacity=capacity(results, params.slo_ms))
+    results = []
+    left = max_events
+    for conc in params.levels:
+        result, _, events = _level(params, conc, left)
+        results.append(result)
+        left -= events
+    return SweepResult(params=params, levels=tuple(results), capacity=capacity(results, params.slo_ms))

@@ -89,7 +89,8 @@ def test_a_typed_value_sends_one_request_and_the_next_click_sends_none(page: Pag
     page.goto(f"{live_server.url}/sim/engine/")
     expect(page.locator("#engine-binding")).to_have_attribute("data-limit", "blocks")
     runs: list[str] = []
-    page.on("request", lambda request: runs.append(request.url) if "/sim/engine/?" in request.url else None)
+    # The form is posted (it may hold a pasted config.json): every run is a POST to the page.
+    page.on("request", lambda request: runs.append(request.url) if request.method == "POST" else None)
     type_and_leave(page.get_by_label("Max num seqs"), "8")
     expect(page.locator('td[data-key="max_running"]')).to_have_text("8")
     page.get_by_role("button", name="Explore this chart").first.click()

@@ -25,8 +25,8 @@ PAGES = {
     ),
     "/glossary/": ("/glossary/", 1, "the user"),
     "lesson page": (LESSON_URL, 1, "the user"),
-    "calculator page": ("/sim/calc/prefill/", 1, "the user"),
-    # The sweep's rate limit counts in the database here (in Redis when there is one).
+    # The simulator's rate limit counts in the database here (in Redis when there is one).
+    "calculator page": ("/sim/calc/prefill/", 2, "the rate limit's count; the user"),
     "/sim/": ("/sim/", 4, "the rate limit's count; the user; the run queue; the measured runs"),
 }
 

@@ -8,6 +8,9 @@ from django.core.management import CommandError, call_command
 
 from felab_sim.engine.calculators import CALCULATORS
 
+# The JSON endpoint's rate limit counts in the database.
+pytestmark = pytest.mark.django_db
+
 
 def calc(*args: str) -> str:
     out = io.StringIO()

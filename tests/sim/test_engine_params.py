@@ -19,6 +19,7 @@ from felab_sim.engine.batching.engine_params import (
 from felab_sim.engine.batching.kv_pool import BlockPool
 from felab_sim.engine.batching.scheduler import Replica, Request
 from felab_sim.engine.batching.simulate import (
+    SAMPLE_WORK_UNITS,
     Counters,
     EngineSettings,
     TraceRequest,
@@ -179,11 +180,13 @@ def test_the_engine_names_the_setting_itself():
 
 def test_a_run_over_its_work_budget_stops_naming_requests():
     inputs = engine_inputs(parse_engine_values({"requests": 20, "output_tokens": 64}))
-    spent = run_engine(inputs).work
+    result = run_engine(inputs)
+    # The steps' work and the timeseries' samples are counted against the budget.
+    spent = result.work + SAMPLE_WORK_UNITS * len(result.timeseries)
     with pytest.raises(WorkBudgetExceeded) as caught:
         run_engine(inputs, work_budget=spent / 2)
     assert caught.value.param == "requests"
-    assert run_engine(inputs, work_budget=spent).work == spent
+    assert run_engine(inputs, work_budget=spent).work == result.work
 
 
 def test_the_web_caps_requests_and_pasted_configs():

@@ -14,12 +14,14 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from ..hardware import GB, HARDWARE, TERA, Hardware, Interconnect, hardware_preset
+from ..model_params import read_pasted_config
 from ..model_presets import BY_NAME as MODEL_PRESETS
-from ..model_shapes import ModelConfigError, ModelShape, kv_heads_per_gpu, read_config
+from ..model_shapes import ModelConfigError, ModelShape, kv_heads_per_gpu
 from ..params import Param, ParamError, ParamValue, parse_all
 from .anchors import AnchorRun, bundled_trace, matching_anchor
 from .binding import Binding
 from .simulate import (
+    MAX_WORK,
     ClosedLoop,
     EngineSettings,
     Result,
@@ -208,7 +210,7 @@ def model_shape(values: Mapping[str, ParamValue], model_config: str | None) -> M
             MODEL_CONFIG, f"{MODEL_CONFIG} is empty: paste a model's config.json, or choose a preset"
         )
     try:
-        return read_config(pasted)
+        return read_pasted_config(pasted)
     except ModelConfigError as error:
         raise ParamError(MODEL_CONFIG, f"{MODEL_CONFIG} cannot be read: {error}") from None
     except ValueError as error:  # not JSON at all
@@ -345,9 +347,7 @@ SWEEP_LEVELS = (1, 2, 4, 8, 16, 32)
 SWEEP_OUTPUT_TOKENS = 128
 
 
-def run_engine(
-    inputs: EngineInputs, sample_interval: float = 1.0, work_budget: float | None = None
-) -> Result:
+def run_engine(inputs: EngineInputs, sample_interval: float = 1.0, work_budget: float = MAX_WORK) -> Result:
     return simulate(
         list(inputs.trace),
         inputs.shape,
@@ -365,7 +365,7 @@ def sweep_requests(level: int) -> int:
     return max(8, 2 * level)
 
 
-def sweep_engine(inputs: EngineInputs, work_budget: float | None = None) -> list[dict[str, float]]:
+def sweep_engine(inputs: EngineInputs, work_budget: float = MAX_WORK) -> list[dict[str, float]]:
     """Lesson 03's closed-loop sweep on this engine: its levels and metrics, ``sweep_requests``
     requests a level, each of the workload's first prompt size and 128 output tokens (fewer if
     the workload's are fewer)."""

@@ -141,6 +141,9 @@ class BlockPool:
         self.private_bytes = 0.0
         self.in_use: dict[BlockHash, int] = {}  # hashed block → holders
         self.cached_free: OrderedDict[BlockHash, None] = OrderedDict()  # evictable, oldest first
+        # Cached blocks found by lookups, counted against the run's work budget (simulate.py): a
+        # waiting request looks its cached prefix up again every step it waits.
+        self.found = 0
 
     @property
     def used_bytes(self) -> float:
@@ -179,6 +182,7 @@ class BlockPool:
             if block not in self.in_use and block not in self.cached_free:
                 break
             found.append(block)
+        self.found += len(found)
         return found
 
     def take_hits(self, hashes: list[BlockHash]) -> None:

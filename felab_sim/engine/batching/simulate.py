@@ -114,7 +114,20 @@ class Counters:
 
 
 class WorkBudgetExceeded(ParamError):
-    """The run needed more work than its caller allowed (a web request's budget)."""
+    """The run needed more work than its caller allowed (a web request's budget).
+
+    ``cause`` says what ran out: "steps" (the engine's steps and the blocks they filled) or "time"
+    (the timeseries' samples: the simulated time ran long, on a slow GPU or between sparse
+    arrivals). ``idle_s`` is how much of ``simulated_s`` the engine sat waiting for an arrival,
+    so a caller can name the setting to change."""
+
+    def __init__(
+        self, param: str, message: str, cause: str = "steps", simulated_s: float = 0.0, idle_s: float = 0.0
+    ) -> None:
+        super().__init__(param, message)
+        self.cause = cause
+        self.simulated_s = simulated_s
+        self.idle_s = idle_s
 
 
 # Work units: one is a request scheduled in a step. A replica's step costs about 4 of them and a
@@ -122,6 +135,17 @@ class WorkBudgetExceeded(ParamError):
 # of run by bench/bench_engine_web.py --fit (a unit 0.8–2.3 µs of CPU there, 2026-12-01).
 STEP_WORK_UNITS = 4.0
 BLOCK_WORK_UNITS = 1.5
+# A timeseries sample costs about 1.5 units (2.4 µs of CPU against 1.6 µs a unit of the default
+# run, 2026-12-04). Samples are counted against the budget beside the steps' work (Result.work
+# stays the steps'): simulated time is free to grow (0.01 GB/s, one arrival a day) and each
+# sample of it is not.
+SAMPLE_WORK_UNITS = 1.5
+# A cached block a lookup finds costs about half a unit (0.8 µs), counted the same way: a request
+# preempted with a long cached prompt looks it all up again every step it waits (BlockPool.found).
+FOUND_WORK_UNITS = 0.5
+# The budget of a caller that sets none: every run stops, whatever its settings (about 10-40 s
+# of CPU). The command line passes math.inf; the web passes its own caps (limits.py).
+MAX_WORK = 20_000_000.0
 
 
 @dataclass
@@ -256,13 +280,14 @@ def simulate(
     settings: EngineSettings = EngineSettings(),
     calibration: Calibration | None = None,
     closed_loop: ClosedLoop | None = None,
-    sample_interval: float = 1.0,
-    work_budget: float | None = None,
+    sample_interval: float | None = 1.0,
+    work_budget: float = MAX_WORK,
 ) -> Result:
     """Run ``trace`` (open loop: each request at its arrival) or, with ``closed_loop``, the
     trace's sizes at a fixed concurrency. The timeseries is sampled every ``sample_interval``
-    seconds of the run. With ``work_budget`` the run stops with WorkBudgetExceeded once it has
-    spent that many work units (see STEP_WORK_UNITS): a bound on CPU time that is not a clock.
+    seconds of the run (None: no timeseries). The run stops with WorkBudgetExceeded once its steps
+    and samples have cost ``work_budget`` work units (see STEP_WORK_UNITS): a bound on CPU time
+    that is not a clock, checked inside the loop whatever the settings.
 
     Bad input is a ParamError naming the setting to change (``trace`` for the requests)."""
     parallel = settings.parallel
@@ -270,7 +295,7 @@ def simulate(
         raise ParamError("data_parallel", "data_parallel must be at least 1")
     if parallel.expert and not model.is_moe:
         raise ParamError("expert_parallel", "expert_parallel needs a mixture-of-experts model")
-    if sample_interval <= 0:
+    if sample_interval is not None and not sample_interval > 0:
         raise ValueError("sample_interval must be greater than 0")
     try:
         hardware.peak_flops(settings.bytes_per_param)  # a part with no published peak says so now
@@ -338,10 +363,28 @@ def simulate(
     arrived = 0
     finished: list[Request] = []
     samples: list[Sample] = []
-    next_sample = sample_interval
+    next_sample = math.inf if sample_interval is None else sample_interval
     steps = max_running = 0
     counters = Counters()
     work = 0.0
+    idle = 0.0  # simulated seconds spent waiting for the next arrival
+
+    def over_budget(cause: str) -> WorkBudgetExceeded:
+        spent = f"more than {work_budget:,.0f} units of simulation work"
+        if cause == "time":
+            message = (
+                f"requests: this run's simulated time passed {now:,.0f} s ({idle:,.0f} s of it waiting "
+                f"for arrivals), sampled every {sample_interval:g} s: {spent}, its cap; use faster "
+                "hardware, a higher arrival rate or fewer requests, or run `manage.py engine`"
+            )
+        else:
+            message = (
+                f"requests are too many for a web request: this run needs {spent} (a unit is about "
+                "one request in one engine step), its cap; use fewer requests or shorter prompts and "
+                "outputs, or run `manage.py engine`"
+            )
+        return WorkBudgetExceeded("requests", message, cause, now, idle)
+
     while True:
         while arrived < len(pending) and pending[arrived].arrival <= now:
             _choose_replica(replicas).waiting.append(pending[arrived])
@@ -352,7 +395,10 @@ def simulate(
                 break
             if arrived == len(pending):
                 raise RuntimeError("the engine can schedule nothing and nothing is left to arrive")
-            now = max(now, pending[arrived].arrival)
+            arrival = pending[arrived].arrival
+            if arrival > now:
+                idle += arrival - now
+                now = arrival
             continue
         loads = [_load(batch, window) for batch in batches]
         group_tokens = sum(load.tokens for load in loads)
@@ -364,14 +410,9 @@ def simulate(
         now += step
         steps += 1
         work += _step_work(batches, settings.block_size)
-        if work_budget is not None and work > work_budget:
-            raise WorkBudgetExceeded(
-                "requests",
-                f"requests are too many for a web request: this run needs more than "
-                f"{work_budget:,.0f} units of simulation work (a unit is about one request in one "
-                "engine step), its cap; use fewer requests or shorter prompts and outputs, or run "
-                "`manage.py engine`",
-            )
+        found = FOUND_WORK_UNITS * sum(replica.pool.found for replica in replicas)
+        if work + found + SAMPLE_WORK_UNITS * len(samples) > work_budget:
+            raise over_budget("steps")
         _count(counters, replicas, pricer, loads, group_tokens)
         for replica, batch in zip(replicas, batches, strict=True):
             done = replica.complete(batch, now)
@@ -383,8 +424,10 @@ def simulate(
         running = sum(len(r.running) for r in replicas)
         max_running = max(max_running, running)
         while next_sample <= now:
+            if work + found + SAMPLE_WORK_UNITS * (len(samples) + 1) > work_budget:
+                raise over_budget("time")
             samples.append(_sample(next_sample, replicas))
-            next_sample += sample_interval
+            next_sample += sample_interval  # type: ignore[operator]
     results = [
         RequestResult(
             r.request_id,
@@ -500,7 +543,7 @@ def concurrency_sweep(
     hardware: Hardware,
     settings: EngineSettings = EngineSettings(),
     requests_per_level: Callable[[int], int] = lambda c: max(12, 3 * c),
-    work_budget: float | None = None,
+    work_budget: float = MAX_WORK,
 ) -> list[dict[str, float]]:
     """Lesson 03's sweep on this engine: at each concurrency C a closed loop of
     ``requests_per_level(C)`` requests (the practice server's sweep sends max(12, 3 × C)), with
@@ -516,10 +559,10 @@ def concurrency_sweep(
             hardware,
             settings,
             closed_loop=ClosedLoop(level, requests_per_level(level)),
+            sample_interval=None,  # its metrics need no timeseries
             work_budget=left,
         )
-        if left is not None:
-            left -= result.work
+        left -= result.work
         requests = result.requests
         ttfts = [1000 * r.ttft for r in requests]
         speeds = sorted(1 / r.tpot for r in requests if r.tpot)

@@ -93,8 +93,14 @@ def _refusal(error: ParamError, p: Params) -> ParamError:
 
 @lru_cache(maxsize=128)
 def _sweep(model: str, hardware: str, seqs: int, prompt: int, output: int) -> tuple[dict[str, float], ...]:
+    """Lesson 03's sweep on the engine, held to the web's cap on one engine run (max_num_seqs 8,
+    a parameter set cards cite, costs about 40,000 units; the engine page's own sweep, beside
+    its run, has a smaller cap)."""
+    from ..limits import ENGINE_WEB_LIMITS  # limits.py imports the calculators: not at the top
+
     p = {"model": model, "hardware": hardware, "max_num_seqs": seqs}
     shape, gpu, settings = _engine(p)
+    cap = ENGINE_WEB_LIMITS.run_work
     try:
         found = concurrency_sweep(
             SWEEP_LEVELS,
@@ -103,7 +109,18 @@ def _sweep(model: str, hardware: str, seqs: int, prompt: int, output: int) -> tu
             gpu,
             settings,
             requests_per_level=sweep_requests,
+            work_budget=cap,
         )
+    except WorkBudgetExceeded:
+        # An output token costs about 2 units over the levels (a request's unit in its step, and a
+        # share of the step's own 4), a prompt 1.5 units a 16-token block: name the larger.
+        name = "output_tokens" if 2 * output >= prompt * 1.5 / 16 else "prompt_tokens"
+        raise ParamError(
+            name,
+            f"{name}: the sweep at C = {', '.join(str(c) for c in SWEEP_LEVELS)} with {prompt:,}-token "
+            f"prompts and {output:,}-token outputs needs more than {cap:,.0f} units of simulation work, "
+            "the web's cap; use fewer prompt or output tokens, or run `manage.py engine`",
+        ) from None
     except ParamError as error:
         raise _refusal(error, p) from None
     return tuple(found)
@@ -285,6 +302,7 @@ CALCULATOR = Calculator(
     ),
     compute=_compute,
     formulas=_formulas,
+    simulates=True,
     chart=_chart,
     chart_description=(
         "Output throughput against concurrency: this engine at these settings beside lesson 03's "

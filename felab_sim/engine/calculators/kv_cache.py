@@ -45,10 +45,24 @@ GB = 1e9
 KIB = 1024
 
 
+def _read_log(text: str) -> EngineLog:
+    """The pasted log's KV lines, each number held to the range of the typed field it stands for."""
+    bounds = {
+        kind: (CALCULATOR.param(name).high, f"as the {name} field")
+        for kind, name in (
+            ("tokens", "context_tokens"),
+            ("memory_gb", "free_gb"),
+            ("concurrency", "users"),
+            ("layers", "layers"),
+        )
+    }
+    return read_engine_log(text, bounds)  # type: ignore[arg-type]
+
+
 def _check(p: Params) -> None:
     check_tensor_parallel(shape_of(p), p["tensor_parallel"])
     if p["engine_log"]:
-        read_engine_log(p["engine_log"])
+        _read_log(p["engine_log"])
 
 
 def _difference_pct(felab: float | None, engine: float | None) -> float | None:
@@ -76,7 +90,7 @@ def _beside_the_engine(p: Params, per_token: float) -> dict[str, float | str | N
     nothing: dict[str, float | str | None] = dict.fromkeys(ENGINE_KEYS)
     if not p["engine_log"]:
         return nothing
-    log = read_engine_log(p["engine_log"])
+    log = _read_log(p["engine_log"])
     pool = log.memory_bytes if log.memory_bytes is not None else p["free_gb"] * GB
     # Tokens in the pool only where every cache holds the same tokens (not llama.cpp's two caches).
     felab_tokens = None if len(log.caches) > 1 else pool / per_token
@@ -206,7 +220,7 @@ STATED_TOKENS = {VLLM: "GPU KV cache size", SGLANG: "#tokens", LLAMA_CPP: "cells
 def _engine_formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
     if not p["engine_log"]:
         return dict.fromkeys(ENGINE_KEYS, "— : no engine log pasted")
-    log = read_engine_log(p["engine_log"])
+    log = _read_log(p["engine_log"])
     unit, size, named = STATED_MEMORY[log.engine]
     stated = None if log.memory_bytes is None else typed(round(log.memory_bytes / size, 2), unit)
     pool = (

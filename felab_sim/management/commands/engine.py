@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -124,7 +125,7 @@ class Command(BaseCommand):
         except ParamError as error:
             raise self.named(error) from error
         try:
-            result = run_engine(inputs)
+            result = run_engine(inputs, work_budget=math.inf)  # the command line has no cap
         except ParamError as error:
             if error.param == "gpu_memory_utilization":  # the pool holds no KV block
                 model = str(config_path) if config_path is not None else str(values["model"])

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
@@ -53,7 +54,7 @@ class Command(BaseCommand):
         if options["url"]:
             result = self.measure(options["url"], params, options["model"])
         else:
-            result = run_sweep(params)
+            result = run_sweep(params, max_events=math.inf)  # the command line has no cap
         self.emit(result, as_json=options["json"])
 
     def measure(self, url: str, params: SweepParams, model: str | None) -> SweepResult:

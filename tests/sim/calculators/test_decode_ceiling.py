@@ -166,6 +166,7 @@ def test_typed_sizes_still_work_when_no_model_is_chosen(name):
     )
 
 
+@pytest.mark.django_db  # the JSON endpoint's rate limit counts in the database
 @pytest.mark.parametrize("name", DECODE_CALCULATORS)
 def test_an_unreadable_config_is_a_400_naming_the_missing_field(client, name):
     config = dict(preset("Llama-3.1-70B").config)
@@ -177,6 +178,7 @@ def test_an_unreadable_config_is_a_400_naming_the_missing_field(client, name):
     assert "num_hidden_layers: missing" in error["message"]
 
 
+@pytest.mark.django_db  # the JSON endpoint's rate limit counts in the database
 @pytest.mark.parametrize("name", DECODE_CALCULATORS)
 def test_the_json_endpoint_and_the_cli_take_the_config(client, tmp_path, name):
     config = json.dumps(preset("Llama-3.1-70B").config)

@@ -112,6 +112,7 @@ def test_an_uneven_tensor_parallel_split_is_refused_naming_it():
     assert refused.value.param == "tensor_parallel"
 
 
+@pytest.mark.django_db  # the JSON endpoint's rate limit counts in the database
 def test_an_unreadable_config_is_a_400_naming_the_missing_field(client):
     config = dict(preset_named("Llama-3.1-8B").config)
     del config["num_key_value_heads"]
@@ -122,6 +123,7 @@ def test_an_unreadable_config_is_a_400_naming_the_missing_field(client):
     assert "num_key_value_heads: missing" in error["message"]
 
 
+@pytest.mark.django_db  # the JSON endpoint's rate limit counts in the database
 def test_the_json_endpoint_takes_the_config_text_itself(client):
     config = json.dumps(preset_named("gpt-oss-20b").config)
     response = client.get("/sim/calc/kv-cache.json", {"model_config": config, "context_tokens": "32768"})
@@ -180,6 +182,7 @@ def test_a_log_without_its_memory_line_uses_the_free_memory_entered_and_older_nu
     assert outputs("kv-cache")["engine_kv_tokens"] is None
 
 
+@pytest.mark.django_db  # the JSON endpoint's rate limit counts in the database
 def test_a_log_with_no_kv_line_is_refused_naming_it(client):
     response = client.get("/sim/calc/kv-cache.json", {"engine_log": "INFO Starting vLLM API server"})
     assert response.status_code == 400
