@@ -19,7 +19,7 @@ from serving.vary import vary_on
 from .charts.engine_charts import distribution_figure, measured_kv_recorded, sweep_figure, timeseries_figure
 from .engine.batching.anchors import AnchorRun, anchor_source
 from .engine.batching.engine_params import ENGINE_PARAMS, MODEL_CONFIG, SWEEP_LEVELS, pool_json, run_json
-from .engine.batching.step_time import CALIBRATIONS, calibration_for
+from .engine.batching.step_time import calibration_for, is_measured
 from .engine.limits import ENGINE_WEB_LIMITS
 from .engine.numbers import format_with_unit
 from .engine.params import ParamError, ParamValue
@@ -171,7 +171,7 @@ def _results(values: dict[str, ParamValue], model_config: str, outcome: EngineOu
     summary = result.summary
     pool = pool_json(result)
     query = engine_query(values, model_config)
-    calibration = calibration_for(inputs.hardware.name)
+    calibration = calibration_for(inputs.hardware)
     anchor = outcome.anchor
     measured: dict[str, float] = {}
     if anchor is not None:
@@ -215,7 +215,7 @@ def _results(values: dict[str, ParamValue], model_config: str, outcome: EngineOu
         "sweep_chart": sweep_figure(outcome.sweep, outcome.practice_sweep),
         "sweep_left_off": outcome.sweep is None,
         "calibration": calibration,
-        "fitted": inputs.hardware.name in CALIBRATIONS,
+        "fitted": is_measured(inputs.hardware.name),
         "hardware": inputs.hardware,
         "query": query,
     }

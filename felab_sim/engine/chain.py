@@ -27,12 +27,9 @@ from .model_shapes import (
 )
 from .numbers import format_number, format_with_unit
 from .params import Param, ParamError, ParamValue, parse_all
+from .precisions import PRECISION_LABELS, PRECISIONS
 
 CUSTOM = "custom"
-# Weight precisions an engine serves at, bytes per weight. 4-bit formats are left out: their
-# compute runs at a rate no spec sheet prints (dequantised to BF16 inside the kernel).
-PRECISIONS = {"bf16": 2.0, "fp8": 1.0}
-PRECISION_LABELS = {"bf16": "BF16 (2 bytes)", "fp8": "FP8 (1 byte)"}
 # The KV cache's type, bytes per value, and the kv-cache calculator's name for the same size.
 KV_DTYPES = {"bf16": 2.0, "fp8": 1.0}
 KV_DTYPE_LABELS = {"bf16": "BF16 (2 bytes)", "fp8": "FP8 (1 byte)"}

@@ -140,11 +140,12 @@ def test_the_simulator_page_and_the_nav_link_here(client):
     assert f'href="{URL}"' in body
 
 
-def test_the_page_says_whether_the_step_times_were_fitted_on_a_real_run(client):
-    _, fitted = page(client, SMALL)
-    assert "efficiencies fitted on LLMServingSim RTX4090/Llama-3.1-8B" in fitted
-    _, guessed = page(client, {**SMALL, "hardware": "h100-sxm"})
-    assert "no real run was fitted on it" in guessed
+def test_the_page_says_where_the_step_times_come_from(client):
+    _, measured = page(client, {**SMALL, "hardware": "h200"})
+    assert "measured on an NVIDIA H200 SXM 141GB" in measured
+    _, derived = page(client, SMALL)
+    assert "not measured: the default, the ratios to the spec sheet measured on the NVIDIA H200" in derived
+    assert "(this GPU was not measured)" in derived
 
 
 def test_a_run_too_short_for_a_sample_still_draws(client):

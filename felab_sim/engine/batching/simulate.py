@@ -276,7 +276,7 @@ def simulate(
         hardware.peak_flops(settings.bytes_per_param)  # a part with no published peak says so now
     except ValueError as error:
         raise ParamError("hardware", str(error)) from None
-    calibration = calibration or calibration_for(hardware.name)
+    calibration = calibration or calibration_for(hardware)
     cost = model_cost(model, settings.bytes_per_param, settings.kv_bytes_per_value, parallel)
     blocks = block_cost(model, settings.block_size, settings.kv_bytes_per_value, settings.tensor_parallel)
     pool = size_pool(
