@@ -38,6 +38,7 @@ from ..model_params import (
     kv_per_token_formula,
     model_chosen,
     model_name,
+    weights_read_b,
     with_model_sizes,
 )
 from ..params import Param
@@ -192,7 +193,7 @@ def _compute(p: Params) -> dict[str, float | str | None]:
     p = with_model_sizes(p)
     bits = bits_per_weight(p)
     model_gb = p["model_gb"] if p["model_gb"] is not None else p["params_b"] * bits / 8
-    weights_gb = model_gb * active_b(p) / p["params_b"]
+    weights_gb = model_gb * weights_read_b(p, active_b(p)) / p["params_b"]
     kv_gb = p["batch"] * p["context_tokens"] * p["kv_bytes_per_token"] / GB
     peak = decode_peak_tflops(p)
     step = decode_step(
@@ -320,7 +321,12 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
         else f"{out('model_gb')} = {typed(p['params_b'])} × 10⁹ weights × {out('bits_per_weight')} ÷ 8"
     )
     weights = (
-        f"{out('gb_per_token')} = {out('model_gb')} × {typed(p['active_params_b'])} active ÷ {typed(p['params_b'])} × 10⁹ weights"
+        (
+            f"{out('gb_per_token')} = {out('model_gb')} × {typed(round(weights_read_b(p, active_b(p)), 4))} read "
+            f"(every expert the batch touches: E × (1 − (1 − k/E)^batch) a layer) ÷ {typed(p['params_b'])} × 10⁹ weights"
+            if weights_read_b(p, active_b(p)) != active_b(p)
+            else f"{out('gb_per_token')} = {out('model_gb')} × {typed(p['active_params_b'])} active ÷ {typed(p['params_b'])} × 10⁹ weights"
+        )
         if p["active_params_b"] is not None
         else f"{out('gb_per_token')} = the whole model, read once per step"
     )
