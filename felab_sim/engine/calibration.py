@@ -4,18 +4,20 @@ A calibration file is what ``tools/measure_gpu.py`` writes (one JSON object a li
 saying what it is; the format of the H200's measurements in ``measured/h200.jsonl`` beside
 this module). From it:
 
-- **bandwidth**: a weight matrix read by a matrix product at small batches (``knee`` rows with
-  B ≤ 128: the product is memory-bound there), else the plain read (``bandwidth``, op read);
+- **bandwidth**: the plain read (``bandwidth``, op read), else a weight matrix read by a matrix
+  product at small batches (``knee`` rows with B ≤ 128: the product is memory-bound there);
 - **FLOP/s**: the large matrix product at BF16 and FP8 (``gemm`` rows);
 - **a kernel's fixed cost**: the smallest batch's ``knee`` time beyond its bytes at the plain
-  read bandwidth (the matrix kernel pays it whatever its size);
+  read bandwidth (a matrix kernel pays it whatever its size: on the H200 34.2 µs for 117 MB,
+  27.3 µs of it the bytes);
 - **a step's fixed cost**: ``overhead`` rows (``step_ms`` of a step whose matrices are tiny), if
   any; else none (the measured steps are CUDA-graph replays, no scheduler).
 
 Each number is divided by the GPU's spec-sheet figure, so the file calibrates the preset it was
 measured on, or a typed-in figure. GPUs without a measurement get one default: the measured
-GPUs' ratios, said so. The serving engine's own cost a step (vLLM's scheduler and sampler) is not
-the GPU's: :data:`VLLM_STEP_OVERHEAD_S`. ``decode`` and ``prefill`` rows are never read here:
+GPUs' ratios, said so; a number fitted on runs only where two or more runs back it
+(:data:`FITTED_MEMORY_EFFICIENCY`). The serving engine's own cost a step (vLLM's scheduler and
+sampler) is not the GPU's: :data:`VLLM_STEP_OVERHEAD_S`. ``decode`` and ``prefill`` rows are never read here:
 they are what the model predicts (bench/bench_validation.py). Pure Python: no Django.
 """
 
@@ -40,11 +42,15 @@ MEASURED_FILES = {"h200": MEASURED / "h200.jsonl"}
 MEMORY_BOUND_ROWS = 128
 # No link was measured: the share of an interconnect's spec bandwidth a collective gets, stated.
 LINK_EFFICIENCY = 0.75
-# vLLM's own cost a step beside the GPU's (scheduling, sampling, Python between graph replays):
-# one number fitted on two independent runs together, LLMServingSim's RTX 4090 and RTX PRO 6000
-# Llama-3.1-8B runs, with every GPU number held at its measured or default value
-# (bench/bench_validation.py --fit-overhead reruns the fit).
+# Numbers fitted on runs, each backed by two or more of LLMServingSim's three named vLLM runs, in
+# one least-squares fit over every metric of all three (each error over its target), every other
+# number held at its measured or default value (bench/bench_validation.py --fit reruns it):
+# vLLM's own cost a step beside the GPU's (scheduling, sampling, Python between graph replays),
+# backed by all three runs; and the RTX PRO 6000's memory efficiency, which no measurement
+# gives, backed by its two runs (Llama-3.1-8B, and Qwen3-30B-A3B on two of them).
 VLLM_STEP_OVERHEAD_S = 0.0
+FITTED_MEMORY_EFFICIENCY = {"rtx-pro-6000": 0.56}
+FITTED_ON = "LLMServingSim's RTXPRO6000/Llama-3.1-8B and RTXPRO6000/Qwen3-30B-A3B-Instruct-2507 runs together"
 
 
 class CalibrationError(ValueError):
@@ -106,7 +112,9 @@ def from_measurements(rows: list[dict[str, Any]], hardware: Hardware, source: st
     """A calibration of ``hardware`` from its measurements; what was not measured is the default's."""
     figures = measured_figures(rows)
     base = default_calibration()
-    bandwidth = figures.get("matrix_bandwidth", figures.get("read_bandwidth"))
+    # A matrix kernel's time is its fixed cost plus its bytes at the plain read's bandwidth (the
+    # knee's smallest batch less that fixed cost): the two are counted apart.
+    bandwidth = figures.get("read_bandwidth", figures.get("matrix_bandwidth"))
     changes: dict[str, Any] = {"source": source}
     if bandwidth is not None:
         changes["memory_efficiency"] = bandwidth / hardware.memory_bandwidth
@@ -145,7 +153,7 @@ def default_calibration() -> Calibration:
         figures = measured_figures(read_rows(path.read_text()))
         measured.append(
             (
-                figures["matrix_bandwidth"] / hardware.memory_bandwidth,
+                figures["read_bandwidth"] / hardware.memory_bandwidth,
                 figures["bf16_flops"] / (hardware.bf16_flops or 1),
                 figures["fp8_flops"] / (hardware.fp8_flops or 1),
                 figures["kernel_latency_s"],
@@ -180,7 +188,17 @@ def gpu_calibration(hardware: Hardware, text: str | None = None) -> Calibration:
                 "calibration has no bandwidth, gemm or knee rows (tools/measure_gpu.py writes them)",
             )
         return from_measurements(rows, hardware, "your calibration file")
-    return measured_calibrations().get(hardware.name, default_calibration())
+    measured = measured_calibrations().get(hardware.name)
+    if measured is not None:
+        return measured
+    if hardware.name in FITTED_MEMORY_EFFICIENCY:
+        default = default_calibration()
+        return replace(
+            default,
+            memory_efficiency=FITTED_MEMORY_EFFICIENCY[hardware.name],
+            source=f"memory efficiency fitted on {FITTED_ON}; the rest {default.source}",
+        )
+    return default_calibration()
 
 
 def engine_calibration(hardware: Hardware, text: str | None = None) -> Calibration:
@@ -189,5 +207,5 @@ def engine_calibration(hardware: Hardware, text: str | None = None) -> Calibrati
     return replace(
         gpu,
         step_overhead_s=gpu.step_overhead_s + VLLM_STEP_OVERHEAD_S,
-        source=f"{gpu.source}; vLLM's own {VLLM_STEP_OVERHEAD_S * 1000:g} ms a step, fitted on two runs",
+        source=f"{gpu.source}; vLLM's own {VLLM_STEP_OVERHEAD_S * 1000:g} ms a step, fitted on three runs",
     )
