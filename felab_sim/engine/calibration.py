@@ -49,7 +49,7 @@ LINK_EFFICIENCY = 0.75
 # backed by all three runs; and the RTX PRO 6000's memory efficiency, which no measurement
 # gives, backed by its two runs (Llama-3.1-8B, and Qwen3-30B-A3B on two of them).
 VLLM_STEP_OVERHEAD_S = 0.0
-FITTED_MEMORY_EFFICIENCY = {"rtx-pro-6000": 0.56}
+FITTED_MEMORY_EFFICIENCY = {"rtx-pro-6000": 0.60}
 FITTED_ON = "LLMServingSim's RTXPRO6000/Llama-3.1-8B and RTXPRO6000/Qwen3-30B-A3B-Instruct-2507 runs together"
 
 

@@ -15,7 +15,7 @@ A step runs a batch's tokens through the model once. Per GPU of a replica:
 - **link**: tensor parallelism's two all-reduces a layer, expert parallelism's all-gather and
   reduce-scatter around each MoE layer, each a ring: 2 (n − 1) or n − 1 steps, each step a
   latency and 1/n of the message over the link (NCCL's own model, src/graph/tuning.cc);
-- **fixed**: each weight-matrix kernel's fixed cost, and the serving engine's own a step.
+- **fixed**: each kernel's fixed cost, and the serving engine's own a step.
 
 Achieved bandwidth, FLOP/s and the fixed costs come from a :class:`Calibration`
 (felab_sim/engine/calibration.py reads them from measurements). :func:`step_cost` returns each
@@ -29,11 +29,11 @@ from dataclasses import dataclass
 from .hardware import Hardware
 from .model_shapes import AttentionKind, ModelShape, kv_bytes_per_token
 
-# Kernels that read a weight matrix (or the KV cache) in one transformer layer: the QKV and
-# output projections, attention, the MLP's gate-up and down (an MoE's grouped experts count as
-# its MLP). Each pays the GPU's fixed cost a kernel; the elementwise kernels between them are
-# left out. Plus the output head once a step.
-KERNELS_PER_LAYER = 5
+# Kernels one transformer layer launches as vLLM runs it: the fused add-and-RMSNorm, the QKV
+# product, rotary embedding, the KV-cache write, attention, the output product, the second fused
+# add-and-RMSNorm, the gate-up product, SiLU-and-multiply and the down product (an MoE's grouped
+# experts count as its MLP); each pays a kernel's fixed cost. Plus the output head once a step.
+KERNELS_PER_LAYER = 10
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class Calibration:
     memory_efficiency: float  # achieved ÷ spec bandwidth when a kernel reads a weight matrix
     compute_efficiency: float  # achieved ÷ spec dense BF16 FLOP/s of a large matrix product
     fp8_compute_efficiency: float  # the same at FP8
-    kernel_latency_s: float  # fixed cost of each kernel that reads a weight matrix
+    kernel_latency_s: float  # fixed cost of each kernel a step launches
     step_overhead_s: float  # the serving engine's own cost a step (scheduling, sampling)
     link_efficiency: float  # achieved ÷ spec interconnect bandwidth in a collective
     source: str = ""
@@ -278,7 +278,7 @@ class StepCost:
 
 
 def fixed_cost_s(cost: ModelCost, calibration: Calibration) -> float:
-    """A step's fixed cost: each weight-matrix kernel's, and the serving engine's own."""
+    """A step's fixed cost: each kernel's, and the serving engine's own."""
     return kernel_count(cost) * calibration.kernel_latency_s + calibration.step_overhead_s
 
 

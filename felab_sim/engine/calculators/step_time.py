@@ -13,6 +13,7 @@ ratios) with vLLM's own cost a step. Pure Python: no Django.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, require, typed
 from ..calibration import engine_calibration
@@ -77,6 +78,37 @@ TENSOR_PARALLEL = Param(
     low=1,
     high=64,
 )
+KV_DTYPE = Param(
+    "kv_dtype",
+    "choice",
+    "bf16",
+    "How the KV cache stores each value (vLLM's auto: the model's 16 bits; kv_cache_dtype=fp8: 1 byte).",
+    label="KV cache type",
+    choices={"bf16": "BF16 (2 bytes)", "fp8": "FP8 (1 byte)"},
+)
+KV_BYTES = {"bf16": 2.0, "fp8": 1.0}
+BANDWIDTH_GBS = Param(
+    "bandwidth_gbs",
+    "float",
+    None,
+    "Memory bandwidth of one GPU as the spec sheet would print it (empty: the preset's).",
+    "GB/s",
+    label="memory bandwidth",
+    low=0.1,
+    high=100_000,
+    optional=True,
+)
+PEAK_TFLOPS = Param(
+    "peak_tflops",
+    "float",
+    None,
+    "Dense tensor peak of one GPU at the weights' precision, no sparsity (empty: the preset's).",
+    "TFLOP/s",
+    label="peak compute",
+    low=0.001,
+    high=100_000,
+    optional=True,
+)
 CALIBRATION = Param(
     "calibration",
     "text",
@@ -117,28 +149,44 @@ PROMPT_TOKENS = Param(
 )
 
 
-def step_hardware(p: Params) -> Hardware:
-    return hardware_preset(str(p["hardware"]))
+def step_hardware(p: Mapping[str, ParamValue]) -> Hardware:
+    """The preset, with a typed bandwidth or peak in place of its own (it keeps its name, so its
+    calibration: "what if this card were faster")."""
+    hardware = hardware_preset(str(p["hardware"]))
+    changes: dict[str, object] = {}
+    if p.get("bandwidth_gbs") is not None:
+        changes["memory_bandwidth"] = float(p["bandwidth_gbs"]) * GB  # type: ignore[arg-type]
+    if p.get("peak_tflops") is not None:
+        flops = float(p["peak_tflops"]) * 1e12  # type: ignore[arg-type]
+        changes |= {"bf16_flops": flops, "fp8_flops": flops}
+    return replace(hardware, **changes) if changes else hardware
 
 
 def priced(
-    p: Mapping[str, ParamValue], calibration: Calibration | None = None
+    p: Mapping[str, ParamValue], calibration: Calibration | None = None, load: StepLoad | None = None
 ) -> tuple[StepCost, StepLoad, Calibration]:
-    """The step the settings describe, on the GPU's engine calibration (or ``calibration``)."""
-    shape = shape_of({"model_config": p.get("model_config"), "model": p["model"]})
+    """The step the settings describe (or ``load``), on the GPU's engine calibration (or
+    ``calibration``)."""
+    shape = shape_of({"model_config": p.get("model_config"), "model": p["model"]})  # type: ignore[arg-type]
     hardware = step_hardware(p)
     tp = int(p["tensor_parallel"])  # type: ignore[arg-type]
-    cost = model_cost(shape, PRECISIONS[str(p["precision"])], 2.0, Parallelism(tensor=tp))
+    cost = model_cost(
+        shape,
+        PRECISIONS[str(p["precision"])],
+        KV_BYTES[str(p.get("kv_dtype", "bf16"))],
+        Parallelism(tensor=tp),
+    )
     if calibration is None:
         calibration = engine_calibration(hardware, p.get("calibration"))  # type: ignore[arg-type]
     window = shape.sliding_window
     batch, context, prompt = (int(p[name]) for name in ("batch", "context_tokens", "prompt_tokens"))  # type: ignore[arg-type]
-    loads = []
-    if batch:
-        loads.append(decode_load(batch, context + 1, window))  # each reads its context and its new token
-    if prompt:
-        loads.append(prefill_load(prompt, window))
-    load = combined(*loads)
+    if load is None:
+        loads = []
+        if batch:
+            loads.append(decode_load(batch, context + 1, window))  # each reads its context and its new token
+        if prompt:
+            loads.append(prefill_load(prompt, window))
+        load = combined(*loads)
     return step_cost(cost, hardware, calibration, load, Parallelism(tensor=tp)), load, calibration
 
 
@@ -307,6 +355,9 @@ CALCULATOR = Calculator(
         BATCH,
         CONTEXT_TOKENS,
         PROMPT_TOKENS,
+        KV_DTYPE,
+        BANDWIDTH_GBS,
+        PEAK_TFLOPS,
         CALIBRATION,
     ),
     outputs=OUTPUTS,
