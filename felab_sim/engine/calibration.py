@@ -7,11 +7,9 @@ this module). From it:
 - **bandwidth**: the plain read (``bandwidth``, op read), else a weight matrix read by a matrix
   product at small batches (``knee`` rows with B ≤ 128: the product is memory-bound there);
 - **FLOP/s**: the large matrix product at BF16 and FP8 (``gemm`` rows);
-- **a kernel's fixed cost**: the smallest batch's ``knee`` time beyond its bytes at the plain
-  read bandwidth (a matrix kernel pays it whatever its size: on the H200 34.2 µs for 117 MB,
-  27.3 µs of it the bytes);
-- **a step's fixed cost**: ``overhead`` rows (``step_ms`` of a step whose matrices are tiny), if
-  any; else none (the measured steps are CUDA-graph replays, no scheduler).
+- **a kernel's fixed cost**: an ``overhead`` row's graph of tiny kernels, its time ÷ its
+  kernels, where the file has one; else the smallest batch's ``knee`` time beyond its bytes at
+  the plain read bandwidth (on the H200 34.2 µs for 117 MB, 27.3 µs of it the bytes: 6.9 µs).
 
 Each number is divided by the GPU's spec-sheet figure, so the file calibrates the preset it was
 measured on, or a typed-in figure. GPUs without a measurement get one default: the measured
@@ -102,9 +100,14 @@ def measured_figures(rows: list[dict[str, Any]]) -> dict[str, float]:
         ]
         if products:
             found[f"{dtype}_flops"] = max(products)
-    overhead = [_number(r, "step_ms") / 1000 for r in rows if r["kind"] == "overhead" and "step_ms" in r]
-    if overhead:
-        found["step_overhead_s"] = statistics.median(overhead)
+    # A graph of tiny kernels measures a kernel's fixed cost directly, where the file has one.
+    launched = [
+        _number(r, "s") / (_number(r, "layers") * _number(r, "kernels_per_layer"))
+        for r in rows
+        if r["kind"] == "overhead" and "s" in r
+    ]
+    if launched:
+        found["kernel_latency_s"] = statistics.median(launched)
     return found
 
 
@@ -124,7 +127,7 @@ def from_measurements(rows: list[dict[str, Any]], hardware: Hardware, source: st
         changes["fp8_compute_efficiency"] = figures["fp8_flops"] / hardware.fp8_flops
     if "kernel_latency_s" in figures:
         changes["kernel_latency_s"] = figures["kernel_latency_s"]
-    changes["step_overhead_s"] = figures.get("step_overhead_s", 0.0)
+    changes["step_overhead_s"] = 0.0  # the GPU's: a serving engine adds its own (engine_calibration)
     return replace(base, **changes)
 
 
