@@ -23,6 +23,7 @@ from .engine.batching.step_time import calibration_for, is_measured
 from .engine.limits import ENGINE_WEB_LIMITS
 from .engine.numbers import format_with_unit
 from .engine.params import ParamError, ParamValue
+from .engine.validation import FITTED, validation_points
 from .forms import EngineForm, field_text, repeated_parameter, worded
 from .live import EngineOutcome, cached_engine
 from .permits import SimulatorBusy, simulation_permit
@@ -42,6 +43,23 @@ def signed_percent(fraction: float) -> str:
     """An error as the page prints it: "+3.1%", "−0.6%"."""
     text = format_with_unit(100 * fraction, "%")
     return text if text.startswith(("-", "−")) or fraction == 0 else f"+{text}"
+
+
+def validation_rows() -> list[dict[str, object]]:
+    """felab's predictions beside what was measured (felab_sim/engine/validation.py), as printed."""
+    return [
+        {
+            "fitted": point.group == FITTED,
+            "what": point.what,
+            "metric": point.metric,
+            "measured": format_with_unit(point.measured, point.unit),
+            "predicted": format_with_unit(point.predicted, point.unit),
+            "error": signed_percent(point.error),
+            "target": format_with_unit(100 * point.target, "%"),
+            "met": point.met,
+        }
+        for point in validation_points()
+    ]
 
 
 def measured_json(anchor: AnchorRun, summary: dict[str, float]) -> dict[str, object]:
@@ -155,6 +173,7 @@ def engine_page(request: HttpRequest) -> HttpResponse:
         "groups": form.field_groups(),
         "outcome": outcome,
         "max_requests": ENGINE_WEB_LIMITS.max_requests,
+        "validation": validation_rows(),
     }
     if outcome is not None:
         context |= _results(form.cleaned_data["values"], form.cleaned_data[MODEL_CONFIG], outcome)

@@ -34,6 +34,7 @@ ANCHOR_METRICS = (
 )
 H200_TARGET = 0.10
 H200_MODEL = "Llama-3.1-8B"  # the measured step's shape (the file's "model" row)
+H200_WHAT = "H200, a Llama-3.1-8B-shaped step in plain PyTorch (sequences × context, prompt tokens)"
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ def anchor_points() -> list[Point]:
             points.append(
                 Point(
                     FITTED,
-                    f"vLLM, {run.spec.label.replace('RTXPRO6000', 'RTX PRO 6000').replace('RTX4090', 'RTX 4090')}",
+                    f"vLLM on {run.where.split(' on ', 1)[1].split(' (')[0]}, {run.spec.model}",
                     label,
                     unit,
                     run.summary[key] * scale,
@@ -87,17 +88,36 @@ def h200_points() -> list[Point]:
             continue
         if row["kind"] == "decode":
             load = decode_load(int(row["B"]), int(row["T"]) + 1)
-            what = f"H200, decode B {row['B']}, context {row['T']:,}"
+            metric = f"decode, {row['B']} × {row['T']:,}"
         elif row["kind"] == "prefill":
             load = prefill_load(int(row["P"]))
-            what = f"H200, prefill of {row['P']:,} tokens"
+            metric = f"prefill, {row['P']:,}"
         else:
             continue
         step = step_cost(cost, hardware, calibration, load)
-        points.append(Point(PREDICTED, what, "step", "ms", row["s"] * 1000, step.seconds * 1000, H200_TARGET))
+        points.append(
+            Point(PREDICTED, H200_WHAT, metric, "ms", row["s"] * 1000, step.seconds * 1000, H200_TARGET)
+        )
     return points
 
 
 @cache
 def validation_points() -> tuple[Point, ...]:
     return tuple(anchor_points() + h200_points())
+
+
+def _shown(value: float, unit: str) -> str:
+    return f"{value:,.3g} {unit}" if value < 100 else f"{value:,.1f} {unit}"
+
+
+def markdown_row(point: Point) -> str:
+    """One point as docs/benchmarks.md's table has it (a test holds the two the same)."""
+    cells = (
+        point.what,
+        point.metric,
+        _shown(point.measured, point.unit),
+        _shown(point.predicted, point.unit),
+        f"{100 * point.error:+.1f}%" + ("" if point.met else " (missed)"),
+        f"{100 * point.target:.0f}%",
+    )
+    return "| " + " | ".join(cells) + " |"

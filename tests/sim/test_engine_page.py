@@ -168,3 +168,14 @@ def test_a_run_waits_for_a_simulation_permit_then_is_told_to_retry(client, setti
     finally:
         handle.close()
     assert client.get(url, SMALL).status_code == 200
+
+
+def test_the_page_shows_its_predictions_against_every_measurement(client):
+    _, body = page(client, SMALL)
+    table = body[body.index('class="calc-table engine-validation"') :]
+    table = table[: table.index("</table>")]
+    assert "Points a number was fitted on" in table and "Points predicted (nothing fitted on them)" in table
+    assert table.index("vLLM on 1 × NVIDIA GeForce RTX 4090, Llama-3.1-8B") < table.index("Points predicted")
+    assert table.index("Points predicted") < table.index("decode, 1 × 1,024")
+    assert table.count("<tr") == 1 + 2 + 4 + 12 + 10  # column heads, groups, their sources, the points
+    assert "missed" in table  # a miss is shown as one
