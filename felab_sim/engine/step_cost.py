@@ -303,9 +303,41 @@ def step_cost(
     replica of an expert-parallel group this step (their experts are shared); default, this
     replica's own."""
     group = load.tokens if group_tokens is None else group_tokens
-    c, cal = cost, calibration
-    bandwidth = hardware.memory_bandwidth * cal.memory_efficiency
-    flops = cal.flops(hardware, c.bytes_per_param)
+    bandwidth = hardware.memory_bandwidth * calibration.memory_efficiency
+    flops = calibration.flops(hardware, cost.bytes_per_param)
+    parts = step_parts(cost, hardware, calibration, load, parallel, group, bandwidth, flops)
+    weight_bytes, kv_bytes, linear_flops, attention_flops, link_s, fixed_s, touched = parts
+    return StepCost(
+        weight_bytes=weight_bytes,
+        kv_bytes=kv_bytes,
+        linear_flops=linear_flops,
+        attention_flops=attention_flops,
+        weights_s=weight_bytes / bandwidth,
+        linear_compute_s=linear_flops / flops,
+        kv_s=kv_bytes / bandwidth,
+        attention_compute_s=attention_flops / flops,
+        link_s=link_s,
+        fixed_s=fixed_s,
+        kernels=kernel_count(cost),
+        bandwidth=bandwidth,
+        flops=flops,
+        experts_touched=touched,
+    )
+
+
+def step_parts(
+    c: ModelCost,
+    hardware: Hardware,
+    cal: Calibration,
+    load: StepLoad,
+    parallel: Parallelism,
+    group: int,
+    bandwidth: float,
+    flops: float,
+) -> tuple[float, float, float, float, float, float, float]:
+    """:func:`step_cost`'s arithmetic without its record (the engine prices thousands of steps a
+    run): weight and KV bytes, linear and attention FLOPs, link and fixed seconds, experts
+    touched."""
     body = c.body_params - c.input_table_params
     weight_params = body + c.head_params
     linear_flops = 2 * (body * load.tokens + c.head_params * load.sampled)
@@ -325,22 +357,19 @@ def step_cost(
         c.kv_full_bytes_per_token * load.kv_read_tokens
         + c.kv_sliding_bytes_per_token * load.kv_read_sliding_tokens
     )
-    weight_bytes = weight_params * c.bytes_per_param
-    return StepCost(
-        weight_bytes=weight_bytes,
-        kv_bytes=kv_bytes,
-        linear_flops=linear_flops,
-        attention_flops=attention_flops,
-        weights_s=weight_bytes / bandwidth,
-        linear_compute_s=linear_flops / flops,
-        kv_s=kv_bytes / bandwidth,
-        attention_compute_s=attention_flops / flops,
-        link_s=link_seconds(c, hardware, cal, load.tokens, group, parallel),
-        fixed_s=fixed_cost_s(c, cal),
-        kernels=kernel_count(c),
-        bandwidth=bandwidth,
-        flops=flops,
-        experts_touched=touched,
+    link = (
+        link_seconds(c, hardware, cal, load.tokens, group, parallel)
+        if parallel.tensor > 1 or parallel.expert
+        else 0.0
+    )
+    return (
+        weight_params * c.bytes_per_param,
+        kv_bytes,
+        linear_flops,
+        attention_flops,
+        link,
+        fixed_cost_s(c, cal),
+        touched,
     )
 
 

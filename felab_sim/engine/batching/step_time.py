@@ -7,7 +7,7 @@ measured GPUs: felab_sim/engine/calibration.py) with vLLM's own cost a step adde
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..calibration import engine_calibration, measured_calibrations
 from ..hardware import Hardware
@@ -19,6 +19,7 @@ from ..step_cost import (
     StepLoad,
     model_cost,
     step_cost,
+    step_parts,
 )
 
 __all__ = [
@@ -48,21 +49,52 @@ class StepPricer:
     hardware: Hardware
     calibration: Calibration
     parallel: Parallelism
+    bandwidth: float = field(init=False)
+    flops: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "bandwidth", self.hardware.memory_bandwidth * self.calibration.memory_efficiency
+        )
+        object.__setattr__(self, "flops", self.calibration.flops(self.hardware, self.cost.bytes_per_param))
 
     def price(self, load: StepLoad, group_tokens: int) -> StepCost:
         return step_cost(self.cost, self.hardware, self.calibration, load, self.parallel, group_tokens)
 
+    def _parts(self, load: StepLoad, group_tokens: int) -> tuple[float, float, float, float, float, float]:
+        weights, kv, linear, attention, link, fixed, _ = step_parts(
+            self.cost,
+            self.hardware,
+            self.calibration,
+            load,
+            self.parallel,
+            group_tokens,
+            self.bandwidth,
+            self.flops,
+        )
+        return (
+            weights / self.bandwidth,
+            linear / self.flops,
+            kv / self.bandwidth,
+            attention / self.flops,
+            link,
+            fixed,
+        )
+
     def gpu_seconds(self, load: StepLoad, group_tokens: int) -> float:
         """Linear roofline + attention roofline for one GPU of this replica."""
-        priced = self.price(load, group_tokens)
-        return max(priced.weights_s, priced.linear_compute_s) + max(priced.kv_s, priced.attention_compute_s)
+        weights, linear, kv, attention, _, _ = self._parts(load, group_tokens)
+        return max(weights, linear) + max(kv, attention)
 
     def compute_bound(self, load: StepLoad, group_tokens: int) -> bool:
         """Whether this step's arithmetic takes longer than its reads of weights and KV."""
-        return self.price(load, group_tokens).compute_bound
+        weights, linear, kv, attention, _, _ = self._parts(load, group_tokens)
+        return linear + attention > weights + kv
 
     def communication_seconds(self, load: StepLoad, group_tokens: int) -> float:
-        return self.price(load, group_tokens).link_s
+        return self._parts(load, group_tokens)[4]
 
     def step_seconds(self, load: StepLoad, group_tokens: int) -> float:
-        return self.price(load, group_tokens).seconds
+        """StepCost.seconds, without building the record."""
+        weights, linear, kv, attention, link, fixed = self._parts(load, group_tokens)
+        return max(weights, linear) + max(kv, attention) + link + fixed
