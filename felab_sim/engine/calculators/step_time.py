@@ -17,6 +17,7 @@ from dataclasses import replace
 
 from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, require, typed
 from ..calibration import engine_calibration
+from ..numbers import format_with_unit
 from ..chart import BLUE, GREEN, ORANGE, Figure, Series, dashed, layout, line, these_settings
 from ..hardware import HARDWARE, Hardware, hardware_preset
 from ..model_params import check_tensor_parallel, shape_of
@@ -252,10 +253,15 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
             f"{typed(p['prompt_tokens'])} × {typed(p['prompt_tokens'] + 1)} ÷ 2 pairs of the prompt (causal)"
         )
     kernels = step.kernels
+
+    def ms(seconds: float) -> str:
+        return format_with_unit(1000 * seconds, "ms")
+
     return {
         "step_ms": (
-            f"{out('step_ms')} = max({out('weights_ms')} weights, linear compute) + max({out('kv_ms')} KV, attention compute) "
-            f"+ {out('link_ms')} link + {out('fixed_ms')} fixed (compute in all {out('compute_ms')})"
+            f"{out('step_ms')} = max({out('weights_ms')} weights, {ms(step.linear_compute_s)} linear compute) + "
+            f"max({out('kv_ms')} KV, {ms(step.attention_compute_s)} attention compute) + {out('link_ms')} link + "
+            f"{out('fixed_ms')} fixed"
         ),
         "tok_s": f"{out('tok_s')} = {tokens} ÷ {out('step_ms')}",
         "tok_s_per_user": f"{out('tok_s_per_user')} = 1 token ÷ {out('step_ms')}"
@@ -266,7 +272,7 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
         "kv_ms": f"{out('kv_ms')} = {out('kv_gb')} ÷ {bandwidth}",
         "compute_ms": f"{out('compute_ms')} = {out('tflop')} ÷ {flops}",
         "link_ms": (
-            f"{out('link_ms')} = 2 × {shape.layers} layers × all-reduce of {tokens} × {shape.hidden_size} × 2 B over "
+            f"{out('link_ms')} = 2 × {shape.layers} layers × all-reduce of {tokens} × {typed(shape.hidden_size)} × 2 B over "
             f"{tp} GPUs on {hardware.interconnect.name}: {typed(hardware.interconnect.base_latency_s * 1e6, 'µs')} + "
             f"{2 * (tp - 1)} ring steps × ({typed(hardware.interconnect.step_latency_s * 1e6, 'µs')} + 1/{tp} of the "
             f"message at {typed(calibration.link_efficiency)} × {typed(hardware.interconnect.bytes_per_s / GB, 'GB/s')})"
