@@ -17,11 +17,11 @@ from dataclasses import replace
 
 from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, require, typed
 from ..calibration import engine_calibration
-from ..numbers import format_with_unit
 from ..chart import BLUE, GREEN, ORANGE, Figure, Series, dashed, layout, line, these_settings
 from ..hardware import HARDWARE, Hardware, hardware_preset
 from ..model_params import check_tensor_parallel, shape_of
 from ..model_presets import BY_NAME as MODEL_PRESETS
+from ..numbers import format_with_unit
 from ..params import Param, ParamValue
 from ..precisions import PRECISION_LABELS, PRECISIONS
 from ..step_cost import (
