@@ -499,6 +499,7 @@ def concurrency_sweep(
     settings: EngineSettings = EngineSettings(),
     requests_per_level: Callable[[int], int] = lambda c: max(12, 3 * c),
     work_budget: float | None = None,
+    calibration: Calibration | None = None,
 ) -> list[dict[str, float]]:
     """Lesson 03's sweep on this engine: at each concurrency C a closed loop of
     ``requests_per_level(C)`` requests (the practice server's sweep sends max(12, 3 × C)), with
@@ -513,6 +514,7 @@ def concurrency_sweep(
             model,
             hardware,
             settings,
+            calibration,
             closed_loop=ClosedLoop(level, requests_per_level(level)),
             work_budget=left,
         )
