@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections.abc import Mapping
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
@@ -212,3 +213,26 @@ def engine_calibration(hardware: Hardware, text: str | None = None) -> Calibrati
         step_overhead_s=gpu.step_overhead_s + VLLM_STEP_OVERHEAD_S,
         source=f"{gpu.source}; vLLM's own {VLLM_STEP_OVERHEAD_S * 1000:g} ms a step, fitted on three runs",
     )
+
+
+def with_measured(p: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A ceiling calculator's settings with a calibration file's measured bandwidth and FLOP/s in
+    place of the typed spec figures (decode-ceiling, roofline); unchanged without a file."""
+    text = p.get("calibration")
+    if not text:
+        return p
+    try:
+        figures = measured_figures(read_rows(str(text)))
+    except CalibrationError as error:
+        raise ParamError("calibration", f"calibration cannot be read: {error}") from None
+    bandwidth = figures.get("read_bandwidth", figures.get("matrix_bandwidth"))
+    if bandwidth is None:
+        raise ParamError(
+            "calibration", "calibration has no bandwidth or knee rows (tools/measure_gpu.py writes them)"
+        )
+    changed = {**p, "bandwidth_gbs": bandwidth / GB}
+    if "bf16_flops" in figures:
+        changed["peak_tflops"] = figures["bf16_flops"] / TERA
+    if "fp8_flops" in figures and "peak_fp8_tflops" in p:
+        changed["peak_fp8_tflops"] = figures["fp8_flops"] / TERA
+    return changed

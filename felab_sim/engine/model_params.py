@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .calculator import typed
+from .calibration import with_measured
 from .model_presets import BY_NAME
 from .model_shapes import (
     FULL,
@@ -197,8 +198,10 @@ def decode_sizes(p: Mapping[str, ParamValue]) -> DecodeSizes:
 
 def with_model_sizes(p: Mapping[str, ParamValue]) -> Mapping[str, ParamValue]:
     """The settings with a chosen model's own parameters, active parameters and KV bytes per
-    token in place of the typed ones; unchanged when no model is chosen. ``ParamError`` naming
+    token in place of the typed ones, and a calibration file's measured bandwidth and FLOP/s in
+    place of the typed spec (calibration.with_measured); unchanged when neither is given. ``ParamError`` naming
     ``model_config`` when a pasted config cannot be read."""
+    p = with_measured(p)
     if not model_chosen(p):
         return p
     sizes = decode_sizes(p)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, require, typed
+from ..calibration import with_measured
 from ..chart import (
     BLUE,
     GREEN,
@@ -135,6 +136,16 @@ OVERHEAD_GB = Param(
 )
 
 
+MEASURED_CALIBRATION = Param(
+    "calibration",
+    "text",
+    None,
+    "Your GPU's measurements (what tools/measure_gpu.py writes): its measured bandwidth and FLOP/s "
+    "replace the typed ones, a ceiling at what the GPU achieves.",
+    label="calibration file",
+    optional=True,
+    max_chars=100_000,
+)
 PEAK_TFLOPS = Param(
     "peak_tflops",
     "float",
@@ -435,6 +446,7 @@ def _measured(p: Params) -> list[Measured]:
 
 
 def _chart(p: Params, measured: Sequence[Series]) -> Figure:
+    p = with_measured(p)
     xs = evenly(16.0, 56, 2.0)
     # The bandwidth's ceiling at every point, fitting or not: the chart shows the physics.
     ceilings = [
@@ -572,6 +584,7 @@ CALCULATOR = Calculator(
         KV_DTYPE,
         PEAK_TFLOPS,
         PEAK_FP8_TFLOPS,
+        MEASURED_CALIBRATION,
     ),
     outputs=(
         OutputSpec("model_gb", "GB", "model size"),

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, typed
+from ..calibration import with_measured
 from ..chart import BLUE, Figure, Series, layout, line, these_settings
 from ..decode_step import FLOP_PER_WEIGHT, decode_step
 from ..hardware import dense_peak
@@ -27,6 +28,7 @@ from .decode_ceiling import (
     BATCH,
     CONTEXT_TOKENS,
     KV_BYTES_PER_TOKEN,
+    MEASURED_CALIBRATION,
     MEMORY_UTILIZATION,
     MODEL_OUTPUTS,
     OVERHEAD_GB,
@@ -119,6 +121,7 @@ def _compute(p: Params) -> dict[str, float | str | None]:
 
 
 def _chart(p: Params, measured: Sequence[Series]) -> Figure:
+    p = with_measured(p)
     peak, bandwidth = peak_tflops(p), p["bandwidth_gbs"] / 1000
     xs = [2 ** (n / 4) for n in range(-8, 60)]
     intensity = CALCULATOR.run(p).value("decode_flop_per_byte")
@@ -243,6 +246,7 @@ CALCULATOR = Calculator(
         MEMORY_UTILIZATION,
         OVERHEAD_GB,
         KV_DTYPE,
+        MEASURED_CALIBRATION,
     ),
     outputs=(
         OutputSpec("ridge_flop_per_byte", "FLOP/B", "ridge point"),
