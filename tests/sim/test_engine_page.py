@@ -179,3 +179,15 @@ def test_the_page_shows_its_predictions_against_every_measurement(client):
     assert table.index("Points predicted") < table.index("decode, 1 × 1,024")
     assert table.count("<tr") == 1 + 2 + 4 + 12 + 10  # column heads, groups, their sources, the points
     assert "missed" in table  # a miss is shown as one
+
+
+def test_deepseek_v3_in_fp8_on_eight_h200s_runs_and_at_bf16_does_not_fit(client):
+    query = {
+        "model": "DeepSeek-V3", "hardware": "h200", "tensor_parallel": "8", "requests": "4",
+        "concurrency": "4", "workload": "concurrency", "input_tokens": "64", "output_tokens": "4",
+    }  # fmt: skip
+    response = client.get(JSON_URL, {**query, "precision": "fp8"})
+    assert response.status_code == 200
+    assert response.json()["pool"]["weight_bytes"] == pytest.approx(83.9e9, rel=1e-3)
+    refused = client.get(JSON_URL, query)
+    assert refused.status_code == 400 and "167.8 GB a GPU" in refused.json()["error"]["message"]
