@@ -374,10 +374,11 @@ CALCULATOR = Calculator(
     chart_description="Step time against the sequences in the step, beside the time to read the weights alone.",
     examples=(
         WorkedExample(
-            "Llama-3.1-8B at BF16 reads 15 GB of weights a step (lesson 00: every weight, every step)",
-            {"context_tokens": "2048"},
-            "weights_gb",
-            "15 GB",
+            "Llama-3.1-8B, one sequence of 8,192 tokens: 1.1 GB of KV a step beside 15 GB of weights "
+            "(lessons 00 and 05: 8,193 tokens × 131,072 B)",
+            {"context_tokens": "8192"},
+            "kv_gb",
+            "1.1 GB",
         ),
         WorkedExample(
             "DeepSeek-V3 at FP8 on 8 H200s, 256 users touch nearly every expert: 83.7 GB a GPU a step",
