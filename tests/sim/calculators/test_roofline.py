@@ -93,3 +93,15 @@ def test_a_calibration_file_without_a_bandwidth_is_refused_naming_it():
         with pytest.raises(ParamError) as refused:
             CALCULATORS[name].run({"calibration": '{"kind": "gemm", "dtype": "bf16", "tflops": 1}'})
         assert refused.value.param == "calibration"
+
+
+def test_a_batch_of_a_mixture_of_experts_reads_every_expert_its_tokens_touch():
+    one = outputs("roofline", model="DeepSeek-V3", bytes_per_weight=1, batch=1)
+    many = outputs("roofline", model="DeepSeek-V3", bytes_per_weight=1, batch=256)
+    assert one["weights_gb_per_step"] == pytest.approx(one["active_params_used_b"])  # one token's experts
+    # 256 tokens routed to 8 of 256 experts touch all but (1 − 8/256)^256 ≈ 0.03% of them.
+    assert many["weights_gb_per_step"] > 0.95 * many["params_used_b"]
+    assert (
+        outputs("decode-ceiling", model="DeepSeek-V3", batch=256)["gb_per_token"]
+        > 10 * (outputs("decode-ceiling", model="DeepSeek-V3", batch=1)["gb_per_token"])
+    )
