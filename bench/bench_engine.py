@@ -178,9 +178,10 @@ def report(anchor: Anchor, repeat: int) -> bool:
 
 
 def fit(anchors: list[Anchor], hardware: str) -> None:
-    """The grid search of step_time.CALIBRATIONS, on the dense runs of one hardware."""
+    """A grid over one hardware's efficiencies on its dense runs (for comparison: the engine's own
+    calibration is measured, felab_sim/engine/calibration.py)."""
     dense = [a for a in anchors if a.run.hardware == hardware and a.run.settings.data_parallel == 1]
-    held = calibration_for(hardware)
+    held = calibration_for(hardware_preset(hardware))
     scored = []
     for memory, compute, overhead in itertools.product(
         (0.7, 0.75, 0.8, 0.85, 0.9), (0.45, 0.6, 0.75, 0.9), (0.002, 0.004)

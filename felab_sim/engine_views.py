@@ -19,10 +19,11 @@ from serving.vary import vary_on
 from .charts.engine_charts import distribution_figure, measured_kv_recorded, sweep_figure, timeseries_figure
 from .engine.batching.anchors import AnchorRun, anchor_source
 from .engine.batching.engine_params import ENGINE_PARAMS, MODEL_CONFIG, SWEEP_LEVELS, pool_json, run_json
-from .engine.batching.step_time import CALIBRATIONS, calibration_for
+from .engine.batching.step_time import calibration_for, is_measured
 from .engine.limits import ENGINE_WEB_LIMITS
 from .engine.numbers import format_with_unit
 from .engine.params import ParamError, ParamValue
+from .engine.validation import FITTED, validation_points
 from .forms import EngineForm, field_text, repeated_parameter, worded
 from .live import EngineOutcome, cached_engine
 from .pastes import push_short_settings, submitted, to_short_settings
@@ -54,6 +55,23 @@ def signed_percent(fraction: float) -> str:
     """An error as the page prints it: "+3.1%", "−0.6%"."""
     text = format_with_unit(100 * fraction, "%")
     return text if text.startswith(("-", "−")) or fraction == 0 else f"+{text}"
+
+
+def validation_rows() -> list[dict[str, object]]:
+    """felab's predictions beside what was measured (felab_sim/engine/validation.py), as printed."""
+    return [
+        {
+            "fitted": point.group == FITTED,
+            "what": point.what,
+            "metric": point.metric,
+            "measured": format_with_unit(point.measured, point.unit),
+            "predicted": format_with_unit(point.predicted, point.unit),
+            "error": signed_percent(point.error),
+            "target": format_with_unit(100 * point.target, "%"),
+            "met": point.met,
+        }
+        for point in validation_points()
+    ]
 
 
 def measured_json(anchor: AnchorRun, summary: dict[str, float]) -> dict[str, object]:
@@ -173,6 +191,7 @@ def engine_page(request: HttpRequest) -> HttpResponse:
         "max_requests": ENGINE_WEB_LIMITS.max_requests,
         "oob": bool(request.htmx),  # the form's messages, redrawn beside the results
         "max_config_chars": ENGINE_WEB_LIMITS.max_config_chars,
+        "validation": validation_rows(),
     }
     if outcome is not None:
         context |= _results(form.cleaned_data["values"], form.cleaned_data[MODEL_CONFIG], outcome)
@@ -191,7 +210,7 @@ def _results(values: dict[str, ParamValue], model_config: str, outcome: EngineOu
     summary = result.summary
     pool = pool_json(result)
     query = engine_query(values, model_config)
-    calibration = calibration_for(inputs.hardware.name)
+    calibration = calibration_for(inputs.hardware)
     anchor = outcome.anchor
     measured: dict[str, float] = {}
     if anchor is not None:
@@ -236,7 +255,7 @@ def _results(values: dict[str, ParamValue], model_config: str, outcome: EngineOu
         "sweep_chart": sweep_figure(outcome.sweep, outcome.practice_sweep),
         "sweep_left_off": outcome.sweep is None,
         "calibration": calibration,
-        "fitted": inputs.hardware.name in CALIBRATIONS,
+        "fitted": is_measured(inputs.hardware.name),
         "hardware": inputs.hardware,
         "query": query,
     }

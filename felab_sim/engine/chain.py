@@ -27,12 +27,9 @@ from .model_shapes import (
 )
 from .numbers import format_number, format_with_unit
 from .params import Param, ParamError, ParamValue, parse_all
+from .precisions import PRECISION_LABELS, PRECISIONS
 
 CUSTOM = "custom"
-# Weight precisions an engine serves at, bytes per weight. 4-bit formats are left out: their
-# compute runs at a rate no spec sheet prints (dequantised to BF16 inside the kernel).
-PRECISIONS = {"bf16": 2.0, "fp8": 1.0}
-PRECISION_LABELS = {"bf16": "BF16 (2 bytes)", "fp8": "FP8 (1 byte)"}
 # The KV cache's type, bytes per value, and the kv-cache calculator's name for the same size.
 KV_DTYPES = {"bf16": 2.0, "fp8": 1.0}
 KV_DTYPE_LABELS = {"bf16": "BF16 (2 bytes)", "fp8": "FP8 (1 byte)"}
@@ -500,21 +497,28 @@ def walk(raw: Mapping[str, object]) -> Chain:
             p, tuple(steps), f"No: {on} holds the weights but not one {context:,}-token conversation."
         )
 
-    # 4. Time to first token at that concurrency: the running decode step, then the prompt's pass.
+    # 4. Time to first token at that concurrency: the running decode step, then the prompt's pass,
+    # each one step of step-time's (felab_sim/engine/step_cost.py, at the GPU's calibration).
     cap = int(p["max_num_seqs"])  # type: ignore[arg-type]
     running = min(held, cap)
     decode = {
-        **roofline,
+        "model": p["model"],
+        "model_config": p["model_config"],
+        "hardware": DEFAULT_HARDWARE if p["hardware"] == CUSTOM else p["hardware"],
+        "bandwidth_gbs": p["bandwidth_gbs"],
+        "peak_tflops": p["peak_tflops"],
+        "precision": precision,
+        "kv_dtype": p["kv_dtype"],
+        "tensor_parallel": tp,
         "batch": running,
         "context_tokens": context,
-        "kv_bytes_per_token": sequence / context,
+        "prompt_tokens": 0,
     }
-    prefill_pass = {**roofline, "batch": prompt}
-    roof = CALCULATORS["roofline"]
-    prefill_ms = float(roof.compute_with("step_ms", prefill_pass))  # type: ignore[arg-type]
+    step_time = CALCULATORS["step-time"]
+    prefill_ms = float(step_time.compute_with("step_ms", decode, batch=0, prompt_tokens=prompt))  # type: ignore[arg-type]
 
     def ttft(users: int) -> float:
-        return float(roof.compute_with("step_ms", decode, batch=users)) + prefill_ms  # type: ignore[arg-type]
+        return float(step_time.compute_with("step_ms", decode, batch=users)) + prefill_ms  # type: ignore[arg-type]
 
     slo = float(p["slo_ms"])  # type: ignore[arg-type]
     concurrency = running
@@ -572,22 +576,24 @@ def walk(raw: Mapping[str, object]) -> Chain:
     speed = _step(
         "decode",
         f"decode speed of each user at {counted(concurrency, 'user')}",
-        _run("roofline", at, "max_num_seqs"),
+        _run("step-time", at, "max_num_seqs"),
         "tok_s_per_user",
         "",
     )
-    kv_read_gb = concurrency * sequence / GB
-    read_gb = active_b * per_weight
+    outputs_at = _run("step-time", at, "max_num_seqs").outputs
+    read_gb = outputs_at["weights_gb"].value
     bound_formula = (
-        f"{speed.text()} = 1 ÷ {_text(step_ms, 'ms')} a step: max(({format_with_unit(read_gb, 'GB')} "
-        f"weights read + {format_with_unit(kv_read_gb, 'GB')} KV of {counted(concurrency, 'conversation')}) ÷ "
-        f"{typed(hardware.memory_bandwidth / GB, 'GB/s')}, 2 × {typed(round(active_b, 2))} × 10⁹ × "
-        f"{typed(concurrency)} FLOP ÷ {typed(peak / TERA, 'TFLOP/s')})"
+        f"{speed.text()} = 1 ÷ {_text(step_ms, 'ms')} a step: {outputs_at['weights_gb'].text()} weights read"
+        + (f" (every expert {counted(concurrency, 'user')} touch)" if shape.is_moe else "")
+        + f" and {outputs_at['kv_gb'].text()} of KV a GPU at "
+        f"{outputs_at['bandwidth_gbs'].text()} achieved, {outputs_at['tflop'].text()} at "
+        f"{outputs_at['tflops'].text()}, {outputs_at['link_ms'].text()} on the link and "
+        f"{outputs_at['fixed_ms'].text()} fixed ({outputs_at['binds'].text()} binds)"
     )
     if format_with_unit(read_gb, "GB") != format_with_unit(weights_gb, "GB"):
         # The fit counts every weight held; a step reads fewer: say which, so the two figures agree.
         skipped = (
-            "only the experts a token is routed to, and not the input embedding table"
+            "all but the experts no token of the batch is routed to, and the input embedding table"
             if shape.is_moe
             else "all but the input embedding table, of which each token reads one row"
         )

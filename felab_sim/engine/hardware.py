@@ -32,6 +32,14 @@ class Interconnect:
     name: str
     bytes_per_s: float  # one direction, per GPU
     source: str
+    # A ring collective's latency: a fixed part once, and one a ring step (NCCL's own model for
+    # small messages, its LL protocol: NVIDIA/nccl src/graph/tuning.cc, baseLat and hwLat).
+    step_latency_s: float = 1.0e-6  # PCIe
+    base_latency_s: float = 6.6e-6
+
+
+NVLINK_STEP_LATENCY_S = 0.47e-6
+NETWORK_STEP_LATENCY_S = 2.7e-6
 
 
 @dataclass(frozen=True)
@@ -81,9 +89,12 @@ PCIE5_X16 = Interconnect(
 
 # Thunderbolt between two Macs (MLX's distributed runs): 40 and 80 Gb/s each way; Thunderbolt 5's
 # 120 Gb/s "Bandwidth Boost" is one way only, for displays.
-THUNDERBOLT_4 = Interconnect("Thunderbolt 4", 5 * GB, "Intel Thunderbolt 4: 40 Gb/s")
+THUNDERBOLT_4 = Interconnect("Thunderbolt 4", 5 * GB, "Intel Thunderbolt 4: 40 Gb/s", NETWORK_STEP_LATENCY_S)
 THUNDERBOLT_5 = Interconnect(
-    "Thunderbolt 5", 10 * GB, "Intel Thunderbolt 5: 80 Gb/s each way (120 Gb/s one way with Bandwidth Boost)"
+    "Thunderbolt 5",
+    10 * GB,
+    "Intel Thunderbolt 5: 80 Gb/s each way (120 Gb/s one way with Bandwidth Boost)",
+    NETWORK_STEP_LATENCY_S,
 )
 
 
@@ -174,6 +185,7 @@ HARDWARE: tuple[Hardware, ...] = (
             "NVLink 4 (NVSwitch)",
             450 * GB,
             "H100 datasheet: NVLink 900 GB/s, counted both ways",
+            NVLINK_STEP_LATENCY_S,
         ),
         source="https://www.nvidia.com/en-us/data-center/h100/ (NVIDIA H100 product page and its datasheet)",
         checked_in="archive-lib.hpctech.co.jp/gpuproduct/nvidia-h100.html (the datasheet's table: "
@@ -193,6 +205,7 @@ HARDWARE: tuple[Hardware, ...] = (
             "NVLink bridge (pairs of cards)",
             300 * GB,
             "H100 datasheet: NVLink 600 GB/s for the PCIe card's bridge, counted both ways",
+            NVLINK_STEP_LATENCY_S,
         ),
         source="https://www.nvidia.com/en-us/data-center/h100/ (NVIDIA H100 product page and its datasheet, "
         "H100 PCIe column) and the H100 PCIe product brief PB-11133-001",
@@ -213,7 +226,10 @@ HARDWARE: tuple[Hardware, ...] = (
         bf16_flops=989.4 * TERA,
         fp8_flops=1978.9 * TERA,
         interconnect=Interconnect(
-            "NVLink 4 (NVSwitch)", 450 * GB, "H200 datasheet: NVLink 900 GB/s, counted both ways"
+            "NVLink 4 (NVSwitch)",
+            450 * GB,
+            "H200 datasheet: NVLink 900 GB/s, counted both ways",
+            NVLINK_STEP_LATENCY_S,
         ),
         source="https://www.nvidia.com/en-us/data-center/h200/ (NVIDIA H200 product page and datasheet)",
         checked_in="lzwjava.github.io/nvidia-h200-gpu-specs-en and aiwiki.ai/wiki/nvidia_h200 (141 GB "
@@ -234,7 +250,10 @@ HARDWARE: tuple[Hardware, ...] = (
         bf16_flops=2250 * TERA,
         fp8_flops=4500 * TERA,
         interconnect=Interconnect(
-            "NVLink 5 (NVSwitch)", 900 * GB, "HGX B200 page: NVLink 1.8 TB/s per GPU, counted both ways"
+            "NVLink 5 (NVSwitch)",
+            900 * GB,
+            "HGX B200 page: NVLink 1.8 TB/s per GPU, counted both ways",
+            NVLINK_STEP_LATENCY_S,
         ),
         source="https://www.nvidia.com/en-us/data-center/hgx/ (NVIDIA HGX B200 specifications: 8 GPUs, "
         "1.4 TB of HBM3e, FP8 72 PFLOPS and FP16/BF16 36 PFLOPS with sparsity) and "
@@ -256,7 +275,10 @@ HARDWARE: tuple[Hardware, ...] = (
         bf16_flops=312 * TERA,
         fp8_flops=None,
         interconnect=Interconnect(
-            "NVLink 3 (NVSwitch)", 300 * GB, "A100 datasheet: NVLink 600 GB/s, counted both ways"
+            "NVLink 3 (NVSwitch)",
+            300 * GB,
+            "A100 datasheet: NVLink 600 GB/s, counted both ways",
+            NVLINK_STEP_LATENCY_S,
         ),
         source="https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
         "nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf (NVIDIA A100 datasheet)",
@@ -294,6 +316,7 @@ HARDWARE: tuple[Hardware, ...] = (
             "AMD Infinity Fabric (7 links to the other 7 GPUs of a platform)",
             448 * GB,
             "MI300X data sheet: 128 GB/s bidirectional per Infinity Fabric link, 7 links",
+            NVLINK_STEP_LATENCY_S,  # a direct GPU-to-GPU fabric, as NVLink is
         ),
         source="https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html (AMD Instinct "
         "MI300X product page and data sheet)",
@@ -315,6 +338,7 @@ HARDWARE: tuple[Hardware, ...] = (
             "ConnectX-7 200 GbE (between two Sparks)",
             25 * GB,
             "DGX Spark product page: ConnectX-7 Smart NIC, 200 Gb/s",
+            NETWORK_STEP_LATENCY_S,
         ),
         source="https://docs.nvidia.com/dgx/dgx-spark/hardware.html (DGX Spark hardware overview) and "
         "https://www.nvidia.com/en-us/products/workstations/dgx-spark/",

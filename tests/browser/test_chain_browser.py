@@ -69,5 +69,5 @@ def test_without_javascript_the_form_submits_a_bad_value_names_its_field_and_a_l
     page.get_by_role("button", name="Walk the chain").click()
     decode = page.locator('#step-decode [data-key="decode"]').inner_text()
     page.locator("#step-decode a").click()
-    page.wait_for_url("**/sim/calc/roofline/**")
+    page.wait_for_url("**/sim/calc/step-time/**")
     expect(page.locator('td[data-key="tok_s_per_user"]')).to_have_text(decode)

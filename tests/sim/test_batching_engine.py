@@ -245,7 +245,7 @@ def _decode_load(batch: int, context: int) -> StepLoad:
 def _step_s(model: str, hardware: str, parallel: Parallelism, load: StepLoad, group: int) -> float:
     shape = preset(model).shape
     cost = model_cost(shape, 2, 2, parallel)
-    pricer = StepPricer(cost, hardware_preset(hardware), calibration_for(hardware), parallel)
+    pricer = StepPricer(cost, hardware_preset(hardware), calibration_for(hardware_preset(hardware)), parallel)
     return pricer.step_seconds(load, group)
 
 
@@ -257,7 +257,9 @@ def test_tensor_parallel_splits_the_weights_and_speeds_a_decode_step_but_pays_al
     tp4 = model_cost(shape, 2, 2, Parallelism(tensor=4))
     tp8 = model_cost(shape, 2, 2, Parallelism(tensor=8))
     assert tp8.weight_bytes_per_gpu == pytest.approx(tp4.weight_bytes_per_gpu / 2)
-    pricer = StepPricer(tp8, hardware_preset("h100-sxm"), calibration_for("h100-sxm"), Parallelism(tensor=8))
+    pricer = StepPricer(
+        tp8, hardware_preset("h100-sxm"), calibration_for(hardware_preset("h100-sxm")), Parallelism(tensor=8)
+    )
     assert pricer.communication_seconds(_decode_load(64, 2000), 64) > 0
 
 
@@ -270,7 +272,7 @@ def test_expert_parallel_spreads_the_experts_and_adds_their_exchange():
     pricer = StepPricer(
         spread,
         hardware_preset("rtx-pro-6000"),
-        calibration_for("rtx-pro-6000"),
+        calibration_for(hardware_preset("rtx-pro-6000")),
         Parallelism(data=2, expert=True),
     )
     assert pricer.communication_seconds(_decode_load(100, 1000), 200) > 0

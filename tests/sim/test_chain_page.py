@@ -44,7 +44,7 @@ def test_the_default_page_walks_the_capstone_in_order(client):
     assert positions == sorted(positions)
     for shown in (
         "41 conversations",
-        "45.1 tok/s",
+        "33.1 tok/s",
         "6 replicas",
         "$35,040",
         "$375",

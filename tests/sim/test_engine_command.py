@@ -153,3 +153,29 @@ def test_a_model_larger_than_the_gpu_is_the_model_s_to_change_not_the_utilizatio
     with pytest.raises(CommandError) as refused:
         engine("--model", "Llama-3.1-70B", "--hardware", "rtx-4090")
     assert str(refused.value).startswith("--model:") and "tensor_parallel 8" in str(refused.value)
+
+
+DEEPSEEK_FP8 = ("--model", "DeepSeek-V3", "--hardware", "h200", "--tensor-parallel", "8")
+TINY_LOAD = ("--concurrency", "4", "--requests", "4", "--input-tokens", "64", "--output-tokens", "4")
+
+
+def test_deepseek_v3_runs_in_fp8_on_eight_h200s_and_is_refused_at_bf16():
+    data = as_json(*DEEPSEEK_FP8, "--precision", "fp8", *TINY_LOAD)
+    assert data["params"]["precision"] == "fp8"
+    assert data["pool"]["weight_bytes"] == pytest.approx(
+        preset("DeepSeek-V3").shape.total_params / 8, rel=1e-6
+    )
+    assert len(data["requests"]) == 4
+    with pytest.raises(CommandError, match=r"167\.8 GB a GPU"):
+        engine(*DEEPSEEK_FP8, *TINY_LOAD)
+
+
+def test_a_calibration_file_changes_the_steps(tmp_path):
+    slow = tmp_path / "slow.jsonl"
+    slow.write_text('{"kind": "bandwidth", "op": "read", "gbs": 100.0}\n')
+    base = as_json(*SMALL)["summary"]["tpot_mean_ms"]
+    assert as_json(*SMALL, "--calibration", str(slow))["summary"]["tpot_mean_ms"] > 3 * base
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    with pytest.raises(CommandError, match="--calibration: calibration cannot be read: line 1"):
+        engine(*SMALL, "--calibration", str(bad))

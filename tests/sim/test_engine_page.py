@@ -153,11 +153,12 @@ def test_the_simulator_page_and_the_nav_link_here(client):
     assert f'href="{URL}"' in body
 
 
-def test_the_page_says_whether_the_step_times_were_fitted_on_a_real_run(client):
-    _, fitted = page(client, SMALL)
-    assert "efficiencies fitted on LLMServingSim RTX4090/Llama-3.1-8B" in fitted
-    _, guessed = page(client, {**SMALL, "hardware": "h100-sxm"})
-    assert "no real run was fitted on it" in guessed
+def test_the_page_says_where_the_step_times_come_from(client):
+    _, measured = page(client, {**SMALL, "hardware": "h200"})
+    assert "measured on an NVIDIA H200 SXM 141GB" in measured
+    _, derived = page(client, SMALL)
+    assert "not measured: the default, the ratios to the spec sheet measured on the NVIDIA H200" in derived
+    assert "(this GPU was not measured)" in derived
 
 
 def test_a_run_too_short_for_a_sample_still_draws(client):
@@ -213,3 +214,26 @@ def test_htmx_redraws_the_fields_messages_and_the_summary_out_of_band(client):
     _, fixed = page(client, SMALL, HX_Request="true")
     assert re.search(r'id="id_model-errors" hx-swap-oob="true"></div>', fixed)
     assert 'id="engine-form-errors" class="form-error-summary" hidden hx-swap-oob="true"' in fixed
+
+
+def test_the_page_shows_its_predictions_against_every_measurement(client):
+    _, body = page(client, SMALL)
+    table = body[body.index('class="calc-table engine-validation"') :]
+    table = table[: table.index("</table>")]
+    assert "Points a number was fitted on" in table and "Points predicted (nothing fitted on them)" in table
+    assert table.index("vLLM on 1 × NVIDIA GeForce RTX 4090, Llama-3.1-8B") < table.index("Points predicted")
+    assert table.index("Points predicted") < table.index("decode, 1 × 1,024")
+    assert table.count("<tr") == 1 + 2 + 4 + 12 + 10  # column heads, groups, their sources, the points
+    assert "missed" in table  # a miss is shown as one
+
+
+def test_deepseek_v3_in_fp8_on_eight_h200s_runs_and_at_bf16_does_not_fit(client):
+    query = {
+        "model": "DeepSeek-V3", "hardware": "h200", "tensor_parallel": "8", "requests": "4",
+        "concurrency": "4", "workload": "concurrency", "input_tokens": "64", "output_tokens": "4",
+    }  # fmt: skip
+    response = client.get(JSON_URL, {**query, "precision": "fp8"})
+    assert response.status_code == 200
+    assert response.json()["pool"]["weight_bytes"] == pytest.approx(83.9e9, rel=1e-3)
+    refused = client.get(JSON_URL, query)
+    assert refused.status_code == 400 and "167.8 GB a GPU" in refused.json()["error"]["message"]

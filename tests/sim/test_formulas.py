@@ -43,6 +43,7 @@ def test_formulas_follow_the_settings_not_the_defaults():
     assert refused.outputs["attainable_tok_s"].formula == "— : does not fit, needs 142 GB of 77.3 GB"
 
 
+@pytest.mark.django_db
 def test_the_json_and_the_command_line_carry_each_formula(client):
     body = client.get("/sim/calc/kv-cache.json").json()
     assert body["outputs"]["kv_kib_per_token"]["formula"] == "128 KiB = 131,072 B ÷ 1,024"

@@ -18,6 +18,7 @@ from ..model_params import read_pasted_config
 from ..model_presets import BY_NAME as MODEL_PRESETS
 from ..model_shapes import ModelConfigError, ModelShape, kv_heads_per_gpu
 from ..params import Param, ParamError, ParamValue, parse_all
+from ..precisions import PRECISION_LABELS, PRECISIONS
 from .anchors import AnchorRun, bundled_trace, matching_anchor
 from .binding import Binding
 from .simulate import (
@@ -31,6 +32,7 @@ from .simulate import (
     simulate,
     stored_result,
 )
+from .step_time import Calibration, calibration_for
 
 PASTED = "config"  # the model choice that reads the pasted config.json
 CUSTOM = "custom"  # the hardware choice typed in field by field
@@ -109,6 +111,13 @@ HARDWARE_PARAMS = (
     ),
 )
 SETTINGS_PARAMS = (
+    Param(
+        "precision",
+        "choice",
+        "bf16",
+        "The weights' precision: bytes per weight, and the tensor cores' peak used",
+        choices=PRECISION_LABELS,
+    ),
     Param("tensor_parallel", "int", 1, "GPUs one replica's layers are split over", low=1, high=8),
     Param("data_parallel", "int", 1, "Replicas behind vLLM's balancer", low=1, high=8),
     Param("expert_parallel", "bool", False, "Spread a mixture of experts' experts over every GPU"),
@@ -188,6 +197,7 @@ class EngineInputs:
     settings: EngineSettings
     trace: tuple[TraceRequest, ...]
     closed_loop: ClosedLoop | None
+    calibration: Calibration | None = None  # None: the GPU's own (felab_sim/engine/calibration.py)
 
 
 def parse_engine_values(raw: Mapping[str, object]) -> dict[str, ParamValue]:
@@ -255,7 +265,7 @@ def engine_hardware(values: Mapping[str, ParamValue]) -> Hardware:
     if bandwidth is not None:
         changes["memory_bandwidth"] = bandwidth * GB
     if peak is not None:
-        # The typed figure is BF16; FP8 weights are not offered here, so FP8 is left as the preset's.
+        # The typed figure is BF16; FP8 weights run at the preset's FP8 peak (a typed-in part has none).
         changes["bf16_flops"] = peak * TERA
     if link is not None:
         changes["interconnect"] = Interconnect("typed in", link * GB, "typed in")
@@ -287,6 +297,7 @@ def engine_settings(values: Mapping[str, ParamValue], shape: ModelShape) -> Engi
         tensor_parallel=tensor,
         data_parallel=int(values["data_parallel"]),  # type: ignore[arg-type]
         expert_parallel=bool(values["expert_parallel"]),
+        bytes_per_param=PRECISIONS[str(values["precision"])],
     )
 
 
@@ -304,11 +315,14 @@ def engine_inputs(
     values: Mapping[str, ParamValue],
     model_config: str | None = None,
     trace: list[TraceRequest] | None = None,
+    calibration_text: str | None = None,
 ) -> EngineInputs:
     """The run the settings describe. ``trace`` (the command's --trace) replaces the generated
-    requests: its arrivals for a rate workload, its sizes in turn for a concurrency."""
+    requests: its arrivals for a rate workload, its sizes in turn for a concurrency;
+    ``calibration_text`` (--calibration) a calibration file's contents for the GPU's own."""
     shape = model_shape(values, model_config)
     hardware = engine_hardware(values)
+    calibration = calibration_for(hardware, calibration_text) if calibration_text else None
     settings = engine_settings(values, shape)
     requests = int(values["requests"])  # type: ignore[arg-type]
     sizes = trace
@@ -325,7 +339,7 @@ def engine_inputs(
     closed = None
     if values["workload"] == CONCURRENCY:
         closed = ClosedLoop(int(values["concurrency"]), requests)  # type: ignore[arg-type]
-    return EngineInputs(shape, hardware, settings, tuple(sizes), closed)
+    return EngineInputs(shape, hardware, settings, tuple(sizes), closed, calibration)
 
 
 HARDWARE_FIGURES = ("memory_gb", "bandwidth_gbs", "peak_tflops", "interconnect_gbs")
@@ -353,6 +367,7 @@ def run_engine(inputs: EngineInputs, sample_interval: float = 1.0, work_budget: 
         inputs.shape,
         inputs.hardware,
         inputs.settings,
+        calibration=inputs.calibration,
         closed_loop=inputs.closed_loop,
         sample_interval=sample_interval,
         work_budget=work_budget,

@@ -59,7 +59,7 @@ class EnginePacing:
         )
         shape = MODEL_PRESETS[self.model].shape
         cost = model_cost(shape, settings.bytes_per_param, settings.kv_bytes_per_value, settings.parallel)
-        pricer = StepPricer(cost, gpu, calibration_for(gpu.name), settings.parallel)
+        pricer = StepPricer(cost, gpu, calibration_for(gpu), settings.parallel)
         object.__setattr__(self, "_pricer", pricer)
 
     @property

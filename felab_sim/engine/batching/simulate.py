@@ -301,7 +301,7 @@ def simulate(
         hardware.peak_flops(settings.bytes_per_param)  # a part with no published peak says so now
     except ValueError as error:
         raise ParamError("hardware", str(error)) from None
-    calibration = calibration or calibration_for(hardware.name)
+    calibration = calibration or calibration_for(hardware)
     cost = model_cost(model, settings.bytes_per_param, settings.kv_bytes_per_value, parallel)
     blocks = block_cost(model, settings.block_size, settings.kv_bytes_per_value, settings.tensor_parallel)
     pool = size_pool(
@@ -544,6 +544,7 @@ def concurrency_sweep(
     settings: EngineSettings = EngineSettings(),
     requests_per_level: Callable[[int], int] = lambda c: max(12, 3 * c),
     work_budget: float = MAX_WORK,
+    calibration: Calibration | None = None,
 ) -> list[dict[str, float]]:
     """Lesson 03's sweep on this engine: at each concurrency C a closed loop of
     ``requests_per_level(C)`` requests (the practice server's sweep sends max(12, 3 × C)), with
@@ -558,6 +559,7 @@ def concurrency_sweep(
             model,
             hardware,
             settings,
+            calibration,
             closed_loop=ClosedLoop(level, requests_per_level(level)),
             sample_interval=None,  # its metrics need no timeseries
             work_budget=left,

@@ -23,6 +23,7 @@ from ..batching.simulate import (
     concurrency_sweep,
     simulate,
 )
+from ..batching.step_time import calibration_for
 from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, typed
 from ..chart import BLUE, GREY, Figure, Series, layout, line, measured_runs
 from ..hardware import HARDWARE, hardware_preset
@@ -30,6 +31,7 @@ from ..model_presets import BY_NAME as MODEL_PRESETS
 from ..params import Param, ParamError
 from ..simulator import run_sweep
 from ..sweep_params import SweepParams
+from .step_time import CALIBRATION
 
 MODEL = Param(
     "model",
@@ -92,7 +94,9 @@ def _refusal(error: ParamError, p: Params) -> ParamError:
 
 
 @lru_cache(maxsize=128)
-def _sweep(model: str, hardware: str, seqs: int, prompt: int, output: int) -> tuple[dict[str, float], ...]:
+def _sweep(
+    model: str, hardware: str, seqs: int, prompt: int, output: int, calibration: str | None = None
+) -> tuple[dict[str, float], ...]:
     """Lesson 03's sweep on the engine, held to the web's cap on one engine run (max_num_seqs 8,
     a parameter set cards cite, costs about 40,000 units; the engine page's own sweep, beside
     its run, has a smaller cap)."""
@@ -110,6 +114,7 @@ def _sweep(model: str, hardware: str, seqs: int, prompt: int, output: int) -> tu
             settings,
             requests_per_level=sweep_requests,
             work_budget=cap,
+            calibration=calibration_for(gpu, calibration) if calibration else None,
         )
     except WorkBudgetExceeded:
         # An output token costs about 2 units over the levels (a request's unit in its step, and a
@@ -127,13 +132,13 @@ def _sweep(model: str, hardware: str, seqs: int, prompt: int, output: int) -> tu
 
 
 @lru_cache(maxsize=16)
-def _trace_run(model: str, hardware: str, seqs: int) -> Result:
+def _trace_run(model: str, hardware: str, seqs: int, calibration: str | None = None) -> Result:
     """The trace through the engine: a measured run's settings read felab's stored run of it
     (anchor_runs.json, equal to the engine's by tests/sim/test_anchor_felab.py); any other
     settings are simulated within the web's work cap, as /sim/engine/'s runs are."""
     p = {"model": model, "hardware": hardware, "max_num_seqs": seqs}
     shape, gpu, settings = _engine(p)
-    anchor = matching_anchor(model, hardware, False, settings, on_trace=True)
+    anchor = None if calibration else matching_anchor(model, hardware, False, settings, on_trace=True)
     stored = None if anchor is None else anchor.felab_result_for(settings)
     if stored is not None:
         return stored
@@ -142,7 +147,14 @@ def _trace_run(model: str, hardware: str, seqs: int) -> Result:
 
     cap = ENGINE_WEB_LIMITS.run_work
     try:
-        return simulate(list(bundled_trace(model, hardware)), shape, gpu, settings, work_budget=cap)
+        return simulate(
+            list(bundled_trace(model, hardware)),
+            shape,
+            gpu,
+            settings,
+            calibration_for(gpu, calibration) if calibration else None,
+            work_budget=cap,
+        )
     except WorkBudgetExceeded:
         raise ParamError(
             "trace",
@@ -170,8 +182,15 @@ def _practice() -> dict[int, float]:
 
 
 def _levels(p: Params) -> dict[int, dict[str, float]]:
-    found = _sweep(p["model"], p["hardware"], p["max_num_seqs"], p["prompt_tokens"], p["output_tokens"])
+    found = _sweep(
+        p["model"], p["hardware"], p["max_num_seqs"], p["prompt_tokens"], p["output_tokens"], p["calibration"]
+    )
     return {level["conc"]: level for level in found}
+
+
+def _check(p: Params) -> None:
+    if p["calibration"]:
+        calibration_for(hardware_preset(p["hardware"]), p["calibration"])  # a bad file, named
 
 
 def _compute(p: Params) -> dict[str, float | int | None]:
@@ -183,7 +202,7 @@ def _compute(p: Params) -> dict[str, float | int | None]:
     out["practice_speedup_c32"] = practice[32] / practice[1]
     out |= dict.fromkeys(TRACE_KEYS)
     if p["trace"]:
-        run = _trace_run(p["model"], p["hardware"], p["max_num_seqs"])
+        run = _trace_run(p["model"], p["hardware"], p["max_num_seqs"], p["calibration"])
         out |= {
             "ttft_mean_s": run.summary["ttft_mean_ms"] / 1000,
             "tpot_mean_ms": run.summary["tpot_mean_ms"],
@@ -284,7 +303,8 @@ CALCULATOR = Calculator(
         "weights serves every running request and throughput keeps rising with concurrency until "
         "its KV blocks or max_num_seqs run out; a server of fixed slots stops rising at its slots."
     ),
-    params=(MODEL, GPU, MAX_NUM_SEQS, PROMPT_TOKENS, OUTPUT_TOKENS, TRACE),
+    params=(MODEL, GPU, MAX_NUM_SEQS, PROMPT_TOKENS, OUTPUT_TOKENS, TRACE, CALIBRATION),
+    check=_check,
     outputs=(
         OutputSpec("agg_tok_s_c1", "tok/s", "output throughput at C = 1"),
         OutputSpec("agg_tok_s_c8", "tok/s", "output throughput at C = 8"),
@@ -319,7 +339,7 @@ CALCULATOR = Calculator(
             "max_num_seqs 8 caps the engine like 8 slots: C = 32 no faster than C = 8",
             {"max_num_seqs": "8"},
             "agg_tok_s_c32",
-            "355.3 tok/s",
+            "355 tok/s",
         ),
     ),
     note=(

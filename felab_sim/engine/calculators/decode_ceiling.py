@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, require, typed
+from ..calibration import with_measured
 from ..chart import (
     BLUE,
     GREEN,
@@ -38,6 +39,7 @@ from ..model_params import (
     kv_per_token_formula,
     model_chosen,
     model_name,
+    weights_read_b,
     with_model_sizes,
 )
 from ..params import Param
@@ -134,6 +136,16 @@ OVERHEAD_GB = Param(
 )
 
 
+MEASURED_CALIBRATION = Param(
+    "calibration",
+    "text",
+    None,
+    "Your GPU's measurements (what tools/measure_gpu.py writes): its measured bandwidth and FLOP/s "
+    "replace the typed ones, a ceiling at what the GPU achieves.",
+    label="calibration file",
+    optional=True,
+    max_chars=100_000,
+)
 PEAK_TFLOPS = Param(
     "peak_tflops",
     "float",
@@ -192,7 +204,7 @@ def _compute(p: Params) -> dict[str, float | str | None]:
     p = with_model_sizes(p)
     bits = bits_per_weight(p)
     model_gb = p["model_gb"] if p["model_gb"] is not None else p["params_b"] * bits / 8
-    weights_gb = model_gb * active_b(p) / p["params_b"]
+    weights_gb = model_gb * weights_read_b(p, active_b(p)) / p["params_b"]
     kv_gb = p["batch"] * p["context_tokens"] * p["kv_bytes_per_token"] / GB
     peak = decode_peak_tflops(p)
     step = decode_step(
@@ -320,7 +332,12 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
         else f"{out('model_gb')} = {typed(p['params_b'])} × 10⁹ weights × {out('bits_per_weight')} ÷ 8"
     )
     weights = (
-        f"{out('gb_per_token')} = {out('model_gb')} × {typed(p['active_params_b'])} active ÷ {typed(p['params_b'])} × 10⁹ weights"
+        (
+            f"{out('gb_per_token')} = {out('model_gb')} × {typed(round(weights_read_b(p, active_b(p)), 4))} read "
+            f"(every expert the batch touches: E × (1 − (1 − k/E)^batch) a layer) ÷ {typed(p['params_b'])} × 10⁹ weights"
+            if weights_read_b(p, active_b(p)) != active_b(p)
+            else f"{out('gb_per_token')} = {out('model_gb')} × {typed(p['active_params_b'])} active ÷ {typed(p['params_b'])} × 10⁹ weights"
+        )
         if p["active_params_b"] is not None
         else f"{out('gb_per_token')} = the whole model, read once per step"
     )
@@ -429,6 +446,7 @@ def _measured(p: Params) -> list[Measured]:
 
 
 def _chart(p: Params, measured: Sequence[Series]) -> Figure:
+    p = with_measured(p)
     xs = evenly(16.0, 56, 2.0)
     # The bandwidth's ceiling at every point, fitting or not: the chart shows the physics.
     ceilings = [
@@ -566,6 +584,7 @@ CALCULATOR = Calculator(
         KV_DTYPE,
         PEAK_TFLOPS,
         PEAK_FP8_TFLOPS,
+        MEASURED_CALIBRATION,
     ),
     outputs=(
         OutputSpec("model_gb", "GB", "model size"),

@@ -1,10 +1,17 @@
-"""Prefill: the time to first token from the prompt's length (lessons 01 and 06's formula)."""
+"""Prefill: the time to first token from the prompt's length (lessons 01 and 06's formula).
+
+Two ways to price the prompt: at a typed rate (the practice server's, a straight line: the
+default), or from physics, a model on a GPU: one step of the uncached tokens through the model
+(linear layers, and attention over P (P + 1) / 2 pairs, causal, plus the cached tokens before
+them), on the roofline at the GPU's calibration: felab_sim/engine/step_cost.py's one function."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, require, typed
+from ..calibration import engine_calibration
 from ..chart import (
     BLUE,
     GREEN,
@@ -19,7 +26,20 @@ from ..chart import (
     points,
     these_settings,
 )
+from ..model_params import check_tensor_parallel, shape_of
 from ..params import Param
+from ..step_cost import StepCost, StepLoad
+from .step_time import CALIBRATION, HARDWARE_PARAM, PRECISION, TENSOR_PARALLEL, priced
+from .step_time import MODEL as STEP_MODEL
+
+RATE = "rate"  # the model choice that prices a prompt at the typed rate
+MODEL = replace(
+    STEP_MODEL,
+    default=RATE,
+    help="The typed rate below (the practice server's), or a published model on the GPU below: "
+    "its prompt priced from physics.",
+    choices={RATE: "the typed prefill speed", **STEP_MODEL.choices},
+)
 
 PROMPT_TOKENS = Param(
     "prompt_tokens",
@@ -62,6 +82,11 @@ PREFILL_TOK_S = Param(
 
 
 def _check(p: Params) -> None:
+    if physics(p):
+        check_tensor_parallel(
+            shape_of({"model": p["model"], "model_config": None}), int(p["tensor_parallel"])
+        )
+        engine_calibration(_hardware(p), p["calibration"])  # a file that cannot be read, named
     require(
         p["cached_tokens"] <= p["prompt_tokens"],
         "cached_tokens",
@@ -73,9 +98,32 @@ def prefill_ms(uncached_tokens: int, prefill_tok_s: float) -> float:
     return uncached_tokens / prefill_tok_s * 1000.0
 
 
+def physics(p: Params) -> bool:
+    return p["model"] != RATE
+
+
+def prompt_step(p: Params) -> StepCost:
+    """The uncached tokens' one step: each attends to the cached tokens and to those before it."""
+    cached, uncached = int(p["cached_tokens"]), int(p["prompt_tokens"] - p["cached_tokens"])
+    pairs = uncached * (cached + (uncached + 1) / 2)
+    load = StepLoad(uncached, 1, cached + uncached, cached + uncached, pairs, pairs)
+    settings = {**p, "batch": 0, "context_tokens": 0, "prompt_tokens": 0, "model_config": None}
+    calibration = engine_calibration(_hardware(p), p["calibration"])
+    return priced(settings, calibration, load)[0]
+
+
+def _hardware(p: Params):
+    from .step_time import step_hardware
+
+    return step_hardware(p)
+
+
 def _compute(p: Params) -> dict[str, float]:
     uncached = p["prompt_tokens"] - p["cached_tokens"]
-    prefill = prefill_ms(uncached, p["prefill_tok_s"])
+    if physics(p):
+        prefill = 1000 * prompt_step(p).seconds if uncached else 0.0
+    else:
+        prefill = prefill_ms(uncached, p["prefill_tok_s"])
     return {
         "ttft_ms": p["overhead_ms"] + prefill,
         "uncached_tokens": uncached,
@@ -89,7 +137,7 @@ LESSON_01_RUNS = ((12, 145.0), (8000, 4210.0))
 
 
 def _measured(p: Params) -> list[Measured]:
-    if p["overhead_ms"] != 15 or p["prefill_tok_s"] != 2500:
+    if p["overhead_ms"] != 15 or p["prefill_tok_s"] != 2500 or physics(p):
         return []
     return [
         Measured(
@@ -106,8 +154,22 @@ def _measured(p: Params) -> list[Measured]:
 
 def _chart(p: Params, measured: Sequence[Series]) -> Figure:
     xs = evenly(max(16_000, p["prompt_tokens"] * 1.5))
-    cold = [p["overhead_ms"] + x / p["prefill_tok_s"] * 1000 for x in xs]
-    warm = [p["overhead_ms"] + max(0.0, x - p["cached_tokens"]) / p["prefill_tok_s"] * 1000 for x in xs]
+    if physics(p):
+        cold = [
+            CALCULATOR.compute_with("ttft_ms", p, prompt_tokens=max(1, int(x)), cached_tokens=0) for x in xs
+        ]
+        warm = [
+            CALCULATOR.compute_with(
+                "ttft_ms",
+                p,
+                prompt_tokens=max(1, int(x)),
+                cached_tokens=min(p["cached_tokens"], max(1, int(x))),
+            )
+            for x in xs
+        ]
+    else:
+        cold = [p["overhead_ms"] + x / p["prefill_tok_s"] * 1000 for x in xs]
+        warm = [p["overhead_ms"] + max(0.0, x - p["cached_tokens"]) / p["prefill_tok_s"] * 1000 for x in xs]
     data = [line("nothing cached", xs, cold, BLUE)]
     if p["cached_tokens"]:
         data.append(line(f"first {p['cached_tokens']:,} tokens cached", xs, warm, GREEN))
@@ -120,12 +182,27 @@ def _chart(p: Params, measured: Sequence[Series]) -> Figure:
 
 def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
     rate = typed(p["prefill_tok_s"], "tok/s")
+    if physics(p):
+        uncached = p["prompt_tokens"] - p["cached_tokens"]
+        step = prompt_step(p)
+        ms = lambda seconds: typed(round(seconds * 1000, 3), "ms")  # noqa: E731
+        prefill = (
+            f"{out('prefill_ms')} = one step of {counted(uncached, 'token')} through {p['model']} on "
+            f"{_hardware(p).vendor_name}: max({ms(step.weights_s)} weights, {ms(step.linear_compute_s)} linear "
+            f"compute) + max({ms(step.kv_s)} KV, {ms(step.attention_compute_s)} attention over "
+            f"{typed(uncached)} × ({typed(p['cached_tokens'])} cached + ({typed(uncached)} + 1) ÷ 2) pairs) + "
+            f"{ms(step.link_s)} link + {ms(step.fixed_s)} fixed"
+            if uncached
+            else f"{out('prefill_ms')}: every token cached"
+        )
+    else:
+        prefill = f"{out('prefill_ms')} = 1,000 × {out('uncached_tokens')} ÷ {rate}"
     return {
         "ttft_ms": f"{out('ttft_ms')} = {typed(p['overhead_ms'], 'ms')} overhead + {out('prefill_ms')}",
         "uncached_tokens": (
             f"{out('uncached_tokens')} = {counted(p['prompt_tokens'], 'token')} − {typed(p['cached_tokens'])} cached"
         ),
-        "prefill_ms": f"{out('prefill_ms')} = 1,000 × {out('uncached_tokens')} ÷ {rate}",
+        "prefill_ms": prefill,
     }
 
 
@@ -138,7 +215,17 @@ CALCULATOR = Calculator(
         "Before the first word appears the server reads the whole prompt, so the wait grows in a "
         "straight line with every token it has not cached."
     ),
-    params=(PROMPT_TOKENS, CACHED_TOKENS, OVERHEAD_MS, PREFILL_TOK_S),
+    params=(
+        PROMPT_TOKENS,
+        CACHED_TOKENS,
+        OVERHEAD_MS,
+        PREFILL_TOK_S,
+        MODEL,
+        HARDWARE_PARAM,
+        PRECISION,
+        TENSOR_PARALLEL,
+        CALIBRATION,
+    ),
     outputs=(
         OutputSpec("ttft_ms", "ms", "time to first token"),
         OutputSpec("uncached_tokens", "tokens", "tokens prefilled"),

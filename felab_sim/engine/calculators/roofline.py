@@ -16,10 +16,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, typed
+from ..calibration import with_measured
 from ..chart import BLUE, Figure, Series, layout, line, these_settings
 from ..decode_step import FLOP_PER_WEIGHT, decode_step
 from ..hardware import dense_peak
-from ..model_params import KV_DTYPE, MODEL, MODEL_CONFIG, with_model_sizes
+from ..model_params import KV_DTYPE, MODEL, MODEL_CONFIG, weights_read_b, with_model_sizes
 from ..params import Param
 from .decode_ceiling import (
     ACTIVE_PARAMS_B,
@@ -27,6 +28,7 @@ from .decode_ceiling import (
     BATCH,
     CONTEXT_TOKENS,
     KV_BYTES_PER_TOKEN,
+    MEASURED_CALIBRATION,
     MEMORY_UTILIZATION,
     MODEL_OUTPUTS,
     OVERHEAD_GB,
@@ -74,7 +76,7 @@ def _compute(p: Params) -> dict[str, float | str | None]:
     peak = peak_tflops(p) * 1e12
     bandwidth = p["bandwidth_gbs"] * 1e9
     active = active_b(p) * 1e9
-    weight_bytes = active * p["bytes_per_weight"]
+    weight_bytes = weights_read_b(p, active_b(p)) * 1e9 * p["bytes_per_weight"]
     kv_bytes = p["batch"] * p["context_tokens"] * p["kv_bytes_per_token"]
     step = decode_step(
         weight_bytes=weight_bytes,
@@ -119,6 +121,7 @@ def _compute(p: Params) -> dict[str, float | str | None]:
 
 
 def _chart(p: Params, measured: Sequence[Series]) -> Figure:
+    p = with_measured(p)
     peak, bandwidth = peak_tflops(p), p["bandwidth_gbs"] / 1000
     xs = [2 ** (n / 4) for n in range(-8, 60)]
     intensity = CALCULATOR.run(p).value("decode_flop_per_byte")
@@ -148,7 +151,12 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
         "bound": (
             f"{out('bound')}: memory time {out('gb_per_step')} ÷ {bandwidth} against compute time {flop} ÷ {peak}"
         ),
-        "weights_gb_per_step": f"{out('weights_gb_per_step')} = {active} × 10⁹ weights × {typed(p['bytes_per_weight'], 'B')}",
+        "weights_gb_per_step": (
+            f"{out('weights_gb_per_step')} = {typed(round(weights_read_b(p, active_b(p)), 4))} × 10⁹ weights read "
+            f"(every expert the {sequences} touch: E × (1 − (1 − k/E)^batch) a layer) × {typed(p['bytes_per_weight'], 'B')}"
+            if weights_read_b(p, active_b(p)) != active_b(p)
+            else f"{out('weights_gb_per_step')} = {active} × 10⁹ weights × {typed(p['bytes_per_weight'], 'B')}"
+        ),
         "kv_gb_per_step": f"{out('kv_gb_per_step')} = {kv} ÷ 10⁹",
         "gb_per_step": f"{out('gb_per_step')} = {out('weights_gb_per_step')} + {out('kv_gb_per_step')}",
         "kv_share_pct": f"{out('kv_share_pct')} = {out('kv_gb_per_step')} ÷ {out('gb_per_step')}",
@@ -238,6 +246,7 @@ CALCULATOR = Calculator(
         MEMORY_UTILIZATION,
         OVERHEAD_GB,
         KV_DTYPE,
+        MEASURED_CALIBRATION,
     ),
     outputs=(
         OutputSpec("ridge_flop_per_byte", "FLOP/B", "ridge point"),

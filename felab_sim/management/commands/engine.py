@@ -1,7 +1,7 @@
 """`manage.py engine`: a workload through the continuous-batching engine (issue 24's interface).
 
     manage.py engine --trace FILE.jsonl (--model-config FILE.json | --model PRESET) --hardware PRESET
-        [--tensor-parallel N --data-parallel N --expert-parallel --max-num-seqs 256
+        [--calibration FILE.jsonl] [--precision bf16|fp8 --tensor-parallel N --data-parallel N --expert-parallel --max-num-seqs 256
          --max-num-batched-tokens 2048 --block-size 16 --gpu-memory-utilization 0.9
          --no-prefix-caching] [--json]
 
@@ -90,6 +90,12 @@ class Command(BaseCommand):
             metavar="FILE.json",
             help="a model's config.json (instead of --model)",
         )
+        parser.add_argument(
+            "--calibration",
+            type=Path,
+            metavar="FILE.jsonl",
+            help="the GPU's measurements (tools/measure_gpu.py writes them) instead of its own calibration",
+        )
         add_declared_flags(parser, VALUED)
         for param in SWITCHES:
             parser.add_argument(
@@ -119,9 +125,11 @@ class Command(BaseCommand):
             given["model"] = PASTED
         given[WORKLOAD] = CONCURRENCY if "concurrency" in given else RATE
         trace = self.trace(options["trace"]) if options["trace"] else None
+        calibration = options.get("calibration")
+        calibration_text = self.read_file(calibration, "--calibration") if calibration else None
         try:
             values = parse_engine_values(given)
-            inputs = engine_inputs(values, config, trace)
+            inputs = engine_inputs(values, config, trace, calibration_text)
         except ParamError as error:
             raise self.named(error) from error
         try:

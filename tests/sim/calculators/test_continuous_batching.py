@@ -53,3 +53,13 @@ def test_a_model_too_big_for_the_gpu_is_refused_naming_the_model():
         CALC.run({"model": "Llama-3.1-70B", "hardware": "rtx-4090"})
     assert refused.value.param == "model"
     assert "Llama-3.1-70B on rtx-4090" in refused.value.message and "141.1 GB" in refused.value.message
+
+
+def test_a_calibration_file_times_the_engines_steps():
+    slow = '{"kind": "bandwidth", "op": "read", "gbs": 100.0}\n'
+    own = CALC.run({"prompt_tokens": 64, "output_tokens": 16}).outputs["agg_tok_s_c1"].value
+    measured = CALC.run({"prompt_tokens": 64, "output_tokens": 16, "calibration": slow}).outputs
+    assert measured["agg_tok_s_c1"].value < own / 3
+    with pytest.raises(ParamError) as refused:
+        CALC.run({"calibration": "nope"})
+    assert refused.value.param == "calibration"

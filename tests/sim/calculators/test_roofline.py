@@ -72,3 +72,36 @@ def test_moe_reads_only_the_active_weights_but_holds_them_all():
     out = outputs("roofline", params_b=117, active_params_b=5.1, bytes_per_weight=0.5, memory_gb=85.9)
     assert out["weights_gb_per_step"] == pytest.approx(5.1 * 0.5)
     assert out["memory_needed_gb"] == pytest.approx(117 * 0.5 + 2)
+
+
+def test_a_calibration_file_puts_the_measured_figures_in_place_of_the_spec():
+    measured = '{"kind": "bandwidth", "op": "read", "gbs": 4307.7}\n{"kind": "gemm", "dtype": "bf16", "tflops": 797.0}\n'
+    out = outputs("roofline", bandwidth_gbs=4800, calibration=measured)
+    assert out["ridge_flop_per_byte"] == pytest.approx(797e12 / 4307.7e9)
+    assert out["step_ms"] == pytest.approx(
+        outputs("roofline", bandwidth_gbs=4307.7, peak_tflops=797)["step_ms"]
+    )
+    ceiling = outputs("decode-ceiling", calibration=measured)["ceiling_tok_s"]
+    assert ceiling == pytest.approx(outputs("decode-ceiling", bandwidth_gbs=4307.7)["ceiling_tok_s"])
+
+
+def test_a_calibration_file_without_a_bandwidth_is_refused_naming_it():
+    from felab_sim.engine.calculators import CALCULATORS
+    from felab_sim.engine.params import ParamError
+
+    for name in ("roofline", "decode-ceiling"):
+        with pytest.raises(ParamError) as refused:
+            CALCULATORS[name].run({"calibration": '{"kind": "gemm", "dtype": "bf16", "tflops": 1}'})
+        assert refused.value.param == "calibration"
+
+
+def test_a_batch_of_a_mixture_of_experts_reads_every_expert_its_tokens_touch():
+    one = outputs("roofline", model="DeepSeek-V3", bytes_per_weight=1, batch=1)
+    many = outputs("roofline", model="DeepSeek-V3", bytes_per_weight=1, batch=256)
+    assert one["weights_gb_per_step"] == pytest.approx(one["active_params_used_b"])  # one token's experts
+    # 256 tokens routed to 8 of 256 experts touch all but (1 − 8/256)^256 ≈ 0.03% of them.
+    assert many["weights_gb_per_step"] > 0.95 * many["params_used_b"]
+    assert (
+        outputs("decode-ceiling", model="DeepSeek-V3", batch=256)["gb_per_token"]
+        > 10 * (outputs("decode-ceiling", model="DeepSeek-V3", batch=1)["gb_per_token"])
+    )

@@ -1,0 +1,392 @@
+"""Step time: one engine step on real hardware, part by part (lessons 00, 04, 12).
+
+felab_sim/engine/step_cost.py's one function, the one the engine, the chain and the other
+calculators time a step with: a decode step of ``batch`` sequences each holding
+``context_tokens``; with ``prompt_tokens`` the prefill of one prompt of that many tokens (alone,
+or in the same step as the decodes: a mixed step). Every part with its formula: the weights (a
+mixture of experts reads every expert the step's tokens touch), the KV reads, the arithmetic
+(a prompt's attention is causal, about P²/2 pairs), the link between GPUs and the fixed costs,
+at the GPU's calibration (felab_sim/engine/calibration.py: measured, or the measured GPUs'
+ratios) with vLLM's own cost a step. Pure Python: no Django.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+
+from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, require, typed
+from ..calibration import engine_calibration
+from ..chart import BLUE, GREEN, ORANGE, Figure, Series, dashed, layout, line, these_settings
+from ..hardware import HARDWARE, Hardware, hardware_preset
+from ..model_params import check_tensor_parallel, shape_of
+from ..model_presets import BY_NAME as MODEL_PRESETS
+from ..numbers import format_with_unit
+from ..params import Param, ParamValue
+from ..precisions import PRECISION_LABELS, PRECISIONS
+from ..step_cost import (
+    Calibration,
+    Parallelism,
+    StepCost,
+    StepLoad,
+    combined,
+    decode_load,
+    model_cost,
+    prefill_load,
+    step_cost,
+)
+
+GB = 1e9
+CALIBRATION_CHARS = 100_000  # a measuring script's file is about 4,000 characters
+
+MODEL = Param(
+    "model",
+    "choice",
+    "Llama-3.1-8B",
+    "A published model's shape (its config.json); a pasted config below wins over it.",
+    choices={name: name for name in MODEL_PRESETS},
+)
+MODEL_CONFIG = Param(
+    "model_config",
+    "text",
+    None,
+    "A Hugging Face config.json pasted whole; it sets the layers, heads, experts and attention kinds.",
+    label="config.json",
+    optional=True,
+    max_chars=12_000,
+)
+HARDWARE_PARAM = Param(
+    "hardware",
+    "choice",
+    "h200",
+    "One GPU's preset from its vendor's spec sheet.",
+    choices={h.name: h.vendor_name for h in HARDWARE if h.bf16_flops is not None},
+)
+PRECISION = Param(
+    "precision",
+    "choice",
+    "bf16",
+    "The weights' precision: bytes per weight, and the tensor cores' peak used.",
+    choices=PRECISION_LABELS,
+)
+TENSOR_PARALLEL = Param(
+    "tensor_parallel",
+    "int",
+    1,
+    "GPUs one replica is split across (each holds 1/N of the weights and of the KV heads).",
+    "GPUs",
+    label="tensor parallel",
+    low=1,
+    high=64,
+)
+KV_DTYPE = Param(
+    "kv_dtype",
+    "choice",
+    "bf16",
+    "How the KV cache stores each value (vLLM's auto: the model's 16 bits; kv_cache_dtype=fp8: 1 byte).",
+    label="KV cache type",
+    choices={"bf16": "BF16 (2 bytes)", "fp8": "FP8 (1 byte)"},
+)
+KV_BYTES = {"bf16": 2.0, "fp8": 1.0}
+BANDWIDTH_GBS = Param(
+    "bandwidth_gbs",
+    "float",
+    None,
+    "Memory bandwidth of one GPU as the spec sheet would print it (empty: the preset's).",
+    "GB/s",
+    label="memory bandwidth",
+    low=0.1,
+    high=100_000,
+    optional=True,
+)
+PEAK_TFLOPS = Param(
+    "peak_tflops",
+    "float",
+    None,
+    "Dense tensor peak of one GPU at the weights' precision, no sparsity (empty: the preset's).",
+    "TFLOP/s",
+    label="peak compute",
+    low=0.001,
+    high=100_000,
+    optional=True,
+)
+CALIBRATION = Param(
+    "calibration",
+    "text",
+    None,
+    "Your GPU's measurements (what tools/measure_gpu.py writes), instead of its own calibration.",
+    label="calibration file",
+    optional=True,
+    max_chars=CALIBRATION_CHARS,
+)
+BATCH = Param(
+    "batch",
+    "int",
+    1,
+    "Sequences decoded in the step (0: the prompt alone).",
+    "sequences",
+    low=0,
+    high=100_000,
+)
+CONTEXT_TOKENS = Param(
+    "context_tokens",
+    "int",
+    1024,
+    "Tokens each decoding sequence holds in its KV cache.",
+    "tokens",
+    label="context",
+    low=0,
+    high=10_000_000,
+)
+PROMPT_TOKENS = Param(
+    "prompt_tokens",
+    "int",
+    0,
+    "A prompt prefilled in the same step (0: none).",
+    "tokens",
+    label="prompt",
+    low=0,
+    high=1_000_000,
+)
+
+
+def step_hardware(p: Mapping[str, ParamValue]) -> Hardware:
+    """The preset, with a typed bandwidth or peak in place of its own (it keeps its name, so its
+    calibration: "what if this card were faster")."""
+    hardware = hardware_preset(str(p["hardware"]))
+    changes: dict[str, object] = {}
+    if p.get("bandwidth_gbs") is not None:
+        changes["memory_bandwidth"] = float(p["bandwidth_gbs"]) * GB  # type: ignore[arg-type]
+    if p.get("peak_tflops") is not None:
+        flops = float(p["peak_tflops"]) * 1e12  # type: ignore[arg-type]
+        changes |= {"bf16_flops": flops, "fp8_flops": flops}
+    return replace(hardware, **changes) if changes else hardware
+
+
+def priced(
+    p: Mapping[str, ParamValue], calibration: Calibration | None = None, load: StepLoad | None = None
+) -> tuple[StepCost, StepLoad, Calibration]:
+    """The step the settings describe (or ``load``), on the GPU's engine calibration (or
+    ``calibration``)."""
+    shape = shape_of({"model_config": p.get("model_config"), "model": p["model"]})  # type: ignore[arg-type]
+    hardware = step_hardware(p)
+    tp = int(p["tensor_parallel"])  # type: ignore[arg-type]
+    cost = model_cost(
+        shape,
+        PRECISIONS[str(p["precision"])],
+        KV_BYTES[str(p.get("kv_dtype", "bf16"))],
+        Parallelism(tensor=tp),
+    )
+    if calibration is None:
+        calibration = engine_calibration(hardware, p.get("calibration"))  # type: ignore[arg-type]
+    window = shape.sliding_window
+    batch, context, prompt = (int(p[name]) for name in ("batch", "context_tokens", "prompt_tokens"))  # type: ignore[arg-type]
+    if load is None:
+        loads = []
+        if batch:
+            loads.append(decode_load(batch, context + 1, window))  # each reads its context and its new token
+        if prompt:
+            loads.append(prefill_load(prompt, window))
+        load = combined(*loads)
+    return step_cost(cost, hardware, calibration, load, Parallelism(tensor=tp)), load, calibration
+
+
+def _check(p: Params) -> None:
+    require(p["batch"] + p["prompt_tokens"] > 0, "batch", "batch must be at least 1 when prompt_tokens is 0")
+    shape = shape_of({"model_config": p["model_config"], "model": p["model"]})
+    check_tensor_parallel(shape, int(p["tensor_parallel"]))
+    priced(p)  # a calibration file that cannot be read is refused here, naming it
+
+
+def _compute(p: Params) -> dict[str, float | str | None]:
+    step, load, _ = priced(p)
+    seconds = step.seconds
+    produced = p["batch"] + (1 if p["prompt_tokens"] else 0)
+    return {
+        "step_ms": 1000 * seconds,
+        "tok_s": load.tokens / seconds,
+        "tok_s_per_user": 1 / seconds if p["batch"] else None,
+        "binds": step.binds,
+        "weights_ms": 1000 * step.weights_s,
+        "kv_ms": 1000 * step.kv_s,
+        "compute_ms": 1000 * step.compute_s,
+        "link_ms": 1000 * step.link_s,
+        "fixed_ms": 1000 * step.fixed_s,
+        "weights_gb": step.weight_bytes / GB,
+        "kv_gb": step.kv_bytes / GB,
+        "tflop": (step.linear_flops + step.attention_flops) / 1e12,
+        "experts_touched": step.experts_touched if step.experts_touched else None,
+        "bandwidth_gbs": step.bandwidth / GB,
+        "tflops": step.flops / 1e12,
+        "sequences_sampled": produced,
+    }
+
+
+def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
+    step, load, calibration = priced(p)
+    shape = shape_of({"model_config": p["model_config"], "model": p["model"]})
+    hardware = step_hardware(p)
+    tp = int(p["tensor_parallel"])
+    gpus = f" ÷ {tp} GPUs" if tp > 1 else ""
+    bandwidth = f"{out('bandwidth_gbs')} ({typed(round(calibration.memory_efficiency, 3))} × {typed(hardware.memory_bandwidth / GB, 'GB/s')})"
+    peak = hardware.peak_flops(PRECISIONS[str(p["precision"])]) / 1e12
+    share = (
+        calibration.fp8_compute_efficiency
+        if p["precision"] == "fp8" and hardware.fp8_flops
+        else calibration.compute_efficiency
+    )
+    flops = f"{out('tflops')} ({typed(round(share, 3))} × {typed(round(peak, 1), 'TFLOP/s')})"
+    experts = ""
+    if shape.experts is not None:
+        e = shape.experts
+        experts = (
+            f" + {len(e.moe_layers)} MoE layers × {out('experts_touched')} experts touched a GPU "
+            f"(of {e.routed_experts}{gpus}: E × (1 − (1 − {e.experts_per_token}/{e.routed_experts})^{typed(load.tokens)} tokens))"
+            f" × {typed(round(shape.expert_params() / 1e6, 2))} M weights an expert"
+        )
+    tokens = counted(load.tokens, "token")
+    pairs = []
+    if p["batch"]:
+        pairs.append(f"{counted(p['batch'], 'sequence')} × {typed(p['context_tokens'] + 1)} tokens")
+    if p["prompt_tokens"]:
+        pairs.append(
+            f"{typed(p['prompt_tokens'])} × {typed(p['prompt_tokens'] + 1)} ÷ 2 pairs of the prompt (causal)"
+        )
+    kernels = step.kernels
+
+    def ms(seconds: float) -> str:
+        return format_with_unit(1000 * seconds, "ms")
+
+    return {
+        "step_ms": (
+            f"{out('step_ms')} = max({out('weights_ms')} weights, {ms(step.linear_compute_s)} linear compute) + "
+            f"max({out('kv_ms')} KV, {ms(step.attention_compute_s)} attention compute) + {out('link_ms')} link + "
+            f"{out('fixed_ms')} fixed"
+        ),
+        "tok_s": f"{out('tok_s')} = {tokens} ÷ {out('step_ms')}",
+        "tok_s_per_user": f"{out('tok_s_per_user')} = 1 token ÷ {out('step_ms')}"
+        if p["batch"]
+        else "— : no sequence decodes",
+        "binds": f"{out('binds')}: the longest part of the step",
+        "weights_ms": f"{out('weights_ms')} = {out('weights_gb')} ÷ {bandwidth}",
+        "kv_ms": f"{out('kv_ms')} = {out('kv_gb')} ÷ {bandwidth}",
+        "compute_ms": f"{out('compute_ms')} = {out('tflop')} ÷ {flops}",
+        "link_ms": (
+            f"{out('link_ms')} = 2 × {shape.layers} layers × all-reduce of {tokens} × {typed(shape.hidden_size)} × 2 B over "
+            f"{tp} GPUs on {hardware.interconnect.name}: {typed(hardware.interconnect.base_latency_s * 1e6, 'µs')} + "
+            f"{2 * (tp - 1)} ring steps × ({typed(hardware.interconnect.step_latency_s * 1e6, 'µs')} + 1/{tp} of the "
+            f"message at {typed(calibration.link_efficiency)} × {typed(hardware.interconnect.bytes_per_s / GB, 'GB/s')})"
+            if tp > 1
+            else f"{out('link_ms')}: one GPU, no link"
+        ),
+        "fixed_ms": (
+            f"{out('fixed_ms')} = {kernels} kernels × {typed(round(calibration.kernel_latency_s * 1e6, 2), 'µs')} + "
+            f"{typed(calibration.step_overhead_s * 1000, 'ms')} the engine's own"
+        ),
+        "weights_gb": (
+            f"{out('weights_gb')} = ({typed(round(shape.total_params / 1e9, 2))} × 10⁹ weights less the routed "
+            f"experts and the input table){gpus} × {typed(PRECISIONS[str(p['precision'])], 'B')}{experts}"
+            if shape.experts is not None
+            else f"{out('weights_gb')} = the weights a token goes through (all but the input table){gpus} × "
+            f"{typed(PRECISIONS[str(p['precision'])], 'B')}"
+        ),
+        "kv_gb": f"{out('kv_gb')} = ({' + '.join(pairs[:1]) or '0'}{' + the prompt’s ' + typed(p['prompt_tokens']) + ' tokens' if p['prompt_tokens'] else ''}) × the KV bytes of a token{gpus}",
+        "tflop": (
+            f"{out('tflop')} = 2 × weights × {tokens} + 4 × heads × head size × layers × ({' + '.join(pairs)})"
+        ),
+        "experts_touched": (
+            f"{out('experts_touched')} = {shape.experts.routed_experts}{gpus} × (1 − (1 − "
+            f"{shape.experts.experts_per_token}/{shape.experts.routed_experts})^{typed(load.tokens)})"
+            if shape.experts is not None
+            else "— : a dense model"
+        ),
+        "bandwidth_gbs": f"{bandwidth}: {calibration.source}",
+        "tflops": f"{flops}: {calibration.source}",
+        "sequences_sampled": f"{out('sequences_sampled')} = {counted(p['batch'], 'decode')}"
+        + (" + the prompt's first token" if p["prompt_tokens"] else ""),
+    }
+
+
+def _chart(p: Params, measured: Sequence[Series]) -> Figure:
+    top = max(8, int(p["batch"]) * 2)
+    xs = sorted({max(1, round(top * i / 40)) for i in range(41)})
+    calibration = priced(p)[2]
+    steps = [1000 * priced({**p, "batch": x}, calibration)[0].seconds for x in xs]
+    weights = [1000 * priced({**p, "batch": x}, calibration)[0].weights_s for x in xs]
+    data = [
+        line("step time", xs, steps, BLUE),
+        dashed("reading the weights", xs, weights, GREEN, 1.5, "dot"),
+        these_settings(p["batch"], 1000 * priced(p, calibration)[0].seconds),
+    ]
+    if measured:
+        data.append({**line(measured[0].label, measured[0].x, measured[0].y, ORANGE), "mode": "markers"})
+    return {"data": data, "layout": layout("sequences in the step", "step time (ms)")}
+
+
+OUTPUTS = (
+    OutputSpec("step_ms", "ms", "step time"),
+    OutputSpec("tok_s", "tok/s", "tokens computed per second, the whole step"),
+    OutputSpec("tok_s_per_user", "tok/s", "tokens per second each decoding sequence gets"),
+    OutputSpec("binds", "", "what binds the step"),
+    OutputSpec("weights_ms", "ms", "reading the weights"),
+    OutputSpec("kv_ms", "ms", "reading the KV cache"),
+    OutputSpec("compute_ms", "ms", "the arithmetic"),
+    OutputSpec("link_ms", "ms", "the link between GPUs"),
+    OutputSpec("fixed_ms", "ms", "fixed costs"),
+    OutputSpec("weights_gb", "GB", "weights read a step, each GPU"),
+    OutputSpec("kv_gb", "GB", "KV cache read a step, each GPU"),
+    OutputSpec("tflop", "TFLOP", "arithmetic a step, each GPU"),
+    OutputSpec("experts_touched", "experts", "experts one MoE layer reads on each GPU (empty: dense)"),
+    OutputSpec("bandwidth_gbs", "GB/s", "achieved memory bandwidth"),
+    OutputSpec("tflops", "TFLOP/s", "achieved compute at this precision"),
+    OutputSpec("sequences_sampled", "tokens", "tokens produced by the step"),
+)
+
+CALCULATOR = Calculator(
+    name="step-time",
+    order=65,
+    title="Step time: one engine step, part by part",
+    lessons=("00", "04", "12"),
+    meaning=(
+        "One step of a serving engine reads the weights (of a mixture of experts, every expert its "
+        "tokens touch) and every sequence's KV cache, does the arithmetic, talks between GPUs and pays "
+        "fixed costs; whichever is longest binds, at what the GPU really achieves."
+    ),
+    params=(
+        MODEL,
+        MODEL_CONFIG,
+        HARDWARE_PARAM,
+        PRECISION,
+        TENSOR_PARALLEL,
+        BATCH,
+        CONTEXT_TOKENS,
+        PROMPT_TOKENS,
+        KV_DTYPE,
+        BANDWIDTH_GBS,
+        PEAK_TFLOPS,
+        CALIBRATION,
+    ),
+    outputs=OUTPUTS,
+    compute=_compute,
+    check=_check,
+    formulas=_formulas,
+    chart=_chart,
+    chart_description="Step time against the sequences in the step, beside the time to read the weights alone.",
+    examples=(
+        WorkedExample(
+            "Llama-3.1-8B, one sequence of 8,192 tokens: 1.1 GB of KV a step beside 15 GB of weights "
+            "(lessons 00 and 05: 8,193 tokens × 131,072 B)",
+            {"context_tokens": "8192"},
+            "kv_gb",
+            "1.1 GB",
+        ),
+        WorkedExample(
+            "DeepSeek-V3 at FP8 on 8 H200s, 256 users touch nearly every expert: 83.7 GB a GPU a step",
+            {"model": "DeepSeek-V3", "precision": "fp8", "tensor_parallel": "8", "batch": "256"},
+            "weights_gb",
+            "83.7 GB",
+        ),
+    ),
+    note="The step is vLLM's: the GPU's calibration plus vLLM's own cost a step. A calibration file "
+    "(`--calibration FILE`) compares its measurements with the chosen preset's spec sheet.",
+)

@@ -1,0 +1,64 @@
+"""Calibrations from measurements (felab_sim/engine/calibration.py): the H200's file and a user's."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from felab_sim.engine.calibration import (
+    default_calibration,
+    engine_calibration,
+    gpu_calibration,
+    measured_calibrations,
+)
+from felab_sim.engine.hardware import hardware_preset
+from felab_sim.engine.params import ParamError
+
+H200 = hardware_preset("h200")
+
+
+def test_the_h200s_calibration_is_its_measured_file():
+    calibration = measured_calibrations()["h200"]
+    assert calibration.memory_efficiency * 4800 == pytest.approx(4307.7)
+    assert calibration.compute_efficiency * 989.4 == pytest.approx(797.0)
+    assert calibration.fp8_compute_efficiency * 1978.9 == pytest.approx(1467.0)
+    # The knee's B = 1 product: 34.2 µs, of which its bytes at 4,307.7 GB/s take 27.3 µs.
+    assert calibration.kernel_latency_s == pytest.approx(6.93e-6, rel=1e-3)
+    assert calibration.step_overhead_s == 0
+
+
+def test_an_unmeasured_gpu_gets_the_measured_ratios_said_so():
+    h100 = gpu_calibration(hardware_preset("h100-sxm"))
+    assert h100 == default_calibration()
+    assert h100.memory_efficiency == measured_calibrations()["h200"].memory_efficiency
+    assert h100.source.startswith("not measured: the default")
+
+
+def test_a_file_of_tiny_kernels_measures_the_kernel_cost_directly():
+    rows = [
+        {"kind": "bandwidth", "op": "read", "gbs": 2400.0},
+        {"kind": "overhead", "layers": 32, "kernels_per_layer": 10, "s": 0.00096},
+    ]
+    calibration = gpu_calibration(H200, "\n".join(json.dumps(row) for row in rows))
+    assert calibration.memory_efficiency == pytest.approx(0.5)
+    assert calibration.kernel_latency_s == pytest.approx(3e-6)
+    assert calibration.source == "your calibration file"
+    assert engine_calibration(
+        H200, "\n".join(json.dumps(row) for row in rows)
+    ).kernel_latency_s == pytest.approx(3e-6)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{not json", "line 1 is not JSON"),
+        ('{"gbs": 1}', "line 1 has no kind"),
+        ('{"kind": "bandwidth", "op": "read", "gbs": -3}', "must be a positive number"),
+        ('{"kind": "device", "name": "x"}', "no bandwidth, gemm or knee rows"),
+    ],
+)
+def test_a_file_that_cannot_be_read_is_refused_naming_the_calibration(text, message):
+    with pytest.raises(ParamError) as refused:
+        gpu_calibration(H200, text)
+    assert refused.value.param == "calibration" and message in refused.value.message
