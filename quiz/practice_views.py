@@ -146,7 +146,7 @@ def _new_draw_page(
 def _answer(request: HttpRequest, template: PracticeTemplate, problem: Problem) -> HttpResponse:
     typed = request.POST.get("answer", "")
     try:
-        read = answers.read_answer(typed, problem.unit)
+        read = answers.read_answer(typed, problem.unit, above_zero=True)
     except answers.AnswerError as error:
         return _page(request, template, problem, error=str(error), typed=typed)
     checked = answers.check(read.value, problem.answer, template.tolerance)

@@ -109,8 +109,13 @@ class ReadAnswer:
     note: str  # "no unit given: read as 17.2 GB" or "17,180 MB = 17.2 GB"
 
 
-def read_answer(text: str, unit: str) -> ReadAnswer:
-    """The typed answer as a number in ``unit``; ``AnswerError`` with what to type instead."""
+def read_answer(text: str, unit: str, *, above_zero: bool = False) -> ReadAnswer:
+    """The typed answer as a number in ``unit``; ``AnswerError`` with what to type instead.
+
+    With ``above_zero`` (every practice answer is: a template refuses draws whose answer is not),
+    zero or below is refused as no value of the quantity. A bare number between 0 and 1 where
+    a percent is asked is either a share or a small percent: refused with both readings, so the
+    student says which instead of being marked 100× off."""
     typed = _SPACES.sub(" ", text).strip()
     example = format_with_unit(24, unit) if unit not in {"×", "$"} else ("2.4×" if unit == "×" else "$0.03")
     if not typed:
@@ -135,10 +140,16 @@ def read_answer(text: str, unit: str) -> ReadAnswer:
     unit_text = _UNIT_WORDS.get(rest, rest)
     wanted = pint_unit(unit)
     if not unit_text:
+        if unit == "%" and rest == "" and 0 < number < 1:
+            raise AnswerError(
+                f"“{typed}”: the answer is a percent. Did you mean {format_with_unit(number * 100, '%')}"
+                f" (a share of {typed}) or {typed}%? Type it with the % sign."
+            )
         if wanted != registry().dimensionless and rest == "":
             note = f"no unit given: read as {format_with_unit(number, unit)}"
         else:
             note = ""
+        _refuse_impossible(number, typed, above_zero)
         return ReadAnswer(number, typed, note)
     try:
         given = registry().parse_units(_pint_words(unit_text))
@@ -152,8 +163,16 @@ def read_answer(text: str, unit: str) -> ReadAnswer:
             f" (or a unit that converts to it)."
         )
     value = float(registry().Quantity(number, given).to(wanted).magnitude)
+    _refuse_impossible(value, typed, above_zero)
     note = "" if given == wanted else f"{typed} = {format_with_unit(value, unit)}"
     return ReadAnswer(value, typed, note)
+
+
+def _refuse_impossible(value: float, typed: str, above_zero: bool) -> None:
+    if above_zero and value <= 0:
+        raise AnswerError(
+            f"“{typed}” cannot be the answer: the quantity asked for is above zero. Type the value you worked out."
+        )
 
 
 def _number(match: re.Match[str]) -> float:

@@ -140,7 +140,9 @@ def test_every_bundled_template_renders_and_answers_without_javascript(client, l
         problem = row.problem(11)
         shown = client.get(f"{url}?seed=11")
         assert shown.status_code == 200 and escape(problem.question) in shown.content.decode(), row.slug
-        checked = client.post(url, {"seed": 11, "answer": repr(problem.answer)})
+        # A bare number below 1 where a percent is asked is asked about, so the % is typed.
+        typed = repr(problem.answer) + ("%" if problem.unit == "%" else "")
+        checked = client.post(url, {"seed": 11, "answer": typed})
         page = checked.content.decode()
         assert "Right" in page, row.slug
         assert "{" not in page.split("Worked solution")[1].split("</section>")[0], row.slug
@@ -205,3 +207,23 @@ def test_the_gradient_fades_printed_power_of_ten_reads_back_right(client, lesson
     assert "× 10⁻" in printed
     page = client.post(template.get_absolute_url(), {"seed": seed, "answer": printed}).content.decode()
     assert "Right" in page and "not a unit" not in page
+
+
+@pytest.mark.parametrize("typed", ["-5", "0", "0 GB", "−2 GB", "-3 MB"])
+def test_an_answer_that_cannot_be_a_positive_quantity_is_refused_and_not_counted(client, template, typed):
+    page = answer(client, 4, typed)
+    assert "cannot be the answer: the quantity asked for is above zero" in page and "Not counted." in page
+    assert "Worked solution" not in page
+    assert not PracticeAttempt.objects.exists()
+
+
+def test_a_bare_share_where_a_percent_is_asked_is_asked_about_not_marked_100x_off(client, lessons):
+    template = PracticeTemplate.objects.get(slug="l04-efficiency")
+    url = template.get_absolute_url()
+    problem = template.problem(1)
+    share = f"{problem.answer / 100:.3f}"
+    page = client.post(url, {"seed": 1, "answer": share}).content.decode()
+    assert "the answer is a percent. Did you mean" in page and "Not counted." in page
+    assert "too low" not in page and not PracticeAttempt.objects.exists()
+    right = client.post(url, {"seed": 1, "answer": f"{problem.answer:.1f}"}).content.decode()
+    assert "Right" in right and PracticeAttempt.objects.get().verdict == "right"
