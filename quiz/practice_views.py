@@ -138,7 +138,8 @@ def _new_draw_page(
     # Text already: the template would localize the numbers on every request.
     draw = {"seed": str(drawn.seed), "question": drawn.question, "shown_at": str(int(time.time()))}
     context = {"template": template, "lesson": template.lesson, "has_problem": True,
-               "unit": spec.answer_unit, "error": "", "typed": "", "feedback": None}  # fmt: skip
+               "unit": spec.answer_unit, "error": "", "typed": "", "feedback": None,
+               "tolerance_text": answers.tolerance_text(spec.tolerance)}  # fmt: skip
     key = ("practice", template.pk, is_instructor(request.user))
     return render_kept(request, "quiz/practice.html", lambda: context, key, {"draw": draw})
 
@@ -186,6 +187,7 @@ def _page(
         "typed": typed,
         "feedback": feedback,
         "ratings": Rating.choices,
+        "tolerance_text": answers.tolerance_text(template.tolerance),
     }
     if problem is not None:
         context["unit"] = problem.unit

@@ -62,7 +62,7 @@ def test_a_student_answers_right_close_off_and_in_another_unit_and_it_reaches_fs
 
     student.goto(problem_url(live_lessons, 8))
     answer(student, f"{expected(8) * 1.5:.4f} GB")  # close
-    expect(student.get_by_role("heading", name="Close: 1.5× too high")).to_be_visible()
+    expect(student.get_by_role("heading", name="Close: 50% too high; right is within 10%")).to_be_visible()
     expect(student.get_by_role("heading", name="Worked solution")).to_be_visible()
     expect(student.get_by_text("Proposed from your error: Hard")).to_be_visible()
     # The student thinks it was worse than Hard: htmx swaps the rating in place, a plain
@@ -73,7 +73,9 @@ def test_a_student_answers_right_close_off_and_in_another_unit_and_it_reaches_fs
         expect(student.get_by_role("heading", name="Rating stored")).to_be_visible()
         expect(student.get_by_role("link", name="Back to practice")).to_have_attribute("href", "/practice/")
     else:  # htmx: the problem page is still there, its rating section swapped
-        expect(student.get_by_role("heading", name="Close: 1.5× too high")).to_be_visible()
+        expect(
+            student.get_by_role("heading", name="Close: 50% too high; right is within 10%")
+        ).to_be_visible()
     expect(student.get_by_role("link", name="Another one like this")).to_be_visible()
 
     student.goto(problem_url(live_lessons, 9))

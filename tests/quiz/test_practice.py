@@ -70,9 +70,9 @@ def test_another_unit_is_converted_not_string_matched(client, template):
 def test_close_and_off_answers_say_how_far_and_which_way(client, template):
     value = expected(template, 4)
     close = answer(client, 4, f"{value * 1.5} GB")
-    assert "Close" in close and "1.5× too high" in close
+    assert "Close: 50% too high; right is within 10%" in close
     off = answer(client, 5, f"{expected(template, 5) / 2.3}")
-    assert "Off" in off and "2.3× too low" in off
+    assert "Off: 2.3× too low" in off
     ratings = list(PracticeAttempt.objects.order_by("answered_at", "id").values_list("verdict", "rating"))
     assert ratings == [("close", Rating.HARD), ("off", Rating.MISSED_IT)]
 
@@ -227,3 +227,28 @@ def test_a_bare_share_where_a_percent_is_asked_is_asked_about_not_marked_100x_of
     assert "too low" not in page and not PracticeAttempt.objects.exists()
     right = client.post(url, {"seed": 1, "answer": f"{problem.answer:.1f}"}).content.decode()
     assert "Right" in right and PracticeAttempt.objects.get().verdict == "right"
+
+
+def test_the_tolerance_is_shown_with_the_question(client, template, lessons):
+    assert "Right within 10% of the calculator's value." in client.get(f"{URL}?seed=3").content.decode()
+    tight = PracticeTemplate.objects.get(slug="l05-context-doubles")
+    page = client.get(f"{tight.get_absolute_url()}?seed=3").content.decode()
+    assert "Right within 1% of the calculator's value." in page
+
+
+@pytest.mark.parametrize(
+    ("factor", "title"),
+    [
+        (1.04, "Close: 4% too high; right is within 1%"),
+        (1.0101, "Close: 1.01% too high; right is within 1%"),
+        (1.009, "Right: 1% high, within the 1% allowed"),
+        (1.0, "Right: on the calculator&#x27;s value (right within 1%)"),
+        (2.001, "Off: 2.001× too high"),
+    ],
+)
+def test_the_verdict_is_worded_from_the_numbers_that_decide_it(client, lessons, factor, title):
+    tight = PracticeTemplate.objects.get(slug="l05-context-doubles")
+    seed = next(s for s in range(50) if tight.problem(s).answer >= 40)
+    typed = repr(tight.problem(seed).answer * factor)
+    page = client.post(tight.get_absolute_url(), {"seed": seed, "answer": typed}).content.decode()
+    assert title in page
