@@ -143,6 +143,8 @@ def _compute(p: Params) -> dict[str, float]:
         "kv_gb_total": conversation * p["users"] / GB,
         # A small tolerance so 18 GiB ÷ 1 GiB is 18, not 17 after rounding error.
         "max_conversations": math.floor(p["free_gb"] * GB / conversation + 1e-9),
+        # Not rounded down: vLLM's "Maximum concurrency for N tokens per request: 9.31x".
+        "max_concurrency": p["free_gb"] * GB / conversation,
         **_beside_the_engine(p, per_token),
     }
 
@@ -189,6 +191,10 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
         "kv_gb_total": f"{out('kv_gb_total')} = {out('kv_gb_per_conversation')} × {counted(p['users'], 'user')}",
         "max_conversations": (
             f"{out('max_conversations')} = ⌊{typed(p['free_gb'], 'GB')} ÷ {out('kv_gb_per_conversation')}⌋"
+        ),
+        "max_concurrency": (
+            f"{out('max_concurrency')} = {typed(p['free_gb'], 'GB')} ÷ {out('kv_gb_per_conversation')},"
+            " not rounded down, as vLLM's log prints its maximum concurrency"
         ),
         **_engine_formulas(p, out),
     }
@@ -410,6 +416,7 @@ CALCULATOR = Calculator(
         OutputSpec("kv_gb_per_conversation_all_gpus", "GB", "per conversation, all GPUs together"),
         OutputSpec("kv_gb_total", "GB", "for all users (one GPU's share)"),
         OutputSpec("max_conversations", "conversations", "full-length conversations that fit"),
+        OutputSpec("max_concurrency", "×", "maximum concurrency as vLLM prints it (not rounded down)"),
         OutputSpec("engine", "", "the engine the log is from"),
         OutputSpec("pool_gb", "GB", "KV pool compared with the engine's"),
         OutputSpec("engine_kv_tokens", "tokens", "the engine's KV pool (from its log)"),
