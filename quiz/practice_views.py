@@ -204,7 +204,7 @@ def _page(
                 "output_label": output.label,
                 "before_text": problem.before.outputs[template.output].text(),
                 "after_text": problem.after.outputs[template.output].text() if problem.after else "",
-                "solution": problem.solution,
+                "steps": problem.steps,
             }
         )
     return render(request, "quiz/practice.html", context, status=status)

@@ -23,8 +23,9 @@ from typing import Literal
 from .answers import convert, unit_problem
 from .calculator import Calculator, Result
 from .calculators import CALCULATORS
-from .numbers import format_number
+from .numbers import format_number, format_significant, with_unit
 from .params import ParamError, ParamValue
+from .step_check import false_steps
 
 __all__ = ["PLACEHOLDER", "Draw", "DrillSpec", "Problem", "draw_problem", "spec_problems"]
 
@@ -35,6 +36,9 @@ ASKS: dict[str, str] = {
     "ratio": "the output after the change ÷ before it",
 }
 PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)?)\}")
+# A worked step's placeholder may ask for significant digits, "{out.kv_gb_per_conversation:4}",
+# where a later step computes from it: every printed step must hold to the digits it shows.
+STEP_PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)?)(?::([1-9]))?\}")
 # A log range draws this many significant digits, so a problem reads "3,400 tokens", not "3,417.6".
 LOG_DIGITS = 2
 # How many seeds, beyond every combination of extremes, a template is checked with when saved.
@@ -269,9 +273,42 @@ class Problem:
         values["answer"] = format_number(self.answer)
         return values
 
+    def solution_numbers(self) -> dict[str, tuple[float, str]]:
+        """The numbers behind the solution's names, each with its unit, for "{name:N}"."""
+        numbers: dict[str, tuple[float, str]] = {}
+        results = [("", self.before)] + ([("after.", self.after)] if self.after is not None else [])
+        for prefix, result in results:
+            for name, value in result.params.items():
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    numbers[f"{prefix}{name}"] = (float(value), "")
+            out = prefix if prefix else "out."
+            for key, output in result.outputs.items():
+                if isinstance(output.value, int | float) and not isinstance(output.value, bool):
+                    numbers[f"{out}{key}"] = (float(output.value), output.unit)
+        numbers["answer"] = (self.answer, self.unit)
+        return numbers
+
+    @property
+    def steps(self) -> list[str]:
+        """The worked solution, one step a line of the template's ``solution``, in this draw's numbers."""
+        values, numbers = self.solution_values(), self.solution_numbers()
+
+        def replace(match: re.Match[str]) -> str:
+            name, digits = match.group(1), match.group(2)
+            if digits and name in numbers:
+                value, unit = numbers[name]
+                return with_unit(format_significant(value, int(digits)), unit)
+            return values.get(name, match.group(0))
+
+        return [
+            STEP_PLACEHOLDER.sub(replace, line).strip()
+            for line in self.spec.solution.splitlines()
+            if line.strip()
+        ]
+
     @property
     def solution(self) -> str:
-        return fill(self.spec.solution, self.solution_values())
+        return " ".join(self.steps)
 
     def as_json(self) -> dict[str, object]:
         """The shape ``manage.py drill SLUG --seed N --json`` prints."""
@@ -282,6 +319,7 @@ class Problem:
             "inputs": dict(self.before.params),
             "answer": {"value": self.answer, "unit": self.unit},
             "tolerance": self.spec.tolerance,
+            "steps": self.steps,
         }
 
 
@@ -419,6 +457,11 @@ def spec_problems(spec: DrillSpec, *, seeds: int = SAMPLE_SEEDS) -> list[DrillEr
             drawn = ", ".join(f"{k}={_shown(v)}" for k, v in inputs.items())
             message = error.message.split(", which ", 1)[-1] if error.field == "draws" else error.message
             return [DrillError(error.field, f"{where} ({drawn}): {message}")]
+    # Every printed step must hold to the digits it prints (felab_sim.engine.step_check).
+    for seed in range(seeds):
+        for step in draw_problem(spec, seed).steps:
+            if problems := false_steps(step):
+                return [DrillError("solution", f"seed {seed}: {problems[0]}")]
     return []
 
 
@@ -484,7 +527,7 @@ def _placeholder_problems(spec: DrillSpec) -> list[DrillError]:
     solution_names = allowed | declared | {"answer"} | {f"out.{k}" for k in keys}
     if spec.change:
         solution_names |= {f"after.{k}" for k in keys | declared}
-    if unknown := set(PLACEHOLDER.findall(spec.solution)) - solution_names:
+    if unknown := {m.group(1) for m in STEP_PLACEHOLDER.finditer(spec.solution)} - solution_names:
         problems.append(DrillError("solution", f"{{{sorted(unknown)[0]}}} names no input or output"))
     return problems
 

@@ -252,3 +252,10 @@ def test_the_verdict_is_worded_from_the_numbers_that_decide_it(client, lessons, 
     typed = repr(tight.problem(seed).answer * factor)
     page = client.post(tight.get_absolute_url(), {"seed": seed, "answer": typed}).content.decode()
     assert title in page
+
+
+def test_the_worked_solution_is_numbered_steps_in_the_draws_numbers(client, template):
+    page = answer(client, 1, "1 GB")
+    steps = page.split('<ol class="practice-steps">')[1].split("</ol>")[0]
+    assert steps.count("<li>") == len(template.problem(1).steps) >= 2
+    assert escape(template.problem(1).steps[-1]) in steps

@@ -130,6 +130,7 @@ def _compute(p: Params) -> dict[str, float]:
     per_token = sum(by_kind.values())
     conversation = kv_bytes_for_sequence(shape, p["context_tokens"], per_value, tp).per_gpu
     return {
+        "kv_bytes_per_value": per_value,
         "kv_bytes_per_token": per_token,
         "kv_bytes_per_token_full": by_kind.get(AttentionKind.FULL, 0.0),
         "kv_bytes_per_token_sliding": by_kind.get(AttentionKind.SLIDING, 0.0),
@@ -178,6 +179,7 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
         )
     per_conversation = f"{out('kv_bytes_per_context_token')} × {typed(tokens)} tokens"
     return {
+        "kv_bytes_per_value": f"{out('kv_bytes_per_value')}: each cached number in {p['kv_dtype']}",
         "kv_bytes_per_token": f"{out('kv_bytes_per_token')} = {' + '.join(terms.values())}",
         **{keys[k]: f"{out(keys[k])} = {terms[k]}" if k in terms else f"0 B: {none[k]}" for k in keys},
         "kv_bytes_per_context_token": per_context,
@@ -402,6 +404,7 @@ CALCULATOR = Calculator(
         ),
     ),
     outputs=(
+        OutputSpec("kv_bytes_per_value", "B", "per cached number (a key's or a value's)"),
         OutputSpec("kv_bytes_per_token", "B", "per token, every layer (one GPU's share)"),
         OutputSpec("kv_bytes_per_token_full", "B", "per token in full-attention layers"),
         OutputSpec(
