@@ -28,6 +28,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from accounts.instructors import is_instructor
 from felab_sim.engine import answers
 from felab_sim.engine.drills import DrawnQuestion, DrillError, DrillSpec, Problem, draw_problem, draw_question
+from felab_sim.engine.mistakes import NamedMistake
 from felab_sim.engine.numbers import format_with_unit
 from lessons.models import PracticeTemplate
 from lessons.simulator import simulator
@@ -102,6 +103,7 @@ class Feedback:
     read: answers.ReadAnswer
     attempt: PracticeAttempt
     counted: bool
+    mistake: NamedMistake | None = None
 
 
 @require_http_methods(["GET", "POST"])
@@ -150,12 +152,13 @@ def _answer(request: HttpRequest, template: PracticeTemplate, problem: Problem) 
         read = answers.read_answer(typed, problem.unit, above_zero=True)
     except answers.AnswerError as error:
         return _page(request, template, problem, error=str(error), typed=typed)
-    checked = answers.check(read.value, problem.answer, template.tolerance)
+    graded = problem.grade(read.value)
+    checked = graded.checked
     attempt, counted = PracticeAttempt.record(
         Learner.of_or_start(request), template.pk, problem.seed, read.typed, read.value, problem.answer,
         checked, _seconds(request.POST.get("shown_at")),
     )  # fmt: skip
-    feedback = Feedback(checked, read, attempt, counted)
+    feedback = Feedback(checked, read, attempt, counted, graded.mistake)
     return _page(request, template, problem, feedback=feedback, typed=typed)
 
 

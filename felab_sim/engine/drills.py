@@ -12,6 +12,7 @@ Pure Python: no Django. Units are pint's; see :mod:`felab_sim.engine.answers`.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import random
@@ -20,9 +21,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .answers import convert, unit_problem
+from .answers import Checked, check, convert, unit_problem
 from .calculator import Calculator, Result
 from .calculators import CALCULATORS
+from .mistakes import Mistake, MistakeError, NamedMistake, matching, mistake_problems, offered
 from .numbers import format_number, format_significant, with_unit
 from .params import ParamError, ParamValue
 from .step_check import false_steps
@@ -186,6 +188,7 @@ class DrillSpec:
     tolerance: float = 0.1
     unit: str = ""
     solution: str = ""
+    mistakes: tuple[Mistake, ...] = ()
 
     @classmethod
     def from_data(cls, slug: str, data: Mapping[str, object]) -> DrillSpec:
@@ -198,6 +201,13 @@ class DrillSpec:
         for name, value in (("fixed", fixed), ("change", change)):
             if not isinstance(value, Mapping):
                 raise DrillError(name, f"{name} must be a mapping of input names to values")
+        raw_mistakes = data.get("mistakes") or []
+        if not isinstance(raw_mistakes, list):
+            raise DrillError("mistakes", "mistakes must be a list")
+        try:
+            mistakes = tuple(Mistake.from_data(m) for m in raw_mistakes)
+        except MistakeError as error:
+            raise DrillError("mistakes", error.message) from None
         tolerance = data.get("tolerance", 0.1)
         if not isinstance(tolerance, int | float) or isinstance(tolerance, bool) or not 0 < tolerance < 1:
             raise DrillError(
@@ -215,6 +225,7 @@ class DrillSpec:
             tolerance=float(tolerance),
             unit=str(data.get("unit") or ""),
             solution=str(data.get("solution") or ""),
+            mistakes=mistakes,
         )
 
     @property
@@ -231,6 +242,24 @@ class DrillSpec:
     def placeholder_names(self) -> set[str]:
         """What the question may name: each draw, the inputs its presets set, each fixed input."""
         return {d.name for d in self.draws} | {n for d in self.draws for n in d.inputs} | set(self.fixed)
+
+
+@dataclass(frozen=True)
+class Graded:
+    """An answer's verdict and the named mistake it matches (None: none, or right)."""
+
+    checked: Checked
+    mistake: NamedMistake | None
+
+    def as_json(self) -> dict[str, object]:
+        """The shape ``manage.py drill SLUG --seed N --answer TEXT --json`` prints."""
+        return {
+            "verdict": self.checked.verdict,
+            "says": self.checked.words,
+            "mistake": None
+            if self.mistake is None
+            else {"slug": self.mistake.slug, "says": self.mistake.says},
+        }
 
 
 @dataclass(frozen=True)
@@ -310,6 +339,26 @@ class Problem:
     def solution(self) -> str:
         return " ".join(self.steps)
 
+    def rerun(self, inputs: Mapping[str, ParamValue]) -> tuple[Result, Result]:
+        """The calculator at other inputs, before and after the template's change (the same
+        result twice without one): a named mistake's wrong way through the problem."""
+        calc = self.spec.calc
+        before = calc.run(inputs, with_formulas=False)
+        if not self.spec.change:
+            return before, before
+        return before, calc.run(_changed(calc, before.params, self.spec.change), with_formulas=False)
+
+    @functools.cached_property
+    def mistakes(self) -> list[NamedMistake]:
+        """The template's named mistakes this draw tells apart (felab_sim.engine.mistakes)."""
+        return offered(self)
+
+    def grade(self, given: float) -> Graded:
+        """An answer checked (right, close, off) and, when not right, the named mistake it matches."""
+        checked = check(given, self.answer, self.spec.tolerance)
+        mistake = matching(self, given) if checked.verdict != "right" and given > 0 else None
+        return Graded(checked, mistake)
+
     def as_json(self) -> dict[str, object]:
         """The shape ``manage.py drill SLUG --seed N --json`` prints."""
         return {
@@ -320,6 +369,7 @@ class Problem:
             "answer": {"value": self.answer, "unit": self.unit},
             "tolerance": self.spec.tolerance,
             "steps": self.steps,
+            "mistakes": [mistake.as_json() for mistake in self.mistakes],
         }
 
 
@@ -506,6 +556,8 @@ def _shape_problems(spec: DrillSpec) -> list[DrillError]:
         if not numeric or not isinstance(factor, int | float) or isinstance(factor, bool) or factor <= 0:
             problems.append(DrillError("change", f"change {name}: a numeric input and a factor above 0"))
     problems += _placeholder_problems(spec)
+    if not problems:
+        problems += [DrillError("mistakes", message) for message in mistake_problems(spec)]
     output_unit = calc.outputs[calc.output_keys.index(spec.output)].unit if not problems else ""
     if not problems and spec.unit and (problem := unit_problem(spec.unit, output_unit)):
         problems.append(DrillError("unit", problem))

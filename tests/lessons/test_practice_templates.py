@@ -233,6 +233,7 @@ def test_the_drill_command_lists_templates_and_prints_a_seeds_problem_as_json(le
         "answer": {"value": problem.answer, "unit": "GB"},
         "tolerance": 0.1,
         "steps": problem.steps,
+        "mistakes": [mistake.as_json() for mistake in problem.mistakes],
     }
     with pytest.raises(CommandError, match="is not a practice template"):
         run("drill", "nothing-here")
