@@ -112,13 +112,14 @@ def _by_lesson(rows: Iterable[PracticeAttempt]) -> list[LessonPractice]:
 
 def _lesson_practice(attempts: list[PracticeAttempt]) -> LessonPractice:
     lesson = attempts[0].template.lesson
-    errors = [attempt.error_ratio for attempt in attempts]
+    # First tries only: what the learner estimated before a verdict, hint-free or not.
+    errors = [ratio for attempt in attempts if (ratio := attempt.first_error_ratio) is not None]
     windows = [errors[i : i + CALIBRATION_WINDOW] for i in range(0, len(errors), CALIBRATION_WINDOW)]
     return LessonPractice(
         lesson_number=lesson.number,
         lesson_title=lesson.title,
         attempts=len(attempts),
-        right=sum(attempt.verdict == Verdict.RIGHT for attempt in attempts),
+        right=sum(attempt.right_first_time for attempt in attempts),
         calibration=[median(window) for window in windows],
     )
 

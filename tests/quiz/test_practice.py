@@ -95,12 +95,13 @@ def test_an_answer_that_cannot_be_read_is_explained_and_not_counted(client, temp
     assert not PracticeAttempt.objects.exists()
 
 
-def test_a_problem_counts_once_even_if_answered_again(client, template):
+def test_a_finished_problem_counts_no_more_answers(client, template):
     value = expected(template, 4)
-    answer(client, 4, "1 GB" if value > 2 else "100 GB")
-    page = answer(client, 4, f"{value} GB")
+    answer(client, 4, f"{value} GB")
+    page = answer(client, 4, "1 GB" if value > 2 else "100 GB")
     assert "not counted" in page
-    assert PracticeAttempt.objects.count() == 1
+    attempt = PracticeAttempt.objects.get()
+    assert attempt.verdict == "right" and attempt.tries == 1
 
 
 def test_right_twice_in_a_row_quickly_proposes_easy(client, template):
@@ -255,7 +256,73 @@ def test_the_verdict_is_worded_from_the_numbers_that_decide_it(client, lessons, 
 
 
 def test_the_worked_solution_is_numbered_steps_in_the_draws_numbers(client, template):
-    page = answer(client, 1, "1 GB")
+    page = answer(client, 1, f"{expected(template, 1)} GB")
     steps = page.split('<ol class="practice-steps">')[1].split("</ol>")[0]
     assert steps.count("<li>") == len(template.problem(1).steps) >= 2
     assert escape(template.problem(1).steps[-1]) in steps
+
+
+def hint(client: Client, seed: int, hints: int) -> str:
+    response = client.post(URL, {"seed": seed, "action": "hint", "hints": hints, "answer": ""})
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_hints_reveal_the_steps_one_at_a_time_and_cap_the_rating_at_hard(client, template):
+    steps = template.problem(2).steps
+    first = hint(client, 2, 0)
+    assert escape(steps[0]) in first and escape(steps[1]) not in first
+    assert 'name="hints" value="1"' in first and "Hint: step 2" in first
+    second = hint(client, 2, 1)
+    assert escape(steps[1]) in second and escape(steps[2]) not in second
+    assert not PracticeAttempt.objects.exists()  # a hint alone records nothing
+    page = answer(client, 2, f"{expected(template, 2)} GB", hints=2)
+    assert "Right" in page
+    attempt = PracticeAttempt.objects.get()
+    assert (attempt.hints_used, attempt.first_hints, attempt.tries) == (2, 2, 1)
+    assert attempt.rating == attempt.proposed_rating == Rating.HARD
+
+
+def test_an_off_answer_can_be_tried_again_without_the_answer_shown(client, template):
+    value = expected(template, 3)
+    first = answer(client, 3, f"{value / 2} GB")  # K and V counted once
+    assert "counting the cache once" in first and "Try again (2 tries left)" in first
+    assert "Worked solution" not in first and format_with_unit(value, "GB") not in first
+    attempt = PracticeAttempt.objects.get()
+    assert (attempt.first_verdict, attempt.first_mistake, attempt.rating) == ("close", "kv-once", Rating.HARD)
+    second = answer(client, 3, f"{value} GB")
+    assert "Right" in second and "Worked solution" in second
+    attempt.refresh_from_db()
+    assert (attempt.tries, attempt.verdict, attempt.mistake, attempt.first_mistake) == (
+        2,
+        "right",
+        "",
+        "kv-once",
+    )
+    assert attempt.rating == Rating.HARD  # right at the second try: no better than Hard
+    assert PracticeState.objects.get().review_count == 1
+
+
+def test_three_misses_show_the_solution_and_count_missed_it(client, template):
+    value = expected(template, 5)
+    for tries_left, typed in ((2, value * 5), (1, value * 6)):
+        page = answer(client, 5, f"{typed} GB")
+        assert f"Try again ({tries_left} tr" in page
+    last = answer(client, 5, f"{value * 7} GB")
+    assert "Worked solution" in last and "Try again" not in last
+    attempt = PracticeAttempt.objects.get()
+    assert attempt.tries == 3 and attempt.rating == Rating.MISSED_IT
+    assert "not counted" in answer(client, 5, f"{value} GB")
+
+
+def test_show_me_reveals_every_step_and_counts_as_missed_it(client, template):
+    hint(client, 6, 0)
+    response = client.post(URL, {"seed": 6, "action": "show", "hints": 1})
+    page = response.content.decode()
+    assert "Worked solution" in page and "Shown:" in page
+    for step in template.problem(6).steps:
+        assert escape(step) in page
+    attempt = PracticeAttempt.objects.get()
+    assert attempt.shown_solution and attempt.tries == 0 and attempt.rating == Rating.MISSED_IT
+    assert attempt.hints_used == 1
+    assert "not counted" in answer(client, 6, f"{expected(template, 6)} GB")
