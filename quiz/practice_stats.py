@@ -7,11 +7,12 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from statistics import median
 
 from django.db import models
+from django.db.models.functions import RowNumber
 
 from felab_sim.engine.answers import ratio_group
 from felab_sim.engine.numbers import format_number
@@ -28,6 +29,39 @@ def times_off(ratio: float) -> str:
     return "∞" if math.isinf(ratio) else f"{format_number(ratio)}×"
 
 
+# Mastery reads a lesson's last this many attempts, across its templates.
+MASTERY_WINDOW = 8
+# (level, attempts at least, score at least), highest first; the score is the mean over the window
+# of 1 for a first try right without a hint, 0.5 for right after a hint or another try, 0 else.
+MASTERY_LEVELS = (("mastered", 6, 0.9), ("proficient", 4, 0.7), ("familiar", 2, 0.4), ("attempted", 1, 0.0))
+MASTERY_WORDS = {
+    "mastered": "Mastered",
+    "proficient": "Proficient",
+    "familiar": "Familiar",
+    "attempted": "Attempted",
+    "": "Not started",
+}
+
+
+def attempt_score(attempt: PracticeAttempt) -> float:
+    """What one attempt says of the learner's hold on the idea (first try right counts most)."""
+    if attempt.shown_solution or attempt.verdict != Verdict.RIGHT:
+        return 0.0
+    return 1.0 if attempt.right_first_time and not attempt.hints_used else 0.5
+
+
+def mastery_level(attempts: list[PracticeAttempt]) -> str:
+    """A lesson's mastery from its attempts, oldest first: the last MASTERY_WINDOW decide."""
+    recent = attempts[-MASTERY_WINDOW:]
+    if not recent:
+        return ""
+    score = sum(attempt_score(a) for a in recent) / len(recent)
+    for level, at_least, score_at_least in MASTERY_LEVELS:
+        if len(recent) >= at_least and score >= score_at_least:
+            return level
+    return "attempted"
+
+
 @dataclass(frozen=True)
 class LessonPractice:
     """One learner's practice in one lesson."""
@@ -36,12 +70,19 @@ class LessonPractice:
     lesson_title: str
     attempts: int
     right: int
-    calibration: list[float]  # median error ratio per window of attempts, oldest first
+    calibration: list[float]  # median error ratio per window of answered attempts, oldest first
+    mastery: str = ""  # a MASTERY_LEVELS level
+    answered: int = 0  # attempts with an answer (a Show me before any has none)
 
     @property
     def look(self) -> tuple[object, ...]:
         """Everything /progress/ shows of it, hashable: the practice section is kept by it."""
-        return (self.lesson_number, self.lesson_title, self.attempts, self.right, tuple(self.calibration))
+        return (self.lesson_number, self.lesson_title, self.attempts, self.right, tuple(self.calibration),
+                self.mastery)  # fmt: skip
+
+    @property
+    def mastery_text(self) -> str:
+        return MASTERY_WORDS[self.mastery]
 
     @property
     def right_percent(self) -> int:
@@ -57,7 +98,7 @@ class LessonPractice:
         return [
             CalibrationWindow(
                 first=index * CALIBRATION_WINDOW + 1,
-                last=min((index + 1) * CALIBRATION_WINDOW, self.attempts),
+                last=min((index + 1) * CALIBRATION_WINDOW, self.answered or self.attempts),
                 median=ratio,
             )
             for index, ratio in enumerate(self.calibration)
@@ -121,6 +162,8 @@ def _lesson_practice(attempts: list[PracticeAttempt]) -> LessonPractice:
         attempts=len(attempts),
         right=sum(attempt.right_first_time for attempt in attempts),
         calibration=[median(window) for window in windows],
+        mastery=mastery_level(sorted(attempts, key=lambda a: (a.answered_at, a.pk))),
+        answered=len(errors),
     )
 
 
@@ -208,9 +251,13 @@ class LearnerRecords:
     """What /practice/ shows of one learner, by template id: built per request."""
 
     by_template: dict[int, TemplateRecord]
+    mastery: dict[int, str] = field(default_factory=dict)  # by lesson id: a MASTERY_LEVELS level
 
     def of(self, template_id: int) -> TemplateRecord:
         return self.by_template.get(template_id, NOT_TRIED)
+
+    def mastery_of(self, lesson_id: int) -> str:
+        return MASTERY_WORDS[self.mastery.get(lesson_id, "")]
 
 
 NOT_TRIED = TemplateRecord()
@@ -233,4 +280,24 @@ def learner_records(learner: Owner, now: datetime) -> LearnerRecords:
     }
     for template_id in due - by_template.keys():  # scheduled without an attempt kept (none today)
         by_template[template_id] = TemplateRecord(due=True)
-    return LearnerRecords(by_template)
+    return LearnerRecords(by_template, _mastery_by_lesson(learner) if counts else {})
+
+
+def _mastery_by_lesson(learner: Owner) -> dict[int, str]:
+    """Each lesson's mastery from the learner's last MASTERY_WINDOW attempts in it (one query,
+    at most that many rows a lesson however long the learner has practised)."""
+    recent = models.Window(
+        RowNumber(), partition_by=[models.F("template__lesson_id")], order_by=[models.F("answered_at").desc(),
+                                                                              models.F("id").desc()]
+    )  # fmt: skip
+    rows = (
+        PracticeAttempt.objects.for_learner(learner)
+        .annotate(lesson_id=models.F("template__lesson_id"), recency=recent)
+        .filter(recency__lte=MASTERY_WINDOW)
+        .only("verdict", "first_verdict", "hints_used", "shown_solution", "answered_at")
+        .order_by("answered_at", "id")
+    )
+    by_lesson: dict[int, list[PracticeAttempt]] = {}
+    for attempt in rows:
+        by_lesson.setdefault(attempt.lesson_id, []).append(attempt)
+    return {lesson_id: mastery_level(found) for lesson_id, found in by_lesson.items()}

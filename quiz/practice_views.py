@@ -89,7 +89,10 @@ def practice_index(request: HttpRequest) -> HttpResponse:
     return render_kept(
         request,
         "quiz/practice_index.html",
-        lambda: {"lessons": practice_stats.published_by_lesson()},
+        lambda: {
+            "lessons": practice_stats.published_by_lesson(),
+            "mastery_window": practice_stats.MASTERY_WINDOW,
+        },
         ("practice-index",),
         {"records": records},
     )

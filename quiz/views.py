@@ -167,6 +167,7 @@ def progress(request: HttpRequest) -> HttpResponse:
         "forecast_figure": forecast_figure,
         "forecast_days": FORECAST_DAYS,
         "practice": practice,
+        "mastery_window": practice_stats.MASTERY_WINDOW,
         "practice_look": tuple(row.look for row in practice),
         "calibration_figure": calibration_figure,
         # Whether the page draws a chart, and so needs plotly's script (quiz/progress.html's head).
