@@ -178,31 +178,85 @@ class TemplateOverview:
     attempts: int
     right: int
     groups: list[tuple[str, int]]  # by ratio ("right", "2–10× high"…), most common first
+    first: dict[str, int] = field(default_factory=dict)  # first tries: right, mistake, close, off, shown
+    final: dict[str, int] = field(default_factory=dict)  # in the end: alone, helped, not right
+    mistakes: list[tuple[str, str, int]] = field(default_factory=list)  # (slug, says, count), most first
 
     @property
     def right_percent(self) -> int:
         return round(100 * self.right / self.attempts) if self.attempts else 0
 
 
+_FIRST = {
+    "right": models.Q(first_verdict=Verdict.RIGHT, tries__gt=0),
+    "mistake": ~models.Q(first_mistake="") & models.Q(tries__gt=0),
+    "close": models.Q(first_verdict=Verdict.CLOSE, first_mistake="", tries__gt=0),
+    "off": models.Q(first_verdict=Verdict.OFF, first_mistake="", tries__gt=0),
+    "shown": models.Q(tries=0),
+}
+_FINAL = {
+    "alone": models.Q(verdict=Verdict.RIGHT, tries=1, hints_used=0, shown_solution=False),
+    "helped": models.Q(verdict=Verdict.RIGHT, shown_solution=False)
+    & (models.Q(tries__gt=1) | models.Q(hints_used__gt=0)),
+    "missed": ~models.Q(verdict=Verdict.RIGHT) | models.Q(shown_solution=True),
+}
+
+
+def class_answers(attempts: models.QuerySet) -> tuple[dict[int, dict[str, int]], dict[int, Counter[str]]]:
+    """Per template: how first tries went and how attempts ended (one grouped query), and the
+    named mistakes made, at the first try or the last (two)."""
+    counts = {
+        row.pop("template_id"): row
+        for row in attempts.values("template_id")
+        .annotate(
+            **{f"n_first_{k}": models.Count("id", filter=q) for k, q in _FIRST.items()},
+            **{f"n_final_{k}": models.Count("id", filter=q) for k, q in _FINAL.items()},
+        )
+        .order_by()
+    }
+    mistakes: dict[int, Counter[str]] = {}
+    firsts = attempts.exclude(first_mistake="").values_list("template_id", "first_mistake")
+    lasts = attempts.exclude(mistake="").exclude(mistake=models.F("first_mistake"))
+    for rows in (
+        firsts.annotate(n=models.Count("id")).order_by(),
+        lasts.values_list("template_id", "mistake").annotate(n=models.Count("id")).order_by(),
+    ):
+        for template_id, slug, n in rows:
+            mistakes.setdefault(template_id, Counter())[slug] += n
+    return counts, mistakes
+
+
 def template_overviews(
-    templates: Iterable, attempts: Iterable[tuple[int, float, str]]
+    templates: Iterable, attempts: Iterable[tuple[int, float, str]], class_rows: models.QuerySet | None = None
 ) -> list[TemplateOverview]:
-    """Per template, in the order given: attempts, share right, answers grouped by ratio."""
+    """Per template, in the order given: attempts, share right, answers grouped by ratio, and
+    (from ``class_rows``, the attempts) first tries, how they ended and the named mistakes."""
     groups: dict[int, Counter[str]] = {}
     for template_id, ratio, verdict in attempts:
         groups.setdefault(template_id, Counter())[ratio_group(ratio, verdict)] += 1
+    counts, mistakes = class_answers(class_rows) if class_rows is not None else ({}, {})
     overviews = []
     for template in templates:
-        counts = groups.get(template.pk, Counter())
+        found = groups.get(template.pk, Counter())
+        row = counts.get(template.pk, {})
+        says = {m.get("slug"): m.get("says", "") for m in template.mistakes if isinstance(m, dict)}
         overviews.append(
             TemplateOverview(
                 slug=template.slug,
                 title=template.title,
                 url=template.get_absolute_url(),
                 lesson_number=template.lesson.number,
-                attempts=sum(counts.values()),
-                right=counts["right"],
-                groups=sorted(counts.items(), key=lambda item: (-item[1], item[0])),
+                attempts=sum(found.values()),
+                right=found["right"],
+                groups=sorted(found.items(), key=lambda item: (-item[1], item[0])),
+                first={k: row.get(f"n_first_{k}", 0) for k in _FIRST},
+                final={k: row.get(f"n_final_{k}", 0) for k in _FINAL},
+                mistakes=[
+                    (slug, says.get(slug, ""), n)
+                    for slug, n in sorted(
+                        mistakes.get(template.pk, Counter()).items(), key=lambda i: (-i[1], i[0])
+                    )
+                ],
             )
         )
     return overviews

@@ -271,6 +271,7 @@ def instructor(request: HttpRequest) -> HttpResponse:
                 "lesson__course__order", "lesson__order", "lesson__number", "order", "slug"
             ),
             PracticeAttempt.objects.values_list("template_id", "ratio", "verdict"),
+            PracticeAttempt.objects.all(),
         ),
     }
     return render(request, "quiz/instructor.html", context)

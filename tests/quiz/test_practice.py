@@ -187,8 +187,23 @@ def test_the_instructor_sees_each_templates_answers_grouped_by_how_far_off(
     answer(client, 4, f"{expected(template, 4) / 3}")
     page = instructor_client.get("/instructor/").content.decode()
     row = page.split(f"L05 · {template.title}")[1].split("</tr>")[0]
-    assert "<td>4</td>" in row and "<td>25%</td>" in row
+    assert "<td>4</td>" in row and "right 1 · named mistake 0 · close 0 · off 3" in row
     assert "over 10× high: 2 · 2–10× low: 1 · right: 1" in row
+
+
+def test_the_instructor_sees_first_tries_how_they_ended_and_the_named_mistakes(
+    client, template, instructor_client
+):
+    answer(client, 1, f"{expected(template, 1) / 2} GB")  # K and V counted once
+    answer(client, 1, f"{expected(template, 1)} GB")  # then right
+    answer(client, 2, f"{expected(template, 2) / 2} GB")  # K and V once, and left there
+    answer(client, 3, f"{expected(template, 3)} GB", hints=1)
+    client.post(URL, {"seed": 4, "action": "show"})
+    page = instructor_client.get("/instructor/").content.decode()
+    row = page.split('id="instructor-practice"')[1].split(f"L05 · {template.title}")[1].split("</tr>")[0]
+    assert "right 1 · named mistake 2 · close 0 · off 0 · shown unanswered 1" in row
+    assert "right alone 0 · after help 2 · not right 2" in row
+    assert ">kv-once: 2</span>" in row and "counting the cache once" in row
 
 
 def test_every_bundled_templates_answer_typed_as_the_site_prints_it_is_right(client, lessons):
