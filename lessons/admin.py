@@ -256,12 +256,12 @@ class PracticeTemplateAdmin(PlainNewlines, PublishingActions, admin.ModelAdmin):
         (None, {"fields": ("lesson", "slug", "title", "order", "published")}),
         ("The question", {"fields": ("question", "calculator", "output", "asks", "unit", "tolerance")}),
         ("How inputs are drawn", {"fields": ("draws", "fixed", "change")}),
-        ("Help and solution", {"fields": ("hint", "solution")}),
+        ("Help and solution", {"fields": ("hint", "solution", "mistakes")}),
         ("Preview", {"fields": ("preview",)}),
     )
 
     def formfield_for_dbfield(self, db_field, request, **kwargs):
-        if db_field.name in ("draws", "fixed", "change"):
+        if db_field.name in ("draws", "fixed", "change", "mistakes"):
             kwargs["form_class"] = IndentedJSONField
             kwargs["widget"] = forms.Textarea(attrs={"rows": 8, "cols": 80})
         if db_field.name == "calculator":

@@ -29,6 +29,7 @@ from django.db import transaction
 
 from felab_sim.engine import citations, live_numbers
 from felab_sim.engine.calculators import CALCULATORS
+from felab_sim.engine.mistakes import KEYS as MISTAKE_KEYS
 
 from . import models as lesson_models
 from . import number_checks
@@ -659,9 +660,9 @@ PRACTICE_FILE_GLOB = "practice-*.yaml"
 PRACTICE_TEXT_FIELDS = ("question", "hint", "solution")
 # In file order; each optional one is written only when it differs from its default.
 PRACTICE_FIELDS = ("title", "published", "calculator", "output", "asks", "question", "draws", "fixed", "change",
-          "tolerance", "unit", "hint", "solution")  # fmt: skip
+          "tolerance", "unit", "hint", "solution", "mistakes")  # fmt: skip
 PRACTICE_DEFAULTS: dict[str, Any] = {"published": True, "asks": "value", "fixed": {}, "change": {}, "tolerance": 0.1,
-                            "unit": "", "hint": "", "solution": ""}  # fmt: skip
+                            "unit": "", "hint": "", "solution": "", "mistakes": []}  # fmt: skip
 
 
 def practice_file_name(lesson: Lesson) -> str:
@@ -747,6 +748,8 @@ def _ordered(mapping: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
 def _in_file_order(name: str, value: Any, param_order: tuple[str, ...]) -> Any:
     if name in ("fixed", "change"):
         return _ordered(value, param_order)
+    if name == "mistakes":
+        return [_ordered(m, MISTAKE_KEYS) if isinstance(m, dict) else m for m in value]
     if name != "draws":
         return value
     draws = []

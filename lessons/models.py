@@ -785,6 +785,13 @@ class PracticeTemplate(models.Model):
         help_text="The worked solution: the formula with {name} inputs, {out.KEY} outputs, "
         "{after.KEY} after the change and {answer}.",
     )
+    mistakes = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Named mistakes, each computed from the same draw: "
+        '[{"slug": "kv-once", "says": "Your answer counts the cache once: …", "change": {"kv_heads": 0.5}}]; '
+        "see docs/practice.md, Named mistakes.",
+    )
     published = models.BooleanField(
         default=True, help_text="Students see only published templates; a draft is shown to instructors only."
     )
@@ -792,7 +799,7 @@ class PracticeTemplate(models.Model):
     objects = PracticeTemplateQuerySet.as_manager()
 
     SPEC_FIELDS = ("calculator", "output", "asks", "question", "draws", "fixed", "change", "tolerance",
-                   "unit", "solution")  # fmt: skip
+                   "unit", "solution", "mistakes")  # fmt: skip
 
     class Meta:
         ordering = ["lesson", "order", "slug"]

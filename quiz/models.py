@@ -584,6 +584,10 @@ class Verdict(models.TextChoices):
     OFF = "off", "off"
 
 
+# A draw may be answered this many times before its solution is shown.
+MAX_TRIES = 3
+
+
 class PracticeAttemptQuerySet(LearnerQuerySet):
     def history(self, template_id: int) -> list[tuple[int, datetime]]:
         """(rating, when) of the learner's attempts at one template, oldest first, for fsrs."""
@@ -618,6 +622,18 @@ class PracticeAttempt(models.Model):
     proposed_rating = models.PositiveSmallIntegerField(choices=Rating.choices)
     rating = models.PositiveSmallIntegerField(choices=Rating.choices)
     answered_at = models.DateTimeField(default=clock.now, db_index=True)
+    mistake = models.CharField(
+        max_length=60, blank=True, help_text="The named mistake the last try matched (its slug), if any."
+    )
+    tries = models.PositiveSmallIntegerField(default=1, help_text="Answers given to this draw (at most 3).")
+    hints_used = models.PositiveSmallIntegerField(default=0, help_text="Steps revealed by Hint.")
+    shown_solution = models.BooleanField(default=False, help_text="The learner pressed Show me.")
+    first_verdict = models.CharField(
+        max_length=10, choices=Verdict.choices, blank=True, help_text="The first try's verdict."
+    )
+    first_mistake = models.CharField(max_length=60, blank=True, help_text="The first try's named mistake.")
+    first_ratio = models.FloatField(null=True, blank=True, help_text="The first try's value ÷ expected.")
+    first_hints = models.PositiveSmallIntegerField(default=0, help_text="Hints taken before the first try.")
 
     objects = PracticeAttemptQuerySet.as_manager()
 
@@ -640,24 +656,84 @@ class PracticeAttempt(models.Model):
     @classmethod
     def record(
         cls, learner: Owner, template_id: int, seed: int, typed: str, value: float, expected: float,
-        checked: answers.Checked, seconds: float | None,
+        checked: answers.Checked, seconds: float | None, *, mistake: str = "", hints: int = 0,
     ) -> tuple[PracticeAttempt, bool]:  # fmt: skip
-        """The learner's first answer to this draw, rated and scheduled; (the earlier one, False)
-        when this draw was answered before."""
+        """One try at this draw, rated and scheduled: the first creates the attempt, a later one
+        (while the draw is open: not right, under MAX_TRIES, no Show me) updates it; (the attempt,
+        False) when the draw is finished and this answer is not counted."""
         mine = cls.objects.for_learner(learner)
-        if (earlier := mine.filter(template_id=template_id, seed=seed).first()) is not None:
+        earlier = mine.filter(template_id=template_id, seed=seed).first()
+        if earlier is not None and earlier.finished:
             return earlier, False
-        latest = mine.latest_for(template_id)
+        latest = mine.exclude(pk=earlier.pk if earlier else None).latest_for(template_id)
         previous_right = latest is not None and latest.verdict == Verdict.RIGHT
-        proposed = answers.proposed_rating(checked.verdict, previous_right, seconds)
         with transaction.atomic():
-            attempt = cls.objects.create(
-                template_id=template_id, seed=seed, typed=typed[:80], value=value, expected=expected,
-                ratio=checked.ratio, verdict=checked.verdict, seconds=seconds, proposed_rating=proposed,
-                rating=proposed, answered_at=clock.now(), **learner.owner_fields(),
-            )  # fmt: skip
+            if earlier is None:
+                attempt = cls(
+                    template_id=template_id, seed=seed, tries=0, first_verdict=checked.verdict,
+                    first_mistake=mistake, first_hints=hints, first_ratio=checked.ratio,
+                    **learner.owner_fields(),
+                )  # fmt: skip
+            else:
+                attempt = earlier
+            attempt.typed, attempt.value, attempt.expected = typed[:80], value, expected
+            attempt.ratio, attempt.verdict, attempt.mistake = checked.ratio, checked.verdict, mistake
+            attempt.seconds, attempt.tries = seconds, attempt.tries + 1
+            attempt.hints_used = max(attempt.hints_used, hints)
+            attempt.answered_at = clock.now()
+            attempt.proposed_rating = attempt.rating = attempt.propose(previous_right)
+            attempt.save()
             PracticeState.rebuild(learner, template_id)
         return attempt, True
+
+    @classmethod
+    def show_me(
+        cls, learner: Owner, template_id: int, seed: int, expected: float, hints: int
+    ) -> PracticeAttempt:
+        """ "Show me": the steps revealed, the draw finished and rated Missed it."""
+        mine = cls.objects.for_learner(learner)
+        attempt = mine.filter(template_id=template_id, seed=seed).first()
+        if attempt is not None and attempt.finished:
+            return attempt
+        with transaction.atomic():
+            if attempt is None:
+                attempt = cls(
+                    template_id=template_id, seed=seed, tries=0, typed="", value=0.0, expected=expected,
+                    ratio=0.0, verdict=Verdict.OFF, first_hints=hints, **learner.owner_fields(),
+                )  # fmt: skip
+            attempt.shown_solution = True
+            attempt.hints_used = max(attempt.hints_used, hints)
+            attempt.answered_at = clock.now()
+            attempt.proposed_rating = attempt.rating = Rating.MISSED_IT
+            attempt.save()
+            PracticeState.rebuild(learner, template_id)
+        return attempt
+
+    def propose(self, previous_right: bool) -> int:
+        """The rating its tries propose: Show me → Missed it; right at the first try without hints
+        as answers.proposed_rating says (Got it, Easy when quick after a right one); right after a
+        hint or another try no better than Hard; close Hard; off Missed it."""
+        if self.shown_solution:
+            return Rating.MISSED_IT
+        rating = answers.proposed_rating(self.verdict, previous_right, self.seconds)
+        if self.tries > 1 or self.hints_used:
+            rating = min(rating, Rating.HARD)
+        return rating
+
+    def record_hints(self, hints: int) -> None:
+        """A hint taken while the draw is open, so a later try is rated with it."""
+        if not self.finished and hints > self.hints_used:
+            self.hints_used = hints
+            self.save(update_fields=["hints_used"])
+
+    @property
+    def finished(self) -> bool:
+        """Right, out of tries, or shown: the solution is on the page and the draw counts no more."""
+        return self.verdict == Verdict.RIGHT or self.tries >= MAX_TRIES or self.shown_solution
+
+    @property
+    def tries_left(self) -> int:
+        return 0 if self.finished else MAX_TRIES - self.tries
 
     @property
     def known(self) -> bool:
@@ -694,8 +770,31 @@ class PracticeAttempt(models.Model):
             "seconds": self.seconds,
             "proposed_rating": {"value": self.proposed_rating, "label": self.get_proposed_rating_display()},
             "rating": {"value": self.rating, "label": self.get_rating_display()},
+            "tries": self.tries,
+            "hints_used": self.hints_used,
+            "shown_solution": self.shown_solution,
+            "mistake": self.mistake,
+            "first_try": {
+                "verdict": self.first_verdict,
+                "mistake": self.first_mistake,
+                "ratio": self.first_ratio,
+                "hints": self.first_hints,
+            },
             "answered_at": self.answered_at.isoformat(),
         }
+
+    @property
+    def first_error_ratio(self) -> float | None:
+        """How many times off the first try was (calibration reads first tries: a retry after
+        the verdict is not the learner's own estimate); None after Show me without an answer."""
+        ratio = self.first_ratio if self.first_ratio is not None else self.ratio
+        if self.tries == 0:
+            return None
+        return float("inf") if ratio <= 0 else max(ratio, 1 / ratio)
+
+    @property
+    def right_first_time(self) -> bool:
+        return (self.first_verdict or self.verdict) == Verdict.RIGHT
 
     def change_rating(self, rating: Rating) -> bool:
         """The student's own rating instead of the proposed one, within the window; False after."""

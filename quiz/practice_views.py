@@ -28,6 +28,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from accounts.instructors import is_instructor
 from felab_sim.engine import answers
 from felab_sim.engine.drills import DrawnQuestion, DrillError, DrillSpec, Problem, draw_problem, draw_question
+from felab_sim.engine.mistakes import NamedMistake
 from felab_sim.engine.numbers import format_with_unit
 from lessons.models import PracticeTemplate
 from lessons.simulator import simulator
@@ -37,7 +38,7 @@ from serving.vary import vary_on
 
 from . import clock, practice_stats, scheduling
 from .learners import Learner
-from .models import PracticeAttempt, PracticeState, Rating
+from .models import MAX_TRIES, PracticeAttempt, PracticeState, Rating
 
 MAX_SEED = 2**31 - 1
 # How long after the page was drawn an answer's time is believed (a stale tab is not "quick").
@@ -88,7 +89,10 @@ def practice_index(request: HttpRequest) -> HttpResponse:
     return render_kept(
         request,
         "quiz/practice_index.html",
-        lambda: {"lessons": practice_stats.published_by_lesson()},
+        lambda: {
+            "lessons": practice_stats.published_by_lesson(),
+            "mastery_window": practice_stats.MASTERY_WINDOW,
+        },
         ("practice-index",),
         {"records": records},
     )
@@ -102,6 +106,7 @@ class Feedback:
     read: answers.ReadAnswer
     attempt: PracticeAttempt
     counted: bool
+    mistake: NamedMistake | None = None
 
 
 @require_http_methods(["GET", "POST"])
@@ -125,7 +130,7 @@ def practice_problem(request: HttpRequest, template_slug: str) -> HttpResponse:
         # Only an instructor's draft can get here: a published template was checked on save.
         return _page(request, template, None, status=400, error=f"This template cannot draw: {error.message}")
     if isinstance(drawn, Problem):
-        return _answer(request, template, drawn)
+        return _post(request, template, drawn)
     return _new_draw_page(request, template, spec, drawn)
 
 
@@ -138,24 +143,59 @@ def _new_draw_page(
     # Text already: the template would localize the numbers on every request.
     draw = {"seed": str(drawn.seed), "question": drawn.question, "shown_at": str(int(time.time()))}
     context = {"template": template, "lesson": template.lesson, "has_problem": True,
-               "unit": spec.answer_unit, "error": "", "typed": "", "feedback": None}  # fmt: skip
+               "unit": spec.answer_unit, "error": "", "typed": "", "feedback": None,
+               "tolerance_text": answers.tolerance_text(spec.tolerance), "hints": 0, "steps_shown": [],
+               "open": True, "tries_left": MAX_TRIES, "attempt": None, "more_hints": True}  # fmt: skip
     key = ("practice", template.pk, is_instructor(request.user))
     return render_kept(request, "quiz/practice.html", lambda: context, key, {"draw": draw})
 
 
-def _answer(request: HttpRequest, template: PracticeTemplate, problem: Problem) -> HttpResponse:
+def _hints(request: HttpRequest, problem: Problem, attempt: PracticeAttempt | None) -> int:
+    """Steps revealed so far: the form's count (before any answer there is no attempt to hold
+    it), never fewer than the attempt recorded, never more than the steps."""
+    try:
+        hints = int(request.POST.get("hints", "0"))
+    except ValueError:
+        hints = 0
+    if attempt is not None:
+        hints = max(hints, attempt.hints_used)
+    return max(0, min(hints, len(problem.steps)))
+
+
+def _post(request: HttpRequest, template: PracticeTemplate, problem: Problem) -> HttpResponse:
+    """An answer (a try), a Hint (the next step) or Show me (every step, rated Missed it)."""
+    action = request.POST.get("action", "answer")
+    learner = Learner.of(request)
+    attempt = (
+        PracticeAttempt.objects.for_learner(learner).filter(template=template, seed=problem.seed).first()
+        if learner.known
+        else None
+    )
+    hints = _hints(request, problem, attempt)
+    if action == "hint":
+        hints = min(hints + 1, len(problem.steps))
+        if attempt is not None:
+            attempt.record_hints(hints)
+        return _page(request, template, problem, attempt=attempt, hints=hints)
+    if action == "show":
+        attempt = PracticeAttempt.show_me(
+            Learner.of_or_start(request), template.pk, problem.seed, problem.answer, hints
+        )
+        return _page(request, template, problem, attempt=attempt, hints=hints, counted=True)
     typed = request.POST.get("answer", "")
     try:
-        read = answers.read_answer(typed, problem.unit)
+        read = answers.read_answer(typed, problem.unit, above_zero=True)
     except answers.AnswerError as error:
-        return _page(request, template, problem, error=str(error), typed=typed)
-    checked = answers.check(read.value, problem.answer, template.tolerance)
+        return _page(request, template, problem, error=str(error), typed=typed, attempt=attempt, hints=hints)
+    graded = problem.grade(read.value)
+    mistake = graded.mistake.slug if graded.mistake else ""
     attempt, counted = PracticeAttempt.record(
         Learner.of_or_start(request), template.pk, problem.seed, read.typed, read.value, problem.answer,
-        checked, _seconds(request.POST.get("shown_at")),
+        graded.checked, _seconds(request.POST.get("shown_at")), mistake=mistake, hints=hints,
     )  # fmt: skip
-    feedback = Feedback(checked, read, attempt, counted)
-    return _page(request, template, problem, feedback=feedback, typed=typed)
+    feedback = Feedback(graded.checked, read, attempt, counted, graded.mistake)
+    return _page(request, template, problem, feedback=feedback, typed="", attempt=attempt, hints=hints,
+                 counted=counted)  # fmt: skip
 
 
 def _seconds(shown_at: str | None) -> float | None:
@@ -176,7 +216,13 @@ def _page(
     error: str = "",
     typed: str = "",
     feedback: Feedback | None = None,
+    attempt: PracticeAttempt | None = None,
+    hints: int = 0,
+    counted: bool = False,
 ) -> HttpResponse:
+    # Open: the draw still takes answers (no attempt yet, or one neither right, out of tries
+    # nor shown). Finished: every step is on the page.
+    finished = attempt is not None and attempt.finished
     context = {
         "template": template,
         "lesson": template.lesson,
@@ -186,10 +232,20 @@ def _page(
         "typed": typed,
         "feedback": feedback,
         "ratings": Rating.choices,
+        "tolerance_text": answers.tolerance_text(template.tolerance),
+        "attempt": attempt,
+        "open": not finished,
+        "finished": finished,
+        "counted": counted,
+        "hints": hints,
+        "tries_left": attempt.tries_left if attempt is not None else MAX_TRIES,
     }
     if problem is not None:
+        steps = problem.steps
         context["unit"] = problem.unit
         context["draw"] = {"seed": problem.seed, "question": problem.question, "shown_at": int(time.time())}
+        context["steps_shown"] = steps if finished else steps[:hints]
+        context["more_hints"] = not finished and hints < len(steps)
         result = problem.result
         output = result.outputs[template.output]
         context.update(
@@ -202,10 +258,10 @@ def _page(
                 "output_label": output.label,
                 "before_text": problem.before.outputs[template.output].text(),
                 "after_text": problem.after.outputs[template.output].text() if problem.after else "",
-                "solution": problem.solution,
             }
         )
-    return render(request, "quiz/practice.html", context, status=status)
+    response = render(request, "quiz/practice.html", context, status=status)
+    return response
 
 
 @require_POST

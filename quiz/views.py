@@ -168,6 +168,7 @@ def progress(request: HttpRequest) -> HttpResponse:
         "forecast_figure": forecast_figure,
         "forecast_days": FORECAST_DAYS,
         "practice": practice,
+        "mastery_window": practice_stats.MASTERY_WINDOW,
         "practice_look": tuple(row.look for row in practice),
         "calibration_figure": calibration_figure,
         # Whether the page draws a chart, and so needs plotly's script (quiz/progress.html's head).
@@ -273,6 +274,7 @@ def instructor(request: HttpRequest) -> HttpResponse:
                 "lesson__course__order", "lesson__order", "lesson__number", "order", "slug"
             ),
             PracticeAttempt.objects.values_list("template_id", "ratio", "verdict"),
+            PracticeAttempt.objects.all(),
         ),
     }
     return render(request, "quiz/instructor.html", context)

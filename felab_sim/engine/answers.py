@@ -109,8 +109,13 @@ class ReadAnswer:
     note: str  # "no unit given: read as 17.2 GB" or "17,180 MB = 17.2 GB"
 
 
-def read_answer(text: str, unit: str) -> ReadAnswer:
-    """The typed answer as a number in ``unit``; ``AnswerError`` with what to type instead."""
+def read_answer(text: str, unit: str, *, above_zero: bool = False) -> ReadAnswer:
+    """The typed answer as a number in ``unit``; ``AnswerError`` with what to type instead.
+
+    With ``above_zero`` (every practice answer is: a template refuses draws whose answer is not),
+    zero or below is refused as no value of the quantity. A bare number between 0 and 1 where
+    a percent is asked is either a share or a small percent: refused with both readings, so the
+    student says which instead of being marked 100× off."""
     typed = _SPACES.sub(" ", text).strip()
     example = format_with_unit(24, unit) if unit not in {"×", "$"} else ("2.4×" if unit == "×" else "$0.03")
     if not typed:
@@ -135,10 +140,16 @@ def read_answer(text: str, unit: str) -> ReadAnswer:
     unit_text = _UNIT_WORDS.get(rest, rest)
     wanted = pint_unit(unit)
     if not unit_text:
+        if unit == "%" and rest == "" and 0 < number < 1:
+            raise AnswerError(
+                f"“{typed}”: the answer is a percent. Did you mean {format_with_unit(number * 100, '%')}"
+                f" (a share of {typed}) or {typed}%? Type it with the % sign."
+            )
         if wanted != registry().dimensionless and rest == "":
             note = f"no unit given: read as {format_with_unit(number, unit)}"
         else:
             note = ""
+        _refuse_impossible(number, typed, above_zero)
         return ReadAnswer(number, typed, note)
     try:
         given = registry().parse_units(_pint_words(unit_text))
@@ -152,8 +163,16 @@ def read_answer(text: str, unit: str) -> ReadAnswer:
             f" (or a unit that converts to it)."
         )
     value = float(registry().Quantity(number, given).to(wanted).magnitude)
+    _refuse_impossible(value, typed, above_zero)
     note = "" if given == wanted else f"{typed} = {format_with_unit(value, unit)}"
     return ReadAnswer(value, typed, note)
+
+
+def _refuse_impossible(value: float, typed: str, above_zero: bool) -> None:
+    if above_zero and value <= 0:
+        raise AnswerError(
+            f"“{typed}” cannot be the answer: the quantity asked for is above zero. Type the value you worked out."
+        )
 
 
 def _number(match: re.Match[str]) -> float:
@@ -196,20 +215,57 @@ class Checked:
 
 
 def check(given: float, expected: float, tolerance: float) -> Checked:
-    """Right within the tolerance, close within 2×, off beyond it."""
+    """Right within the tolerance, close within 2×, off beyond it.
+
+    The words are the verdict's own numbers: a right answer's distance is printed no larger than
+    the tolerance, a close one's larger than it, an off one's factor beyond 2×, with as many
+    decimals as that takes, so a verdict never reads "Close: 1× too high" or "Right" beside
+    the same distance called "Close" on another answer."""
     if expected <= 0 or not math.isfinite(expected):
         raise ValueError(f"expected answer must be above 0, got {expected!r}")
     if given <= 0:
         return Checked("off", 0.0, "zero or below: the answer is above zero")
     ratio = given / expected
-    if abs(ratio - 1) <= tolerance + 1e-12:
-        share = round(abs(ratio - 1) * 100)
-        side = "high" if ratio > 1 else "low"
-        return Checked("right", ratio, "right on" if share == 0 else f"right: {share}% {side}")
-    verdict: Verdict = "close" if 1 / CLOSE_FACTOR <= ratio <= CLOSE_FACTOR else "off"
-    if ratio > 1:
-        return Checked(verdict, ratio, f"{_times(ratio)} too high")
-    return Checked(verdict, ratio, f"{_times(1 / ratio)} too low")
+    allowed = tolerance_text(tolerance)
+    off_by = abs(ratio - 1) * 100  # percent
+    side = "high" if ratio > 1 else "low"
+    if off_by <= tolerance * 100 + 1e-10:
+        shown = _printed_within(off_by, tolerance * 100)
+        if float(shown) == 0:
+            return Checked("right", ratio, f"on the calculator's value (right within {allowed})")
+        return Checked("right", ratio, f"{shown}% {side}, within the {allowed} allowed")
+    if 1 / CLOSE_FACTOR <= ratio <= CLOSE_FACTOR:
+        shown = _printed_beyond(off_by, tolerance * 100)
+        return Checked("close", ratio, f"{shown}% too {side}; right is within {allowed}")
+    factor = ratio if ratio > 1 else 1 / ratio
+    return Checked("off", ratio, f"{_printed_beyond(factor, CLOSE_FACTOR)}× too {side}")
+
+
+def tolerance_text(tolerance: float) -> str:
+    """The tolerance as a student reads it: "10%", "1%", "2.5%"."""
+    return f"{format_number(round(tolerance * 100, 6))}%"
+
+
+def _printed_within(value: float, bound: float) -> str:
+    """``value`` (at most ``bound``) printed with the fewest decimals (0 to 4) that keep it so."""
+    for decimals in range(5):
+        text = f"{value:.{decimals}f}"
+        if float(text) <= bound:
+            return text
+    return f"{bound:g}"
+
+
+def _printed_beyond(value: float, bound: float) -> str:
+    """``value`` (above ``bound``) printed by the site's rule, or with more decimals where the
+    rule would print the bound itself or below it: 10.02% beside a 10% tolerance, not "10%"."""
+    text = format_number(value)
+    if float(text.replace(",", "")) > bound:
+        return text
+    for decimals in range(1, 7):
+        text = f"{value:,.{decimals}f}"
+        if float(text.replace(",", "")) > bound:
+            return text
+    return f"{value:.7g}"
 
 
 def ratio_group(ratio: float, verdict: Verdict) -> str:
@@ -224,10 +280,6 @@ def ratio_group(ratio: float, verdict: Verdict) -> str:
     if far <= FAR_FACTOR:
         return f"2–10× {side}"
     return f"over 10× {side}"
-
-
-def _times(ratio: float) -> str:
-    return f"{format_number(ratio)}×"
 
 
 # FSRS's ratings, by the values quiz stores (Again 1, Hard 2, Good 3, Easy 4).

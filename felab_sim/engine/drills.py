@@ -12,6 +12,7 @@ Pure Python: no Django. Units are pint's; see :mod:`felab_sim.engine.answers`.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import random
@@ -20,11 +21,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .answers import convert, unit_problem
+from .answers import Checked, check, convert, unit_problem
 from .calculator import Calculator, Result
 from .calculators import CALCULATORS
-from .numbers import format_number
+from .mistakes import Mistake, MistakeError, NamedMistake, matching, mistake_problems, offered
+from .numbers import format_number, format_significant, with_unit
 from .params import ParamError, ParamValue
+from .step_check import false_steps
 
 __all__ = ["PLACEHOLDER", "Draw", "DrillSpec", "Problem", "draw_problem", "spec_problems"]
 
@@ -35,6 +38,9 @@ ASKS: dict[str, str] = {
     "ratio": "the output after the change ÷ before it",
 }
 PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)?)\}")
+# A worked step's placeholder may ask for significant digits, "{out.kv_gb_per_conversation:4}",
+# where a later step computes from it: every printed step must hold to the digits it shows.
+STEP_PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)?)(?::([1-9]))?\}")
 # A log range draws this many significant digits, so a problem reads "3,400 tokens", not "3,417.6".
 LOG_DIGITS = 2
 # How many seeds, beyond every combination of extremes, a template is checked with when saved.
@@ -182,6 +188,7 @@ class DrillSpec:
     tolerance: float = 0.1
     unit: str = ""
     solution: str = ""
+    mistakes: tuple[Mistake, ...] = ()
 
     @classmethod
     def from_data(cls, slug: str, data: Mapping[str, object]) -> DrillSpec:
@@ -194,6 +201,13 @@ class DrillSpec:
         for name, value in (("fixed", fixed), ("change", change)):
             if not isinstance(value, Mapping):
                 raise DrillError(name, f"{name} must be a mapping of input names to values")
+        raw_mistakes = data.get("mistakes") or []
+        if not isinstance(raw_mistakes, list):
+            raise DrillError("mistakes", "mistakes must be a list")
+        try:
+            mistakes = tuple(Mistake.from_data(m) for m in raw_mistakes)
+        except MistakeError as error:
+            raise DrillError("mistakes", error.message) from None
         tolerance = data.get("tolerance", 0.1)
         if not isinstance(tolerance, int | float) or isinstance(tolerance, bool) or not 0 < tolerance < 1:
             raise DrillError(
@@ -211,6 +225,7 @@ class DrillSpec:
             tolerance=float(tolerance),
             unit=str(data.get("unit") or ""),
             solution=str(data.get("solution") or ""),
+            mistakes=mistakes,
         )
 
     @property
@@ -227,6 +242,24 @@ class DrillSpec:
     def placeholder_names(self) -> set[str]:
         """What the question may name: each draw, the inputs its presets set, each fixed input."""
         return {d.name for d in self.draws} | {n for d in self.draws for n in d.inputs} | set(self.fixed)
+
+
+@dataclass(frozen=True)
+class Graded:
+    """An answer's verdict and the named mistake it matches (None: none, or right)."""
+
+    checked: Checked
+    mistake: NamedMistake | None
+
+    def as_json(self) -> dict[str, object]:
+        """The shape ``manage.py drill SLUG --seed N --answer TEXT --json`` prints."""
+        return {
+            "verdict": self.checked.verdict,
+            "says": self.checked.words,
+            "mistake": None
+            if self.mistake is None
+            else {"slug": self.mistake.slug, "says": self.mistake.says},
+        }
 
 
 @dataclass(frozen=True)
@@ -269,9 +302,62 @@ class Problem:
         values["answer"] = format_number(self.answer)
         return values
 
+    def solution_numbers(self) -> dict[str, tuple[float, str]]:
+        """The numbers behind the solution's names, each with its unit, for "{name:N}"."""
+        numbers: dict[str, tuple[float, str]] = {}
+        results = [("", self.before)] + ([("after.", self.after)] if self.after is not None else [])
+        for prefix, result in results:
+            for name, value in result.params.items():
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    numbers[f"{prefix}{name}"] = (float(value), "")
+            out = prefix if prefix else "out."
+            for key, output in result.outputs.items():
+                if isinstance(output.value, int | float) and not isinstance(output.value, bool):
+                    numbers[f"{out}{key}"] = (float(output.value), output.unit)
+        numbers["answer"] = (self.answer, self.unit)
+        return numbers
+
+    @property
+    def steps(self) -> list[str]:
+        """The worked solution, one step a line of the template's ``solution``, in this draw's numbers."""
+        values, numbers = self.solution_values(), self.solution_numbers()
+
+        def replace(match: re.Match[str]) -> str:
+            name, digits = match.group(1), match.group(2)
+            if digits and name in numbers:
+                value, unit = numbers[name]
+                return with_unit(format_significant(value, int(digits)), unit)
+            return values.get(name, match.group(0))
+
+        return [
+            STEP_PLACEHOLDER.sub(replace, line).strip()
+            for line in self.spec.solution.splitlines()
+            if line.strip()
+        ]
+
     @property
     def solution(self) -> str:
-        return fill(self.spec.solution, self.solution_values())
+        return " ".join(self.steps)
+
+    def rerun(self, inputs: Mapping[str, ParamValue]) -> tuple[Result, Result]:
+        """The calculator at other inputs, before and after the template's change (the same
+        result twice without one): a named mistake's wrong way through the problem."""
+        calc = self.spec.calc
+        before = calc.run(inputs, with_formulas=False)
+        if not self.spec.change:
+            return before, before
+        return before, calc.run(_changed(calc, before.params, self.spec.change), with_formulas=False)
+
+    @functools.cached_property
+    def mistakes(self) -> list[NamedMistake]:
+        """The template's named mistakes this draw tells apart (felab_sim.engine.mistakes)."""
+        return offered(self)
+
+    def grade(self, given: float) -> Graded:
+        """An answer checked (right, close, off) and, when not right, the named mistake it matches."""
+        checked = check(given, self.answer, self.spec.tolerance)
+        mistake = matching(self, given) if checked.verdict != "right" and given > 0 else None
+        return Graded(checked, mistake)
 
     def as_json(self) -> dict[str, object]:
         """The shape ``manage.py drill SLUG --seed N --json`` prints."""
@@ -282,6 +368,8 @@ class Problem:
             "inputs": dict(self.before.params),
             "answer": {"value": self.answer, "unit": self.unit},
             "tolerance": self.spec.tolerance,
+            "steps": self.steps,
+            "mistakes": [mistake.as_json() for mistake in self.mistakes],
         }
 
 
@@ -419,6 +507,11 @@ def spec_problems(spec: DrillSpec, *, seeds: int = SAMPLE_SEEDS) -> list[DrillEr
             drawn = ", ".join(f"{k}={_shown(v)}" for k, v in inputs.items())
             message = error.message.split(", which ", 1)[-1] if error.field == "draws" else error.message
             return [DrillError(error.field, f"{where} ({drawn}): {message}")]
+    # Every printed step must hold to the digits it prints (felab_sim.engine.step_check).
+    for seed in range(seeds):
+        for step in draw_problem(spec, seed).steps:
+            if problems := false_steps(step):
+                return [DrillError("solution", f"seed {seed}: {problems[0]}")]
     return []
 
 
@@ -463,6 +556,8 @@ def _shape_problems(spec: DrillSpec) -> list[DrillError]:
         if not numeric or not isinstance(factor, int | float) or isinstance(factor, bool) or factor <= 0:
             problems.append(DrillError("change", f"change {name}: a numeric input and a factor above 0"))
     problems += _placeholder_problems(spec)
+    if not problems:
+        problems += [DrillError("mistakes", message) for message in mistake_problems(spec)]
     output_unit = calc.outputs[calc.output_keys.index(spec.output)].unit if not problems else ""
     if not problems and spec.unit and (problem := unit_problem(spec.unit, output_unit)):
         problems.append(DrillError("unit", problem))
@@ -484,7 +579,7 @@ def _placeholder_problems(spec: DrillSpec) -> list[DrillError]:
     solution_names = allowed | declared | {"answer"} | {f"out.{k}" for k in keys}
     if spec.change:
         solution_names |= {f"after.{k}" for k in keys | declared}
-    if unknown := set(PLACEHOLDER.findall(spec.solution)) - solution_names:
+    if unknown := {m.group(1) for m in STEP_PLACEHOLDER.finditer(spec.solution)} - solution_names:
         problems.append(DrillError("solution", f"{{{sorted(unknown)[0]}}} names no input or output"))
     return problems
 

@@ -74,11 +74,31 @@ def format_number(value: float | int | None) -> str:
 
 
 def format_with_unit(value: float | int | None, unit: str = "") -> str:
-    """A number with its unit: "26 ms", "275.1 tok/s", "71%"; just the dash when it is missing."""
-    number = format_number(value)
+    """A number with its unit: "26 ms", "275.1 tok/s", "71%", "$0.13"; just the dash when it is missing."""
+    return with_unit(format_number(value), unit)
+
+
+def with_unit(number: str, unit: str) -> str:
+    """A printed number with its unit: after a space, against it ("71%") or leading it ("$0.13")."""
     if not unit or number == MISSING:
         return number
+    if unit == "$":
+        return f"-${number[1:]}" if number.startswith("-") else f"${number}"
     return f"{number}{unit}" if unit in _ATTACHED_UNITS else f"{number} {unit}"
+
+
+def format_significant(value: float | int, digits: int) -> str:
+    """A number with at least ``digits`` significant digits (whole numbers print whole), for a
+    worked step whose next step computes from it: "1.074" where the rule prints "1.1"."""
+    if isinstance(value, bool) or not math.isfinite(value):
+        return MISSING
+    if value == 0:
+        return "0"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
+    text = f"{value:,.{decimals}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
 
 
 def parse_number(text: str) -> float | None:

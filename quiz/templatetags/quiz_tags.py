@@ -126,6 +126,12 @@ def record_of(records: Any, template_id: int) -> Any:
 
 
 @register.filter
+def mastery_in(records: Any, group: Any) -> str:
+    """The learner's mastery of the lesson a /practice/ group lists (quiz.practice_stats)."""
+    return records.mastery_of(group.lesson.pk)
+
+
+@register.filter
 def due_in(records: Any, group: Any) -> int:
     """How many of the templates a lesson lists on /practice/ are due for the learner."""
     return sum(records.of(template.pk).due for template in group.templates)

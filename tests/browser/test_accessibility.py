@@ -60,6 +60,11 @@ def test_an_answered_practice_problem_and_the_calibration_chart_have_no_serious_
     page.goto(live_lessons + "/practice/l05-kv-per-conversation/?seed=3")
     page.get_by_label("Your answer", exact=False).fill(f"{answer * 1.5} GB")
     page.get_by_label("Your answer", exact=False).press("Enter")
+    page.get_by_label("Try again", exact=False).wait_for()  # close: open for another try
+    page.get_by_role("button", name="Hint: step 1").click()
+    page.locator("#practice-hints").wait_for()
+    assert serious_violations(page) == []
+    page.get_by_role("button", name="Show me").click()
     page.get_by_role("heading", name="Worked solution").wait_for()
     assert serious_violations(page) == []
     page.goto(live_lessons + "/progress/")

@@ -61,26 +61,28 @@ def test_a_student_answers_right_close_off_and_in_another_unit_and_it_reaches_fs
     expect(student.get_by_text("Proposed from your error: Got it")).to_be_visible()
 
     student.goto(problem_url(live_lessons, 8))
-    answer(student, f"{expected(8) * 1.5:.4f} GB")  # close
-    expect(student.get_by_role("heading", name="Close: 1.5× too high")).to_be_visible()
+    answer(student, f"{expected(8) * 1.5:.4f} GB")  # close: the draw stays open for another try
+    expect(student.get_by_role("heading", name="Close: 50% too high; right is within 10%")).to_be_visible()
+    expect(student.get_by_label("Try again (2 tries left)", exact=False)).to_be_visible()
+    expect(student.get_by_role("heading", name="Worked solution")).to_have_count(0)
+    student.get_by_role("button", name="Show me").click()
     expect(student.get_by_role("heading", name="Worked solution")).to_be_visible()
-    expect(student.get_by_text("Proposed from your error: Hard")).to_be_visible()
-    # The student thinks it was worse than Hard: htmx swaps the rating in place, a plain
+    expect(student.get_by_text("Proposed from your error: Missed it")).to_be_visible()
+    # The student thinks it was better than Missed it: htmx swaps the rating in place, a plain
     # form gets a confirmation page that says what was stored and where to go next.
-    student.get_by_role("button", name="Missed it").click()
-    expect(student.get_by_text("Stored: Missed it.", exact=False)).to_be_visible()
+    student.get_by_role("button", name="Hard").click()
+    expect(student.get_by_text("Stored: Hard.", exact=False)).to_be_visible()
     if student.url.endswith("/rate/"):  # no JavaScript: the form's own page
         expect(student.get_by_role("heading", name="Rating stored")).to_be_visible()
         expect(student.get_by_role("link", name="Back to practice")).to_have_attribute("href", "/practice/")
     else:  # htmx: the problem page is still there, its rating section swapped
-        expect(student.get_by_role("heading", name="Close: 1.5× too high")).to_be_visible()
+        expect(student.get_by_role("heading", name="Worked solution")).to_be_visible()
     expect(student.get_by_role("link", name="Another one like this")).to_be_visible()
 
     student.goto(problem_url(live_lessons, 9))
-    answer(student, f"{expected(9) * 3:.4f} GB")  # off
+    answer(student, f"{expected(9) * 3:.4f} GB")  # off, and left there
     expect(student.get_by_role("heading", name="Off: 3× too high")).to_be_visible()
-    expect(student.get_by_role("heading", name="Worked solution")).to_be_visible()
-    expect(student.get_by_text("Proposed from your error: Missed it")).to_be_visible()
+    expect(student.get_by_label("Try again (2 tries left)", exact=False)).to_be_visible()
 
     student.goto(problem_url(live_lessons, 10))
     megabytes = f"{expected(10) * 1000:,.0f} MB"  # another unit: "17,180 MB" for a GB answer
@@ -98,7 +100,7 @@ def test_a_student_answers_right_close_off_and_in_another_unit_and_it_reaches_fs
     attempts = list(PracticeAttempt.objects.order_by("answered_at", "id").values_list("verdict", "rating"))
     assert attempts == [
         ("right", Rating.GOT_IT),
-        ("close", Rating.MISSED_IT),  # changed from the proposed Hard
+        ("close", Rating.HARD),  # Show me proposed Missed it; the student changed it
         ("off", Rating.MISSED_IT),
         ("right", Rating.GOT_IT),
     ]
@@ -107,8 +109,9 @@ def test_a_student_answers_right_close_off_and_in_another_unit_and_it_reaches_fs
 
     student.goto(live_lessons + "/progress/")
     row = student.locator("#practice-table tbody tr", has_text="05 · KV cache")
-    expect(row.locator("td").nth(0)).to_have_text("4")  # attempts
-    expect(row.locator("td").nth(1)).to_have_text("50%")  # right
+    expect(row.locator("td").nth(0)).to_have_text("Familiar")  # mastery: 2 of 4 right first time
+    expect(row.locator("td").nth(1)).to_have_text("4")  # attempts
+    expect(row.locator("td").nth(2)).to_have_text("50%")  # right first time
     expect(student.locator("#calibration-table tbody td").first).to_have_text("1–4")
     expect(student.locator("#calibration-chart svg").first).to_be_attached()
 

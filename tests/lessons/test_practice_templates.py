@@ -99,6 +99,11 @@ def test_a_sampled_draw_the_calculator_refuses_is_caught_not_only_the_extremes(l
             "low below high",
         ),
         ({"solution": "{out.nothing}"}, "solution", "{out.nothing} names no input or output"),
+        (
+            {"solution": "{context_tokens} tokens × 2 = {out.kv_gb_per_conversation}"},
+            "solution",
+            "the left side is",
+        ),
     ],
 )
 def test_each_kind_of_mistake_is_refused_with_its_reason(lesson, changes, field, words):
@@ -227,6 +232,8 @@ def test_the_drill_command_lists_templates_and_prints_a_seeds_problem_as_json(le
         "inputs": printed["inputs"],
         "answer": {"value": problem.answer, "unit": "GB"},
         "tolerance": 0.1,
+        "steps": problem.steps,
+        "mistakes": [mistake.as_json() for mistake in problem.mistakes],
     }
     with pytest.raises(CommandError, match="is not a practice template"):
         run("drill", "nothing-here")

@@ -67,13 +67,13 @@ def test_the_figure_plots_the_medians_at_each_runs_last_attempt(improving_studen
     assert figure["layout"]["yaxis"]["type"] == "log"
 
 
-def test_an_answer_of_zero_is_infinitely_off_in_the_table_and_leaves_no_point(client, lessons):
+def test_show_me_without_an_answer_leaves_no_calibration_point(client, lessons):
+    # An answer of zero is refused unread (tests/quiz/test_practice.py); Show me has no answer.
     for seed in (1, 2, 3):
-        client.post(f"/practice/{SLUG}/", {"seed": seed, "answer": "0"})
-    page = client.get("/progress/").content.decode()
-    assert calibration_rows(page) == [("1–3", "∞")]
+        client.post(f"/practice/{SLUG}/", {"seed": seed, "action": "show"})
+    assert PracticeAttempt.objects.count() == 3
     practice = learner_practice(PracticeAttempt.objects.all())
-    assert charts.calibration_figure(practice)["data"][0]["y"] == [None]
+    assert practice[0].calibration == [] and practice[0].right == 0
 
 
 def test_no_practice_no_chart(client, lessons):

@@ -70,9 +70,9 @@ def test_another_unit_is_converted_not_string_matched(client, template):
 def test_close_and_off_answers_say_how_far_and_which_way(client, template):
     value = expected(template, 4)
     close = answer(client, 4, f"{value * 1.5} GB")
-    assert "Close" in close and "1.5× too high" in close
+    assert "Close: 50% too high; right is within 10%" in close
     off = answer(client, 5, f"{expected(template, 5) / 2.3}")
-    assert "Off" in off and "2.3× too low" in off
+    assert "Off: 2.3× too low" in off
     ratings = list(PracticeAttempt.objects.order_by("answered_at", "id").values_list("verdict", "rating"))
     assert ratings == [("close", Rating.HARD), ("off", Rating.MISSED_IT)]
 
@@ -95,12 +95,13 @@ def test_an_answer_that_cannot_be_read_is_explained_and_not_counted(client, temp
     assert not PracticeAttempt.objects.exists()
 
 
-def test_a_problem_counts_once_even_if_answered_again(client, template):
+def test_a_finished_problem_counts_no_more_answers(client, template):
     value = expected(template, 4)
-    answer(client, 4, "1 GB" if value > 2 else "100 GB")
-    page = answer(client, 4, f"{value} GB")
+    answer(client, 4, f"{value} GB")
+    page = answer(client, 4, "1 GB" if value > 2 else "100 GB")
     assert "not counted" in page
-    assert PracticeAttempt.objects.count() == 1
+    attempt = PracticeAttempt.objects.get()
+    assert attempt.verdict == "right" and attempt.tries == 1
 
 
 def test_right_twice_in_a_row_quickly_proposes_easy(client, template):
@@ -140,7 +141,9 @@ def test_every_bundled_template_renders_and_answers_without_javascript(client, l
         problem = row.problem(11)
         shown = client.get(f"{url}?seed=11")
         assert shown.status_code == 200 and escape(problem.question) in shown.content.decode(), row.slug
-        checked = client.post(url, {"seed": 11, "answer": repr(problem.answer)})
+        # A bare number below 1 where a percent is asked is asked about, so the % is typed.
+        typed = repr(problem.answer) + ("%" if problem.unit == "%" else "")
+        checked = client.post(url, {"seed": 11, "answer": typed})
         page = checked.content.decode()
         assert "Right" in page, row.slug
         assert "{" not in page.split("Worked solution")[1].split("</section>")[0], row.slug
@@ -184,8 +187,27 @@ def test_the_instructor_sees_each_templates_answers_grouped_by_how_far_off(
     answer(client, 4, f"{expected(template, 4) / 3}")
     page = instructor_client.get("/instructor/").content.decode()
     row = page.split(f"L05 · {template.title}")[1].split("</tr>")[0]
-    assert "<td>4</td>" in row and "<td>25%</td>" in row
+    assert (
+        "<td>4</td>" in row
+        and "<span>named mistake 0</span> · <span>close 0</span> · <span>off 3</span>" in row
+    )
     assert "over 10× high: 2 · 2–10× low: 1 · right: 1" in row
+
+
+def test_the_instructor_sees_first_tries_how_they_ended_and_the_named_mistakes(
+    client, template, instructor_client
+):
+    answer(client, 1, f"{expected(template, 1) / 2} GB")  # K and V counted once
+    answer(client, 1, f"{expected(template, 1)} GB")  # then right
+    answer(client, 2, f"{expected(template, 2) / 2} GB")  # K and V once, and left there
+    answer(client, 3, f"{expected(template, 3)} GB", hints=1)
+    client.post(URL, {"seed": 4, "action": "show"})
+    page = instructor_client.get("/instructor/").content.decode()
+    row = page.split('id="instructor-practice"')[1].split(f"L05 · {template.title}")[1].split("</tr>")[0]
+    first = "right 1</span> · <span>named mistake 2</span> · <span>close 0</span> · <span>off 0</span>"
+    assert first in row and "shown unanswered 1" in row
+    assert "right alone 0</span> · <span>after help 2</span> · <span>not right 2" in row
+    assert ">kv-once: 2</span>" in row and "counting the cache once" in row
 
 
 def test_every_bundled_templates_answer_typed_as_the_site_prints_it_is_right(client, lessons):
@@ -205,3 +227,121 @@ def test_the_gradient_fades_printed_power_of_ten_reads_back_right(client, lesson
     assert "× 10⁻" in printed
     page = client.post(template.get_absolute_url(), {"seed": seed, "answer": printed}).content.decode()
     assert "Right" in page and "not a unit" not in page
+
+
+@pytest.mark.parametrize("typed", ["-5", "0", "0 GB", "−2 GB", "-3 MB"])
+def test_an_answer_that_cannot_be_a_positive_quantity_is_refused_and_not_counted(client, template, typed):
+    page = answer(client, 4, typed)
+    assert "cannot be the answer: the quantity asked for is above zero" in page and "Not counted." in page
+    assert "Worked solution" not in page
+    assert not PracticeAttempt.objects.exists()
+
+
+def test_a_bare_share_where_a_percent_is_asked_is_asked_about_not_marked_100x_off(client, lessons):
+    template = PracticeTemplate.objects.get(slug="l04-efficiency")
+    url = template.get_absolute_url()
+    problem = template.problem(1)
+    share = f"{problem.answer / 100:.3f}"
+    page = client.post(url, {"seed": 1, "answer": share}).content.decode()
+    assert "the answer is a percent. Did you mean" in page and "Not counted." in page
+    assert "too low" not in page and not PracticeAttempt.objects.exists()
+    right = client.post(url, {"seed": 1, "answer": f"{problem.answer:.1f}"}).content.decode()
+    assert "Right" in right and PracticeAttempt.objects.get().verdict == "right"
+
+
+def test_the_tolerance_is_shown_with_the_question(client, template, lessons):
+    assert "Right within 10% of the calculator's value." in client.get(f"{URL}?seed=3").content.decode()
+    tight = PracticeTemplate.objects.get(slug="l05-context-doubles")
+    page = client.get(f"{tight.get_absolute_url()}?seed=3").content.decode()
+    assert "Right within 1% of the calculator's value." in page
+
+
+@pytest.mark.parametrize(
+    ("factor", "title"),
+    [
+        (1.04, "Close: 4% too high; right is within 1%"),
+        (1.0101, "Close: 1.01% too high; right is within 1%"),
+        (1.009, "Right: 1% high, within the 1% allowed"),
+        (1.0, "Right: on the calculator&#x27;s value (right within 1%)"),
+        (2.001, "Off: 2.001× too high"),
+    ],
+)
+def test_the_verdict_is_worded_from_the_numbers_that_decide_it(client, lessons, factor, title):
+    tight = PracticeTemplate.objects.get(slug="l05-context-doubles")
+    seed = next(s for s in range(50) if tight.problem(s).answer >= 40)
+    typed = repr(tight.problem(seed).answer * factor)
+    page = client.post(tight.get_absolute_url(), {"seed": seed, "answer": typed}).content.decode()
+    assert title in page
+
+
+def test_the_worked_solution_is_numbered_steps_in_the_draws_numbers(client, template):
+    page = answer(client, 1, f"{expected(template, 1)} GB")
+    steps = page.split('<ol class="practice-steps">')[1].split("</ol>")[0]
+    assert steps.count("<li>") == len(template.problem(1).steps) >= 2
+    assert escape(template.problem(1).steps[-1]) in steps
+
+
+def hint(client: Client, seed: int, hints: int) -> str:
+    response = client.post(URL, {"seed": seed, "action": "hint", "hints": hints, "answer": ""})
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_hints_reveal_the_steps_one_at_a_time_and_cap_the_rating_at_hard(client, template):
+    steps = template.problem(2).steps
+    first = hint(client, 2, 0)
+    assert escape(steps[0]) in first and escape(steps[1]) not in first
+    assert 'name="hints" value="1"' in first and "Hint: step 2" in first
+    second = hint(client, 2, 1)
+    assert escape(steps[1]) in second and escape(steps[2]) not in second
+    assert not PracticeAttempt.objects.exists()  # a hint alone records nothing
+    page = answer(client, 2, f"{expected(template, 2)} GB", hints=2)
+    assert "Right" in page
+    attempt = PracticeAttempt.objects.get()
+    assert (attempt.hints_used, attempt.first_hints, attempt.tries) == (2, 2, 1)
+    assert attempt.rating == attempt.proposed_rating == Rating.HARD
+
+
+def test_an_off_answer_can_be_tried_again_without_the_answer_shown(client, template):
+    value = expected(template, 3)
+    first = answer(client, 3, f"{value / 2} GB")  # K and V counted once
+    assert "counting the cache once" in first and "Try again (2 tries left)" in first
+    assert "Worked solution" not in first and format_with_unit(value, "GB") not in first
+    attempt = PracticeAttempt.objects.get()
+    assert (attempt.first_verdict, attempt.first_mistake, attempt.rating) == ("close", "kv-once", Rating.HARD)
+    second = answer(client, 3, f"{value} GB")
+    assert "Right" in second and "Worked solution" in second
+    attempt.refresh_from_db()
+    assert (attempt.tries, attempt.verdict, attempt.mistake, attempt.first_mistake) == (
+        2,
+        "right",
+        "",
+        "kv-once",
+    )
+    assert attempt.rating == Rating.HARD  # right at the second try: no better than Hard
+    assert PracticeState.objects.get().review_count == 1
+
+
+def test_three_misses_show_the_solution_and_count_missed_it(client, template):
+    value = expected(template, 5)
+    for tries_left, typed in ((2, value * 5), (1, value * 6)):
+        page = answer(client, 5, f"{typed} GB")
+        assert f"Try again ({tries_left} tr" in page
+    last = answer(client, 5, f"{value * 7} GB")
+    assert "Worked solution" in last and "Try again" not in last
+    attempt = PracticeAttempt.objects.get()
+    assert attempt.tries == 3 and attempt.rating == Rating.MISSED_IT
+    assert "not counted" in answer(client, 5, f"{value} GB")
+
+
+def test_show_me_reveals_every_step_and_counts_as_missed_it(client, template):
+    hint(client, 6, 0)
+    response = client.post(URL, {"seed": 6, "action": "show", "hints": 1})
+    page = response.content.decode()
+    assert "Worked solution" in page and "Shown:" in page
+    for step in template.problem(6).steps:
+        assert escape(step) in page
+    attempt = PracticeAttempt.objects.get()
+    assert attempt.shown_solution and attempt.tries == 0 and attempt.rating == Rating.MISSED_IT
+    assert attempt.hints_used == 1
+    assert "not counted" in answer(client, 6, f"{expected(template, 6)} GB")

@@ -161,6 +161,7 @@ def test_export_has_ones_practice_and_runs_and_nothing_of_anothers(
     assert off["seed"] == 3 and off["typed"] == f"{typed}" and off["verdict"] == "off"
     assert off["rating"]["label"] == "Missed it" and off["answered_at"] == clock.now().isoformat()
     assert off["expected"] == pytest.approx(typed / 5)
+    assert off["tries"] >= 1 and off["hints_used"] == 0 and off["first_try"]["verdict"] in ("off", None)
     schedules = {schedule["template"]: schedule for schedule in data["practice_schedule"]}
     assert sorted(schedules) == ["l04-efficiency", "l05-kv-per-conversation"]
     assert schedules["l04-efficiency"]["reviews"] == 1 and "due" in schedules["l04-efficiency"]["fsrs"]

@@ -1,10 +1,13 @@
 """Reading a typed answer back: every way the site prints a number reads as that number."""
 
 import math
+import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from felab_sim.engine.answers import AnswerError, read_answer
+from felab_sim.engine.answers import AnswerError, check, read_answer, tolerance_text
 from felab_sim.engine.calculator import Output
 from felab_sim.engine.numbers import format_with_unit
 
@@ -82,3 +85,20 @@ def test_the_forms_people_write_a_printed_number_in_read(typed, unit, value):
 def test_a_malformed_power_of_ten_is_explained_never_an_exception(typed):
     with pytest.raises(AnswerError):
         read_answer(typed, "GB")
+
+
+@given(
+    ratio=st.floats(min_value=0.01, max_value=100, allow_nan=False),
+    tolerance=st.sampled_from([0.01, 0.02, 0.03, 0.05, 0.1]),
+)
+def test_a_verdicts_words_never_contradict_it(ratio, tolerance):
+    checked = check(ratio * 37.0, 37.0, tolerance)
+    words = checked.words
+    assert not words.lower().startswith(checked.verdict)  # the page prints the verdict once
+    number = float(re.match(r"[\d,.]+", words.replace("on the", "0 on the")).group().replace(",", ""))
+    if checked.verdict == "right":
+        assert number <= tolerance * 100
+    elif checked.verdict == "close":
+        assert number > tolerance * 100 and words.endswith(f"right is within {tolerance_text(tolerance)}")
+    else:
+        assert number > 2 and "×" in words

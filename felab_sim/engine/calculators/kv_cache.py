@@ -144,6 +144,7 @@ def _compute(p: Params) -> dict[str, float]:
     per_token = sum(by_kind.values())
     conversation = kv_bytes_for_sequence(shape, p["context_tokens"], per_value, tp).per_gpu
     return {
+        "kv_bytes_per_value": per_value,
         "kv_bytes_per_token": per_token,
         "kv_bytes_per_token_full": by_kind.get(AttentionKind.FULL, 0.0),
         "kv_bytes_per_token_sliding": by_kind.get(AttentionKind.SLIDING, 0.0),
@@ -157,6 +158,8 @@ def _compute(p: Params) -> dict[str, float]:
         "kv_gb_total": conversation * p["users"] / GB,
         # A small tolerance so 18 GiB ÷ 1 GiB is 18, not 17 after rounding error.
         "max_conversations": math.floor(p["free_gb"] * GB / conversation + 1e-9),
+        # Not rounded down: vLLM's "Maximum concurrency for N tokens per request: 9.31x".
+        "max_concurrency": p["free_gb"] * GB / conversation,
         **_beside_the_engine(p, per_token),
     }
 
@@ -190,6 +193,7 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
         )
     per_conversation = f"{out('kv_bytes_per_context_token')} × {typed(tokens)} tokens"
     return {
+        "kv_bytes_per_value": f"{out('kv_bytes_per_value')}: each cached number in {p['kv_dtype']}",
         "kv_bytes_per_token": f"{out('kv_bytes_per_token')} = {' + '.join(terms.values())}",
         **{keys[k]: f"{out(keys[k])} = {terms[k]}" if k in terms else f"0 B: {none[k]}" for k in keys},
         "kv_bytes_per_context_token": per_context,
@@ -203,6 +207,10 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
         "kv_gb_total": f"{out('kv_gb_total')} = {out('kv_gb_per_conversation')} × {counted(p['users'], 'user')}",
         "max_conversations": (
             f"{out('max_conversations')} = ⌊{typed(p['free_gb'], 'GB')} ÷ {out('kv_gb_per_conversation')}⌋"
+        ),
+        "max_concurrency": (
+            f"{out('max_concurrency')} = {typed(p['free_gb'], 'GB')} ÷ {out('kv_gb_per_conversation')},"
+            " not rounded down, as vLLM's log prints its maximum concurrency"
         ),
         **_engine_formulas(p, out),
     }
@@ -410,6 +418,7 @@ CALCULATOR = Calculator(
         ),
     ),
     outputs=(
+        OutputSpec("kv_bytes_per_value", "B", "per cached number (a key's or a value's)"),
         OutputSpec("kv_bytes_per_token", "B", "per token, every layer (one GPU's share)"),
         OutputSpec("kv_bytes_per_token_full", "B", "per token in full-attention layers"),
         OutputSpec(
@@ -424,6 +433,7 @@ CALCULATOR = Calculator(
         OutputSpec("kv_gb_per_conversation_all_gpus", "GB", "per conversation, all GPUs together"),
         OutputSpec("kv_gb_total", "GB", "for all users (one GPU's share)"),
         OutputSpec("max_conversations", "conversations", "full-length conversations that fit"),
+        OutputSpec("max_concurrency", "×", "maximum concurrency as vLLM prints it (not rounded down)"),
         OutputSpec("engine", "", "the engine the log is from"),
         OutputSpec("pool_gb", "GB", "KV pool compared with the engine's"),
         OutputSpec("engine_kv_tokens", "tokens", "the engine's KV pool (from its log)"),

@@ -1,5 +1,6 @@
 """`manage.py drill --list [--json]` lists the practice templates; `drill SLUG --seed N [--json]`
-prints the problem that seed draws, with its answer (docs/practice.md, "Practice problems")."""
+prints the problem that seed draws, with its answer, steps and named mistakes; `--answer TEXT`
+grades a typed answer as the site does (docs/practice.md, "Practice problems")."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from felab_sim.engine.answers import AnswerError, read_answer
 from felab_sim.engine.drills import DrillError
 from felab_sim.engine.numbers import format_with_unit
 from lessons.models import PracticeTemplate
@@ -20,6 +22,7 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=1, help="the draw (default 1)")
         parser.add_argument("--list", action="store_true", help="list every template")
         parser.add_argument("--json", action="store_true", help="print JSON")
+        parser.add_argument("--answer", help="grade this typed answer as the problem page does")
 
     def handle(self, *args: object, **options: object) -> None:
         templates = PracticeTemplate.objects.select_related("lesson").order_by(
@@ -50,8 +53,31 @@ class Command(BaseCommand):
             problem = template.problem(seed)
         except DrillError as error:
             raise CommandError(f"{slug}: {error.message}") from None
+        if options["answer"] is not None:
+            self._grade(problem, str(options["answer"]), bool(options["json"]))
+            return
         if options["json"]:
             self.stdout.write(json.dumps(problem.as_json(), indent=2, ensure_ascii=False))
         else:
             self.stdout.write(problem.question)
             self.stdout.write(f"Answer: {format_with_unit(problem.answer, problem.unit)}")
+
+    def _grade(self, problem, typed: str, as_json: bool) -> None:
+        try:
+            read = read_answer(typed, problem.unit, above_zero=True)
+        except AnswerError as error:
+            raise CommandError(f"not counted: {error}") from None
+        graded = problem.grade(read.value)
+        if as_json:
+            shown = {
+                **graded.as_json(),
+                "tolerance": problem.spec.tolerance,
+                "read": {"value": read.value, "unit": problem.unit, "note": read.note},
+                "answer": {"value": problem.answer, "unit": problem.unit},
+            }
+            self.stdout.write(json.dumps(shown, indent=2, ensure_ascii=False))
+            return
+        verdict = graded.checked.verdict.capitalize()
+        self.stdout.write(f"{verdict}: {graded.checked.words}")
+        if graded.mistake is not None:
+            self.stdout.write(graded.mistake.says)

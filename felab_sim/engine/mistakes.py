@@ -1,0 +1,244 @@
+"""Named mistakes: the wrong answers a practice template's students commonly give, each computed
+from the same draw as the right one. Pure Python: no Django.
+
+A template declares its mistakes (docs/practice.md, "Named mistakes"); each is the calculator run
+the wrong way, e.g. K and V counted once (``change: {kv_heads: 0.5}``), every parameter read for
+an MoE's active ones (``set: {active_params_b: "=params_b"}``), the list price instead of the
+batch one (``output: usd_per_1k_tasks``), bits taken for bytes (``factor: 0.125``). An answer
+that is not right but within the tolerance of a mistake's value is that mistake, and the page
+says which in one sentence with what to check.
+
+A mistake is offered for a draw only where no answer could match both it and the right answer
+(their tolerance bands do not touch), nor an earlier mistake of the same draw: a student who is
+right is never told a mistake, and a mistake never names another's.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .answers import convert, unit_problem
+from .params import ParamError, ParamValue
+
+# A drills.Problem and drills.DrillSpec (drills imports this module, so not the reverse).
+Problem = Any
+DrillSpec = Any
+
+__all__ = ["Mistake", "NamedMistake", "mistake_problems"]
+
+SLUG = re.compile(r"^[a-z][a-z0-9-]*$")
+KEYS = ("slug", "says", "set", "change", "output", "input", "divide", "before", "factor", "add", "value",
+        "invert", "complement", "floor")  # fmt: skip
+
+
+class MistakeError(ValueError):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """One named mistake as a template declares it."""
+
+    slug: str
+    says: str  # one sentence: what the answer is, and what to check
+    set: Mapping[str, ParamValue] = field(default_factory=dict)  # inputs set; "=NAME" copies one
+    change: Mapping[str, float] = field(default_factory=dict)  # inputs multiplied
+    output: str = ""  # another output read instead of the template's
+    input: str = ""  # an input's own value (the draft's cost taken for the answer)
+    divide: str = ""  # ÷ another output (a ratio of two outputs)
+    before: bool = False  # read before the template's change
+    factor: float = 1.0
+    add: float = 0.0
+    value: float | None = None  # a constant answer ("exactly 2×")
+    invert: bool = False  # 1 ÷ the value
+    complement: bool = False  # 1 − the value
+    floor: bool = False  # rounded down
+
+    @classmethod
+    def from_data(cls, data: object) -> Mistake:
+        if not isinstance(data, Mapping) or not isinstance(data.get("slug"), str):
+            raise MistakeError(f"each mistake is a mapping with a slug; got {str(data)[:80]!r}")
+        slug = data["slug"]
+        if not SLUG.match(slug):
+            raise MistakeError(f"mistake {slug!r}: a slug is lower-case words joined by hyphens")
+        if unknown := set(data) - set(KEYS):
+            raise MistakeError(f"mistake {slug}: no field {sorted(unknown)[0]!r}; fields: {', '.join(KEYS)}")
+        says = data.get("says")
+        if not isinstance(says, str) or not says.strip():
+            raise MistakeError(f"mistake {slug}: says what the answer is and what to check")
+        for name in ("set", "change"):
+            if not isinstance(data.get(name, {}), Mapping):
+                raise MistakeError(f"mistake {slug}: {name} maps input names to values")
+        numbers = {}
+        for name in ("factor", "add", "value"):
+            value = data.get(name)
+            if value is not None and (not isinstance(value, int | float) or isinstance(value, bool)):
+                raise MistakeError(f"mistake {slug}: {name} is a number")
+            numbers[name] = value
+        if numbers["factor"] is not None and numbers["factor"] <= 0:
+            raise MistakeError(f"mistake {slug}: factor is above 0")
+        return cls(
+            slug=slug,
+            says=says.strip(),
+            set=dict(data.get("set") or {}),
+            change=dict(data.get("change") or {}),
+            output=str(data.get("output") or ""),
+            input=str(data.get("input") or ""),
+            divide=str(data.get("divide") or ""),
+            before=bool(data.get("before", False)),
+            factor=float(numbers["factor"] if numbers["factor"] is not None else 1.0),
+            add=float(numbers["add"] or 0.0),
+            value=None if numbers["value"] is None else float(numbers["value"]),
+            invert=bool(data.get("invert", False)),
+            complement=bool(data.get("complement", False)),
+            floor=bool(data.get("floor", False)),
+        )
+
+    def value_for(self, problem: Problem) -> float | None:
+        """This mistake's answer to the problem, in the answer's unit; None where it has none."""
+        if self.value is not None:
+            value: float = self.value
+        elif self.input:
+            given = problem.before.params.get(self.input)
+            if not isinstance(given, int | float) or isinstance(given, bool):
+                return None
+            value = float(given)
+        else:
+            found = self._raw(problem)
+            if found is None:
+                return None
+            value = found
+        if self.divide:
+            other = self._result(problem).value(self.divide)
+            if not isinstance(other, int | float) or not other:
+                return None
+            value /= float(other)
+        if self.invert:
+            value = 1 / value if value else math.inf
+        if self.complement:
+            value = 1 - value
+        if self.floor:
+            value = math.floor(value + 1e-9)
+        value = value * self.factor + self.add
+        return value if math.isfinite(value) and value > 0 else None
+
+    def _result(self, problem: Problem):  # -> Result
+        if not self.set and not self.change:
+            return problem.before if self.before or problem.after is None else problem.after
+        return self._rerun(problem)[0 if self.before else 1]
+
+    def _rerun(self, problem: Problem):  # -> (before, after) Results
+        calc = problem.spec.calc
+        inputs: dict[str, ParamValue] = dict(problem.before.params)
+        for name, value in self.set.items():
+            inputs[name] = (
+                inputs.get(value[1:]) if isinstance(value, str) and value.startswith("=") else value
+            )
+        for name, factor in self.change.items():
+            current = inputs[name]
+            assert isinstance(current, int | float)
+            inputs[name] = round(current * factor) if calc.param(name).kind == "int" else current * factor
+        return problem.rerun(inputs)
+
+    def _raw(self, problem: Problem) -> float | None:
+        spec = problem.spec
+        try:
+            if self.set or self.change:
+                before, after = self._rerun(problem)
+            else:
+                before, after = problem.before, problem.after or problem.before
+        except ParamError:
+            return None
+        key = self.output or spec.output
+        if spec.asks == "ratio" and not self.output and not self.before:
+            b, a = before.value(key), after.value(key)
+            if not isinstance(b, int | float) or not isinstance(a, int | float) or not b:
+                return None
+            return float(a) / float(b)
+        result = before if self.before or spec.asks == "value" else after
+        value = result.value(key)
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            return None
+        from_unit = spec.calc.outputs[spec.calc.output_keys.index(key)].unit
+        to_unit = spec.answer_unit
+        if from_unit != to_unit and not unit_problem(from_unit, to_unit) and to_unit != "×":
+            return convert(float(value), from_unit, to_unit)
+        return float(value)
+
+
+@dataclass(frozen=True)
+class NamedMistake:
+    """A mistake offered for one draw: its slug, what it says, its value in the answer's unit."""
+
+    slug: str
+    says: str
+    value: float
+
+    def as_json(self) -> dict[str, object]:
+        return {"slug": self.slug, "says": self.says, "value": self.value}
+
+
+def bands_apart(first: float, second: float, tolerance: float) -> bool:
+    """No answer is within ``tolerance`` of both values."""
+    low, high = sorted((first, second))
+    return low * (1 + tolerance) < high * (1 - tolerance)
+
+
+def offered(problem: Problem) -> list[NamedMistake]:
+    """The template's mistakes this draw can tell apart from the right answer and from each other,
+    in the order declared (an earlier one keeps a value two share)."""
+    tolerance = problem.spec.tolerance
+    kept: list[NamedMistake] = []
+    for mistake in problem.spec.mistakes:
+        try:
+            value = mistake.value_for(problem)
+        except ParamError:
+            value = None
+        if value is None or not bands_apart(value, problem.answer, tolerance):
+            continue
+        if all(bands_apart(value, other.value, tolerance) for other in kept):
+            kept.append(NamedMistake(mistake.slug, mistake.says, value))
+    return kept
+
+
+def matching(problem: Problem, given: float) -> NamedMistake | None:
+    """The mistake an answer (not right) is within the tolerance of, if any."""
+    for mistake in problem.mistakes:
+        if abs(given / mistake.value - 1) <= problem.spec.tolerance + 1e-12:
+            return mistake
+    return None
+
+
+def mistake_problems(spec: DrillSpec) -> list[str]:
+    """Why a template's mistakes cannot be computed, one sentence each."""
+    calc = spec.calc
+    declared = {param.name for param in calc.params}
+    problems: list[str] = []
+    slugs = [m.slug for m in spec.mistakes]
+    if len(set(slugs)) != len(slugs):
+        problems.append("two mistakes share a slug")
+    for mistake in spec.mistakes:
+        if mistake.input and mistake.input not in declared:
+            problems.append(f"mistake {mistake.slug}: {calc.name} has no input {mistake.input!r}")
+        for name in (mistake.output, mistake.divide):
+            if name and name not in calc.output_keys:
+                problems.append(f"mistake {mistake.slug}: {calc.name} has no output {name!r}")
+        for name, value in {**mistake.set, **mistake.change}.items():
+            if name not in declared:
+                problems.append(f"mistake {mistake.slug}: {calc.name} has no input {name!r}")
+            elif isinstance(value, str) and value.startswith("=") and value[1:] not in declared:
+                problems.append(f"mistake {mistake.slug}: {value[1:]!r} is no input to copy")
+        for name, factor in mistake.change.items():
+            if name in declared and (
+                calc.param(name).kind not in ("int", "float") or not isinstance(factor, int | float)
+            ):
+                problems.append(f"mistake {mistake.slug}: change {name}: a numeric input and a factor")
+        if mistake.before and not spec.change:
+            problems.append(f"mistake {mistake.slug}: before needs the template's change")
+    return problems
