@@ -6,7 +6,13 @@ this module). From it:
 
 - **bandwidth**: the plain read (``bandwidth``, op read), else a weight matrix read by a matrix
   product at small batches (``knee`` rows with B ≤ 128: the product is memory-bound there);
-- **FLOP/s**: the large matrix product at BF16 and FP8 (``gemm`` rows);
+- **FLOP/s**: the large matrix product at BF16 and FP8 (``gemm`` rows); a product of fewer rows
+  (a prefill chunk, a large batch) gets less: the ``knee`` rows where the roofline says the
+  product is compute-bound give its FLOP/s at their M (on the H200 662 TFLOP/s at 256 rows, 707
+  at 512, 742 at 1,024: 0.83, 0.89, 0.93 of the 8192³ product's 797), a share of the large
+  product's at each precision (:meth:`Calibration.matrix_share`);
+- **attention's FLOP/s**: not measured; FlashAttention-2's published 35% of the H100's peak
+  (:data:`ATTENTION_EFFICIENCY`), a prompt's P²/2 pairs at 4 × heads × head size FLOPs each;
 - **a kernel's fixed cost**: an ``overhead`` row's graph of tiny kernels, its time ÷ its
   kernels, where the file has one; else the smallest batch's ``knee`` time beyond its bytes at
   the plain read bandwidth (on the H200 34.2 µs for 117 MB, 27.3 µs of it the bytes: 6.9 µs).
@@ -39,8 +45,14 @@ MEASURED_FILES = {"h200": MEASURED / "h200.jsonl"}
 # A matrix product of a batch up to this many rows is memory-bound on every GPU felab has
 # (the H200's knee turns at about 200).
 MEMORY_BOUND_ROWS = 128
+# The rows of the gemm rows' square product (8192³): the large product every share is of.
+LARGE_PRODUCT_ROWS = 8192.0
 # No link was measured: the share of an interconnect's spec bandwidth a collective gets, stated.
 LINK_EFFICIENCY = 0.75
+# Attention's kernel: FlashAttention-2 (PyTorch's scaled_dot_product_attention flash kernel, and
+# vLLM's attention on GPUs other than Hopper) reaches 35% of an H100's dense BF16 peak (Shah et
+# al., "FlashAttention-3", arXiv:2407.08608, abstract). Not measured here: stated, for every GPU.
+ATTENTION_EFFICIENCY = 0.35
 # Numbers fitted on runs, each backed by two or more of LLMServingSim's three named vLLM runs, in
 # one least-squares fit over every metric of all three (each error over its target), every other
 # number held at its measured or default value (bench/bench_validation.py --fit reruns it):
@@ -101,6 +113,7 @@ def measured_figures(rows: list[dict[str, Any]]) -> dict[str, float]:
         ]
         if products:
             found[f"{dtype}_flops"] = max(products)
+    found.update(_matrix_rows(knee, found.get("read_bandwidth"), found.get("bf16_flops")))
     # A graph of tiny kernels measures a kernel's fixed cost directly, where the file has one.
     launched = [
         _number(r, "s") / (_number(r, "layers") * _number(r, "kernels_per_layer"))
@@ -110,6 +123,35 @@ def measured_figures(rows: list[dict[str, Any]]) -> dict[str, float]:
     if launched:
         found["kernel_latency_s"] = statistics.median(launched)
     return found
+
+
+def _matrix_rows(
+    knee: list[dict[str, Any]], read_bandwidth: float | None, large: float | None
+) -> dict[str, float]:
+    """The knee's compute-bound rows (their FLOPs at the large product's FLOP/s take longer than
+    their bytes at the read bandwidth: the roofline's right side) as ``rows_M`` → achieved FLOP/s."""
+    if read_bandwidth is None or large is None:
+        return {}
+    rows = {}
+    for r in knee:
+        batch, k, n = (_number(r, key) for key in ("B", "K", "N"))
+        flops, read = 2 * batch * k * n, 2 * (k * n + batch * k + batch * n)
+        if flops / large > read / read_bandwidth:
+            rows[f"rows_{batch:g}"] = flops / _number(r, "s")
+    return rows
+
+
+def matrix_rows(figures: Mapping[str, float]) -> tuple[tuple[float, float], ...]:
+    """The measured compute-bound products of M rows as (M, FLOP/s ÷ the large product's), then the
+    large product's own rows (8192) at 1: Calibration.matrix_share's table."""
+    large = figures.get("bf16_flops")
+    measured = sorted((float(key[5:]), value) for key, value in figures.items() if key.startswith("rows_"))
+    if large is None or not measured:
+        return ()
+    return (
+        *((m, min(1.0, value / large)) for m, value in measured if m < LARGE_PRODUCT_ROWS),
+        (LARGE_PRODUCT_ROWS, 1.0),
+    )
 
 
 def from_measurements(rows: list[dict[str, Any]], hardware: Hardware, source: str) -> Calibration:
@@ -128,6 +170,8 @@ def from_measurements(rows: list[dict[str, Any]], hardware: Hardware, source: st
         changes["fp8_compute_efficiency"] = figures["fp8_flops"] / hardware.fp8_flops
     if "kernel_latency_s" in figures:
         changes["kernel_latency_s"] = figures["kernel_latency_s"]
+    if matrix_rows(figures):
+        changes["matrix_rows"] = matrix_rows(figures)
     changes["step_overhead_s"] = 0.0  # the GPU's: a serving engine adds its own (engine_calibration)
     return replace(base, **changes)
 
@@ -164,6 +208,9 @@ def default_calibration() -> Calibration:
             )
         )
     memory, compute, fp8, latency = (statistics.mean(column) for column in zip(*measured, strict=True))
+    # A product of M rows' share of the large one: the first measured GPU's (one measured so far).
+    first = next(iter(MEASURED_FILES.values()))
+    rows = matrix_rows(measured_figures(read_rows(first.read_text())))
     names = ", ".join(hardware_preset(name).vendor_name for name in MEASURED_FILES)
     return Calibration(
         memory_efficiency=memory,
@@ -172,6 +219,8 @@ def default_calibration() -> Calibration:
         kernel_latency_s=latency,
         step_overhead_s=0.0,
         link_efficiency=LINK_EFFICIENCY,
+        matrix_rows=rows,
+        attention_efficiency=ATTENTION_EFFICIENCY,
         source=f"not measured: the default, the ratios to the spec sheet measured on the {names}",
     )
 

@@ -11,7 +11,9 @@ A step runs a batch's tokens through the model once. Per GPU of a replica:
   query and context token (a prompt of P tokens attends to about P²/2 pairs: causal);
 - **KV reads**: every sequence's KV cache for its context;
 - the linear layers take the longer of their weights and their compute, attention the longer
-  of its KV reads and its compute (the roofline, part by part);
+  of its KV reads and its compute (the roofline, part by part); a product of M rows (the step's
+  tokens) computes at the large product's FLOP/s times its measured share at M
+  (:meth:`Calibration.matrix_share`), attention at its own kernel's FLOP/s;
 - **link**: tensor parallelism's two all-reduces a layer, expert parallelism's all-gather and
   reduce-scatter around each MoE layer, each a ring: 2 (n − 1) or n − 1 steps, each step a
   latency and 1/n of the message over the link (NCCL's own model, src/graph/tuning.cc);
@@ -24,6 +26,8 @@ part in seconds; :func:`formulas` writes them with the numbers. Pure Python: no 
 
 from __future__ import annotations
 
+import itertools
+import math
 from dataclasses import dataclass
 
 from .hardware import Hardware
@@ -50,12 +54,33 @@ class Calibration:
     step_overhead_s: float  # the serving engine's own cost a step (scheduling, sampling)
     link_efficiency: float  # achieved ÷ spec interconnect bandwidth in a collective
     source: str = ""
+    # A matrix product of M rows achieves less than the large product: (M, its FLOP/s ÷ the large
+    # product's) at the rows where it is compute-bound, M ascending; between them by log M, below
+    # the first its share, from the last up to the large product's rows (the last entry, share 1).
+    matrix_rows: tuple[tuple[float, float], ...] = ()
+    attention_efficiency: float = 1.0  # achieved ÷ spec BF16 FLOP/s of the attention kernel
 
     def flops(self, hardware: Hardware, bytes_per_param: float) -> float:
-        """Achieved dense FLOP/s at this weight precision."""
+        """Achieved dense FLOP/s of a large matrix product at this weight precision."""
         peak = hardware.peak_flops(bytes_per_param)
         fp8 = bytes_per_param <= 1 and hardware.fp8_flops is not None
         return peak * (self.fp8_compute_efficiency if fp8 else self.compute_efficiency)
+
+    def matrix_share(self, rows: float) -> float:
+        """A product of ``rows`` rows' FLOP/s ÷ the large product's (1 without measured rows)."""
+        table = self.matrix_rows
+        if not table or rows >= table[-1][0]:
+            return 1.0
+        if rows <= table[0][0]:
+            return table[0][1]
+        for (m0, s0), (m1, s1) in itertools.pairwise(table):
+            if rows <= m1:
+                return s0 + (s1 - s0) * math.log(rows / m0) / math.log(m1 / m0)
+        return 1.0
+
+    def attention_flops(self, hardware: Hardware) -> float:
+        """Achieved FLOP/s of attention's kernel (its products run in BF16 whatever the weights)."""
+        return hardware.peak_flops(2.0) * self.attention_efficiency
 
 
 # The spec sheet itself: every byte at the printed bandwidth, every FLOP at the printed peak,
@@ -237,7 +262,8 @@ class StepCost:
     fixed_s: float
     kernels: int
     bandwidth: float  # achieved, bytes/s
-    flops: float  # achieved, FLOP/s
+    flops: float  # achieved by the linear layers' products at this step's rows, FLOP/s
+    attention_rate: float  # achieved by attention's kernel, FLOP/s
     experts_touched: float  # of one MoE layer's experts on this GPU (0 without experts)
 
     @property
@@ -304,7 +330,9 @@ def step_cost(
     replica's own."""
     group = load.tokens if group_tokens is None else group_tokens
     bandwidth = hardware.memory_bandwidth * calibration.memory_efficiency
-    flops = calibration.flops(hardware, cost.bytes_per_param)
+    flops, attention_rate = compute_rates(
+        calibration, hardware, calibration.flops(hardware, cost.bytes_per_param), load.tokens
+    )
     parts = step_parts(cost, hardware, calibration, load, parallel, group, bandwidth, flops)
     weight_bytes, kv_bytes, linear_flops, attention_flops, link_s, fixed_s, touched = parts
     return StepCost(
@@ -315,14 +343,22 @@ def step_cost(
         weights_s=weight_bytes / bandwidth,
         linear_compute_s=linear_flops / flops,
         kv_s=kv_bytes / bandwidth,
-        attention_compute_s=attention_flops / flops,
+        attention_compute_s=attention_flops / attention_rate,
         link_s=link_s,
         fixed_s=fixed_s,
         kernels=kernel_count(cost),
         bandwidth=bandwidth,
         flops=flops,
+        attention_rate=attention_rate,
         experts_touched=touched,
     )
+
+
+def compute_rates(
+    calibration: Calibration, hardware: Hardware, large: float, tokens: int
+) -> tuple[float, float]:
+    """The linear layers' FLOP/s (``large``, a large product's, at ``tokens`` rows) and attention's."""
+    return large * calibration.matrix_share(tokens), calibration.attention_flops(hardware)
 
 
 def step_parts(

@@ -17,6 +17,7 @@ from ..step_cost import (
     Parallelism,
     StepCost,
     StepLoad,
+    compute_rates,
     model_cost,
     step_cost,
     step_parts,
@@ -72,11 +73,12 @@ class StepPricer:
             self.bandwidth,
             self.flops,
         )
+        linear_rate, attention_rate = compute_rates(self.calibration, self.hardware, self.flops, load.tokens)
         return (
             weights / self.bandwidth,
-            linear / self.flops,
+            linear / linear_rate,
             kv / self.bandwidth,
-            attention / self.flops,
+            attention / attention_rate,
             link,
             fixed,
         )

@@ -235,7 +235,18 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
         if p["precision"] == "fp8" and hardware.fp8_flops
         else calibration.compute_efficiency
     )
-    flops = f"{out('tflops')} ({typed(round(share, 3))} × {typed(round(peak, 1), 'TFLOP/s')})"
+    rows = calibration.matrix_share(load.tokens)
+    flops = (
+        f"{out('tflops')} ({typed(round(share, 3))} × {typed(round(peak, 1), 'TFLOP/s')}"
+        + (f" × {typed(round(rows, 3))}, a product of {typed(load.tokens)} rows" if rows != 1 else "")
+        + ")"
+    )
+    attention_peak = hardware.peak_flops(2.0) / 1e12
+    attention = (
+        f"{typed(round(step.attention_flops / 1e12, 3), 'TFLOP')} attention ÷ "
+        f"{typed(round(step.attention_rate / 1e12, 1), 'TFLOP/s')} "
+        f"({typed(calibration.attention_efficiency)} × {typed(round(attention_peak, 1), 'TFLOP/s')} BF16, its kernel)"
+    )
     experts = ""
     if shape.experts is not None:
         e = shape.experts
@@ -270,7 +281,9 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
         "binds": f"{out('binds')}: the longest part of the step",
         "weights_ms": f"{out('weights_ms')} = {out('weights_gb')} ÷ {bandwidth}",
         "kv_ms": f"{out('kv_ms')} = {out('kv_gb')} ÷ {bandwidth}",
-        "compute_ms": f"{out('compute_ms')} = {out('tflop')} ÷ {flops}",
+        "compute_ms": (
+            f"{out('compute_ms')} = {typed(round(step.linear_flops / 1e12, 3), 'TFLOP')} linear ÷ {flops} + {attention}"
+        ),
         "link_ms": (
             f"{out('link_ms')} = 2 × {shape.layers} layers × all-reduce of {tokens} × {typed(shape.hidden_size)} × 2 B over "
             f"{tp} GPUs on {hardware.interconnect.name}: {typed(hardware.interconnect.base_latency_s * 1e6, 'µs')} + "
@@ -338,7 +351,7 @@ OUTPUTS = (
     OutputSpec("tflop", "TFLOP", "arithmetic a step, each GPU"),
     OutputSpec("experts_touched", "experts", "experts one MoE layer reads on each GPU (empty: dense)"),
     OutputSpec("bandwidth_gbs", "GB/s", "achieved memory bandwidth"),
-    OutputSpec("tflops", "TFLOP/s", "achieved compute at this precision"),
+    OutputSpec("tflops", "TFLOP/s", "achieved by the linear layers' products at this precision and rows"),
     OutputSpec("sequences_sampled", "tokens", "tokens produced by the step"),
 )
 
