@@ -28,6 +28,27 @@ def test_the_h200s_calibration_is_its_measured_file():
     assert calibration.step_overhead_s == 0
 
 
+def test_a_product_of_fewer_rows_computes_at_the_knees_measured_rate():
+    calibration = measured_calibrations()["h200"]
+    # The knee's compute-bound rows ÷ the 8192³ product's 797 TFLOP/s: 662.26 at 256, 706.55 at 512.
+    assert 797 * calibration.matrix_share(512) == pytest.approx(706.55, rel=1e-3)
+    assert 797 * calibration.matrix_share(256) == pytest.approx(662.26, rel=1e-3)
+    assert calibration.matrix_share(64) == calibration.matrix_share(256)  # memory-bound there
+    assert calibration.matrix_share(8192) == calibration.matrix_share(100_000) == 1
+    assert default_calibration().matrix_rows == calibration.matrix_rows  # the stated default
+    assert default_calibration().attention_efficiency == 0.35  # FlashAttention-2 on an H100
+
+
+def test_a_file_without_knee_rows_takes_the_defaults_share_by_rows_of_its_own_large_product():
+    rows = [
+        {"kind": "bandwidth", "op": "read", "gbs": 2400.0},
+        {"kind": "gemm", "dtype": "bf16", "tflops": 300.0},
+    ]
+    mine = gpu_calibration(H200, "\n".join(json.dumps(row) for row in rows))
+    assert mine.compute_efficiency * 989.4 == pytest.approx(300)
+    assert mine.matrix_rows == default_calibration().matrix_rows
+
+
 def test_an_unmeasured_gpu_gets_the_measured_ratios_said_so():
     h100 = gpu_calibration(hardware_preset("h100-sxm"))
     assert h100 == default_calibration()
