@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 from django.db import transaction
 
-from felab_sim.engine import citations, live_numbers
+from felab_sim.engine import citations, facts, live_numbers
 from felab_sim.engine.calculators import CALCULATORS
 
 from . import models as lesson_models
@@ -356,6 +356,8 @@ def _import_glossary(path: Path, merger: _Merger) -> dict[str, GlossaryTerm]:
         created = term is None
         term = term or GlossaryTerm(term=name)
         values = {name_: _text(entry, name_) for name_ in TERM_FIELDS}
+        if problems := facts.problems(values.values()):
+            raise ContentError(f"{path}: term {name}: {'; '.join(problems)}")
         to_write = merger.merge(f"term {name}", created, values, _field_values(term, TERM_FIELDS))
         _write_fields(term, to_write, created)
         terms[name] = term
@@ -584,6 +586,7 @@ def _check_live_numbers(values: dict[str, Any], scenarios: dict[str, Any], path:
         else:
             cited.append(found)
     problems += citations.problems(cited, simulator().calculators_by_slug(citations.slugs(cited)))
+    problems += facts.problems(texts)
     problems += [
         problem for name in Card.TEXT_FIELDS for problem in live_number_markup_problems(values[name])
     ]

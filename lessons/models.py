@@ -11,7 +11,7 @@ from django.utils.html import escape, strip_tags
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator, slugify
 
-from felab_sim.engine import citations, live_numbers
+from felab_sim.engine import citations, facts, live_numbers
 from felab_sim.engine import drills as drill_engine
 from felab_sim.engine.calculator import Result
 from felab_sim.engine.calculators import CALCULATORS
@@ -55,6 +55,10 @@ def _live_span(name: str, value: str) -> str:
 
 def _calc_span(citation: citations.Citation, value: str) -> str:
     return f'<span class="live-number" title="Computed live: {escape(citation)}">{escape(value)}</span>'
+
+
+def _fact_span(name: str, value: str) -> str:
+    return f'<span class="live-number" title="From the course\'s tables: {escape(name)}">{escape(value)}</span>'
 
 
 def normalise_text_fields(obj: models.Model) -> None:
@@ -323,7 +327,11 @@ class GlossaryTerm(models.Model):
     @property
     def html(self) -> dict[str, SafeString]:
         # Sanitized by nh3 when saved, so it is safe to mark as such.
-        return {name: mark_safe(self.rendered.get(name, "")) for name in ("definition", "example")}
+        # Facts ({{hw.…}}, {{model.…}}) are read from the engine's tables on each showing.
+        return {
+            name: mark_safe(facts.fill(self.rendered.get(name, ""), _fact_span))
+            for name in ("definition", "example")
+        }
 
 
 class CardQuerySet(ContentQuerySet["Card"]):
@@ -467,6 +475,7 @@ class Card(models.Model):
         for name in self.TEXT_FIELDS:
             problems = live_numbers.problems(texts[name], params)
             problems += citations.problems(cited[name], known_sets)
+            problems += facts.problems(texts[name])
             problems += live_number_markup_problems(getattr(self, name))
             if problems:
                 errors.setdefault(name, []).extend(problems)
@@ -580,10 +589,13 @@ class Card(models.Model):
         result, calc_results = self.live_result, self.calc_results
         return {
             name: mark_safe(
-                citations.fill(
-                    live_numbers.fill(self.rendered.get(name, ""), result, _live_span),
-                    calc_results,
-                    _calc_span,
+                facts.fill(
+                    citations.fill(
+                        live_numbers.fill(self.rendered.get(name, ""), result, _live_span),
+                        calc_results,
+                        _calc_span,
+                    ),
+                    _fact_span,
                 )
             )
             for name in self.TEXT_FIELDS
