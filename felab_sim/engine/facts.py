@@ -13,7 +13,8 @@ so a corrected table corrects every card. Pure Python: no Django. See docs/archi
 | ``hw.PRESET.memory_gb`` | memory as the vendor prints it (``memory_unit`` says GB or GiB) |
 | ``hw.PRESET.memory_decimal_gb`` | the memory an engine sees, in 10⁹ bytes |
 | ``hw.PRESET.bf16_tflops``, ``hw.PRESET.fp8_tflops`` | dense peak compute |
-| ``model.NAME.FIELD`` | ``layers``, ``hidden_size``, ``attention_heads``, ``kv_heads``, ``head_dim``, ``intermediate_size``, ``vocab_size``, ``params_b``, ``active_params_b``, ``sliding_window``, ``sliding_layers``, ``full_layers``, ``kv_kib_per_token`` (16-bit, every layer), ``kv_kib_per_token_long`` (16-bit, past the sliding window: full layers only) |
+| ``hw.PRESET.link_gbs`` | the link to its peers, 10⁹ bytes a second each way |
+| ``model.NAME.FIELD`` | ``layers``, ``hidden_size``, ``attention_heads``, ``kv_heads``, ``head_dim``, ``intermediate_size``, ``vocab_size``, ``params_b``, ``active_params_b``, ``sliding_window``, ``sliding_layers``, ``full_layers``, ``kv_kib_per_token`` (16-bit, every layer), ``kv_kib_per_token_long`` (16-bit, past the sliding window: full layers only), ``published_total_b``, ``published_active_b`` (the publisher's counts) |
 | ``price.NAME.usd`` | a price of ``prices.py`` |
 | ``measured.RUN.FIELD`` | a number of one of ``measurements.py``'s runs |
 """
@@ -63,6 +64,7 @@ def _hw_fields(hardware: Hardware) -> dict[str, float | None]:
         "memory_decimal_gb": hardware.memory_bytes / 1e9,
         "bf16_tflops": None if hardware.bf16_flops is None else hardware.bf16_flops / 1e12,
         "fp8_tflops": None if hardware.fp8_flops is None else hardware.fp8_flops / 1e12,
+        "link_gbs": hardware.interconnect.bytes_per_s / 1e9,
     }
 
 
@@ -83,6 +85,8 @@ def _model_fields(model: ModelPreset) -> dict[str, float | None]:
         "sliding_layers": shape.layers_of_kind(AttentionKind.SLIDING),
         "full_layers": shape.layers_of_kind(AttentionKind.FULL),
         "kv_kib_per_token": sum(per_token.values()) / 1024,
+        "published_total_b": None if model.published is None else model.published.total_b,
+        "published_active_b": None if model.published is None else model.published.active_b,
         "kv_kib_per_token_long": sum(
             bytes_ for kind, bytes_ in per_token.items() if kind is not AttentionKind.SLIDING
         )

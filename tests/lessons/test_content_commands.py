@@ -324,7 +324,7 @@ def test_a_live_numbers_tolerance_and_note_survive_import_and_export(tmp_path):
     run("export_lessons", "--dir", str(tmp_path))
     lesson_file = next(tmp_path.glob("*/lesson-03-*.yaml"))
     text = lesson_file.read_text()
-    first_number = "    live: c1.agg_tok_s\n    stated: '54.1'\n"
+    first_number = "    live: c1.agg_tok_s\n    stated: '54.2'\n"
     assert first_number in text
     lesson_file.write_text(
         text.replace(
@@ -346,7 +346,7 @@ def test_import_refuses_a_tolerance_that_is_not_a_fraction(tmp_path):
     run("export_lessons", "--dir", str(tmp_path))
     lesson_file = next(tmp_path.glob("*/lesson-03-*.yaml"))
     lesson_file.write_text(
-        lesson_file.read_text().replace("stated: '54.1'\n", "stated: '54.1'\n    tolerance: 5\n", 1)
+        lesson_file.read_text().replace("stated: '54.2'\n", "stated: '54.2'\n    tolerance: 5\n", 1)
     )
     with pytest.raises(CommandError, match="tolerance is a fraction"):
         run("import_lessons", "--dir", str(tmp_path), "--force")

@@ -61,7 +61,7 @@ BANDWIDTH_GBS = Param(
     "bandwidth_gbs",
     "float",
     546.0,
-    "Memory bandwidth from the spec sheet (M4 Max: 546).",
+    "Memory bandwidth from the spec sheet (M4 Max with the 40-core GPU: 546).",
     "GB/s",
     label="memory bandwidth",
     low=0.1,
@@ -543,7 +543,7 @@ CALCULATOR = Calculator(
             "ram_gb",
             "float",
             36.0,
-            "Memory of the machine or GPU (the course's Mac: 36 GB unified memory).",
+            "Memory of the machine or GPU (the course's Mac, an M4 Max: 36 GB unified memory).",
             "GB",
             label="memory",
             low=0,
@@ -604,16 +604,16 @@ CALCULATOR = Calculator(
     measured=_measured,
     examples=(
         WorkedExample(
-            "lesson 00: 546 GB/s ÷ 4.9 GB = 111.4 tok/s",
+            "lesson 04: 546 GB/s (M4 Max, 40-core GPU) ÷ 4.9 GB = 111.4 tok/s",
             {"bandwidth_gbs": "546", "model_gb": "4.9"},
             "ceiling_tok_s",
             "111.4 tok/s",
         ),
         WorkedExample(
-            "lesson 04: 273 GB/s ÷ 4.9 GB = 55.7 tok/s",
-            {"bandwidth_gbs": "273", "model_gb": "4.9"},
+            "lesson 00: 410 GB/s (the course's 36 GB M4 Max) ÷ 4.9 GB = 83.7 tok/s",
+            {"bandwidth_gbs": "410", "model_gb": "4.9"},
             "ceiling_tok_s",
-            "55.7 tok/s",
+            "83.7 tok/s",
         ),
     ),
     note="The course's ceilings use the model *files'* sizes (Q4_K_M 8B ≈ 4.9 GB, Q8_0 8.5, "
