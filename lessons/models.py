@@ -58,7 +58,9 @@ def _calc_span(citation: citations.Citation, value: str) -> str:
 
 
 def _fact_span(name: str, value: str) -> str:
-    return f'<span class="live-number" title="From the course\'s tables: {escape(name)}">{escape(value)}</span>'
+    return (
+        f'<span class="live-number" title="From the course\'s tables: {escape(name)}">{escape(value)}</span>'
+    )
 
 
 def normalise_text_fields(obj: models.Model) -> None:

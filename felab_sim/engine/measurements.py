@@ -67,12 +67,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     ),
     Measurement(
         "practice-run",
-        {
-            f"c{row['conc']}_{key}": value
-            for row in PUBLISHED
-            for key, value in row.items()
-            if key != "conc"
-        },
+        {f"c{row['conc']}_{key}": value for row in PUBLISHED for key, value in row.items() if key != "conc"},
         "lesson 03's published sweep of the practice server (8 slots, 128 max tokens; "
         "felab_sim/engine/course_run.py)",
     ),

@@ -106,24 +106,32 @@ def _unit_of(label: str) -> str | None:
 
 def glossary_problems(examples: dict[str, str], stated_by_term: dict[str, list[Row]]) -> list[str]:
     """Typed numbers in glossary examples that nearly, but not quite, equal what a card listing
-    the term states in the same unit. ``examples``: each term's example as written (placeholders
-    unfilled, so cited figures are skipped)."""
+    the term states in the same unit, and equal none of the figures it states in that unit.
+    ``examples``: each term's example as written (placeholders unfilled, so cited figures are
+    skipped)."""
     problems = []
     for term, example in examples.items():
         typed = re.sub(r"\{\{[^}]*\}\}", " ", example)
-        for row in stated_by_term.get(term, []):
-            unit = _unit_of(row.label)
-            stated = parse_number(row.stated)
-            if unit is None or stated is None or stated == 0:
-                continue
+        rows = [
+            row for row in stated_by_term.get(term, []) if _unit_of(row.label) and parse_number(row.stated)
+        ]
+        for unit in {_unit_of(row.label) for row in rows}:
+            assert unit is not None
+            in_unit = [row for row in rows if _unit_of(row.label) == unit]
             for match in re.finditer(rf"(?<![\w.,])({_NUMBER})\s*{UNIT_WORDS[unit]}", typed):
+                if any(_written_equal(row.stated, match[1]) for row in in_unit):
+                    continue  # one of the cards' own figures
                 value = parse_number(match[1])
                 assert value is not None
-                same = _written_equal(row.stated, match[1])
-                if not same and abs(value - stated) / abs(stated) <= NEAR_MISS:
-                    problems.append(
-                        f"glossary {term!r} says {match[0]}, {row.where} ({row.label}) says {row.stated}"
-                    )
+                near = [
+                    row
+                    for row in in_unit
+                    if abs(value - parse_number(row.stated)) <= NEAR_MISS * abs(parse_number(row.stated))
+                ]
+                problems += [
+                    f"glossary {term!r} says {match[0]}, {row.where} ({row.label}) says {row.stated}"
+                    for row in near
+                ]
     return problems
 
 
@@ -141,7 +149,9 @@ def _bundled_rows() -> tuple[list[Row], dict[str, str], dict[str, list[Row]]]:
         where = f"lesson {card.lesson.number:02d} step {card.step}"
         texts[where] = " ".join(strip_tags(html) for html in card.html.values())
         card_rows = [
-            Row(where, row["label"], _figure(card, number.live), row["stated"], row["live"], bool(row["note"]))
+            Row(
+                where, row["label"], _figure(card, number.live), row["stated"], row["live"], bool(row["note"])
+            )
             for row, number in zip(card.live_rows(), card.panel_numbers, strict=True)
         ]
         rows += card_rows
@@ -164,7 +174,12 @@ def test_the_glossary_gives_a_card_s_quantity_the_card_s_value(lessons):
 
 # Planted examples: the disagreements the checks exist for.
 CAPSTONE = Row(
-    "lesson 15 step 1", "Crossover, one GPU (tickets a month)", "calc.x.crossover", "78,000,000", "77,866,667", False
+    "lesson 15 step 1",
+    "Crossover, one GPU (tickets a month)",
+    "calc.x.crossover",
+    "78,000,000",
+    "77,866,667",
+    False,
 )
 
 
@@ -179,7 +194,9 @@ def test_one_figure_stated_two_ways_in_two_cards_fails():
     second = Row("lesson 03 step 2", "Total, 8 people (tok/s)", "c8.agg_tok_s", "276.3", "276.3", False)
     texts = {first.where: "275.1 in total", second.where: "276.3 in total"}
     problems = row_problems([first, second], texts)
-    assert problems == ["c8.agg_tok_s: one figure, several values: lesson 03 step 1 says 275.1; lesson 03 step 2 says 276.3"]
+    assert problems == [
+        "c8.agg_tok_s: one figure, several values: lesson 03 step 1 says 275.1; lesson 03 step 2 says 276.3"
+    ]
 
 
 def test_a_glossary_near_miss_fails_and_a_cited_or_equal_figure_passes():
@@ -188,7 +205,9 @@ def test_a_glossary_near_miss_fails_and_a_cited_or_equal_figure_passes():
     assert glossary_problems(planted, {"Throughput": [row]}) == [
         "glossary 'Throughput' says 275.1 tokens per second, lesson 03 step 1 (Total, 8 people (tok/s)) says 276.3"
     ]
-    fine = {"Throughput": "{{measured.practice-run.c8_agg_tok_s}} tokens per second in the course's run; 276.3 tok/s in the model."}
+    fine = {
+        "Throughput": "{{measured.practice-run.c8_agg_tok_s}} tokens per second in the course's run; 276.3 tok/s in the model."
+    }
     assert glossary_problems(fine, {"Throughput": [row]}) == []
 
 

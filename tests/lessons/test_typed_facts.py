@@ -157,7 +157,10 @@ def test_no_card_or_glossary_entry_types_a_table_fact():
     ("text", "fact"),
     [
         # The kind of sentence lesson 00 had: the course's Mac with a typed bandwidth.
-        ("The course's Mac moves 410 GB/s, so 4.9 GB is read 84 times a second.", "hw.m4-max-32c.bandwidth_gbs"),
+        (
+            "The course's Mac moves 410 GB/s, so 4.9 GB is read 84 times a second.",
+            "hw.m4-max-32c.bandwidth_gbs",
+        ),
         ("NVIDIA's H100 SXM: 989 TFLOP/s dense BF16 and 3,350 GB/s.", "hw.h100-sxm.bf16_tflops"),
         ("NVIDIA's H100 SXM: 989 TFLOP/s dense BF16 and 3,350 GB/s.", "hw.h100-sxm.bandwidth_gbs"),
         ("Qwen2.5-7B has 28 layers and 4 KV heads of 128.", "model.Qwen2.5-7B.kv_heads"),
@@ -184,3 +187,40 @@ def test_cited_unnamed_or_other_numbers_pass(text):
 
 def test_content_dir_is_the_bundled_one():
     assert Path(__file__).resolve().parents[2] / "lessons" / "content" == CONTENT_DIR
+
+
+def _bandwidths_named(text: str) -> set[float]:
+    """The bandwidths of the hardware entries a parameter set's name or description names."""
+    named = [entry for entry, names in HARDWARE_NAMES.items() if _names_in(text, names)]
+    return {facts.parse(f"hw.{entry}.bandwidth_gbs").value for entry in named}
+
+
+def parameter_set_problems(sets: list[dict]) -> list[str]:
+    """A parameter set that names a machine reads memory at that machine's bandwidth."""
+    problems = []
+    for entry in sets:
+        bandwidth = (entry.get("params") or {}).get("bandwidth_gbs")
+        named = _bandwidths_named(f"{entry.get('name', '')} {entry.get('description', '')}")
+        if bandwidth is not None and named and float(bandwidth) not in named:
+            problems.append(
+                f"{entry['slug']}: {bandwidth} GB/s, but it names hardware at {', '.join(f'{b:g}' for b in sorted(named))} GB/s"
+            )
+    return problems
+
+
+def test_a_parameter_set_that_names_a_machine_uses_its_bandwidth():
+    sets = yaml.safe_load((CONTENT_DIR / "parameter_sets.yaml").read_text(encoding="utf-8"))
+    assert not (problems := parameter_set_problems(sets)), "\n".join(problems)
+
+
+def test_a_planted_parameter_set_at_another_machine_s_bandwidth_fails():
+    # Lesson 00's set as it was: the course's 36 GB Mac, at the M4 Pro's 273 GB/s.
+    planted = {
+        "slug": "l00-mac-36gb-llama8b-q4km",
+        "name": "Llama 3.1 8B at Q4_K_M on the course's 36 GB Mac",
+        "description": "Lesson 00's first model on a Mac whose memory delivers about 273 GB/s.",
+        "params": {"bandwidth_gbs": 273, "model_gb": 4.9},
+    }
+    assert parameter_set_problems([planted]) == [
+        "l00-mac-36gb-llama8b-q4km: 273 GB/s, but it names hardware at 410 GB/s"
+    ]
