@@ -14,7 +14,7 @@ so a corrected table corrects every card. Pure Python: no Django. See docs/archi
 | ``hw.PRESET.memory_decimal_gb`` | the memory an engine sees, in 10⁹ bytes |
 | ``hw.PRESET.bf16_tflops``, ``hw.PRESET.fp8_tflops`` | dense peak compute |
 | ``hw.PRESET.link_gbs`` | the link to its peers, 10⁹ bytes a second each way |
-| ``model.NAME.FIELD`` | ``layers``, ``hidden_size``, ``attention_heads``, ``kv_heads``, ``head_dim``, ``intermediate_size``, ``vocab_size``, ``params_b``, ``active_params_b``, ``sliding_window``, ``sliding_layers``, ``full_layers``, ``kv_kib_per_token`` (16-bit, every layer), ``kv_kib_per_token_long`` (16-bit, past the sliding window: full layers only), ``published_total_b``, ``published_active_b`` (the publisher's counts) |
+| ``model.NAME.FIELD`` | ``layers``, ``hidden_size``, ``attention_heads``, ``kv_heads``, ``head_dim``, ``intermediate_size``, ``vocab_size``, ``params_b``, ``active_params_b``, ``sliding_window``, ``sliding_layers``, ``full_layers``, ``kv_kib_per_token`` (16-bit, every layer), ``kv_kib_per_token_long`` (16-bit, past the sliding window: full layers only), ``routed_experts``, ``experts_per_token``, ``published_total_b``, ``published_active_b`` (the publisher's counts) |
 | ``price.NAME.usd`` | a price of ``prices.py`` |
 | ``measured.RUN.FIELD`` | a number of one of ``measurements.py``'s runs |
 """
@@ -85,6 +85,8 @@ def _model_fields(model: ModelPreset) -> dict[str, float | None]:
         "sliding_layers": shape.layers_of_kind(AttentionKind.SLIDING),
         "full_layers": shape.layers_of_kind(AttentionKind.FULL),
         "kv_kib_per_token": sum(per_token.values()) / 1024,
+        "routed_experts": None if shape.experts is None else shape.experts.routed_experts,
+        "experts_per_token": None if shape.experts is None else shape.experts.experts_per_token,
         "published_total_b": None if model.published is None else model.published.total_b,
         "published_active_b": None if model.published is None else model.published.active_b,
         "kv_kib_per_token_long": sum(
