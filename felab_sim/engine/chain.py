@@ -27,6 +27,7 @@ from .model_shapes import (
 )
 from .numbers import format_number, format_with_unit
 from .params import Param, ParamError, ParamValue, parse_all
+from .prices import price
 
 CUSTOM = "custom"
 # Weight precisions an engine serves at, bytes per weight. 4-bit formats are left out: their
@@ -203,7 +204,7 @@ PARAMS: tuple[Param, ...] = (
     Param(
         "gpu_hour_usd",
         "float",
-        8.0,
+        price("dedicated-gpu-hour").usd,
         "Price of one GPU-hour, dedicated (the capstone: $8).",
         "$/h",
         label="GPU-hour price",
@@ -214,7 +215,7 @@ PARAMS: tuple[Param, ...] = (
     Param(
         "input_usd_per_m",
         "float",
-        0.15,
+        price("capstone-serverless-input").usd,
         "Serverless price of prompt tokens (the capstone: $0.15).",
         "$/M tokens",
         label="serverless input price",
@@ -224,7 +225,7 @@ PARAMS: tuple[Param, ...] = (
     Param(
         "output_usd_per_m",
         "float",
-        0.60,
+        price("capstone-serverless-output").usd,
         "Serverless price of reply tokens (the capstone: $0.60).",
         "$/M tokens",
         label="serverless output price",

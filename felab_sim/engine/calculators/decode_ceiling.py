@@ -31,6 +31,7 @@ from ..chart import (
 )
 from ..decode_step import decode_step
 from ..hardware import dense_peak
+from ..measurements import measurement
 from ..model_params import (
     KV_DTYPE,
     MODEL,
@@ -407,7 +408,12 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
 
 # Lesson 04 (llama-bench tg128, M4 Max 546 GB/s): decode speed by quantization, and its file size.
 LESSON_04 = "llama-bench tg128 on an M4 Max, 546 GB/s (lesson 04)"
-LESSON_04_RUNS = (("q8_0", 8.5, 52.0), ("q4_k_m", 4.9, 86.0), ("q3_k_m", 4.0, 98.0))
+_RUN = measurement("l04-m4-max-llama8b").values
+LESSON_04_RUNS = (
+    ("q8_0", 8.5, _RUN["q8_0_tg128"]),
+    ("q4_k_m", 4.9, _RUN["q4_k_m_tg128"]),
+    ("q3_k_m", 4.0, _RUN["q3_k_m_tg128"]),
+)
 
 
 def _measured(p: Params) -> list[Measured]:
