@@ -4,6 +4,7 @@ import io
 import shutil
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 
 from lessons.content_files import CONTENT_DIR
@@ -43,3 +44,10 @@ def test_import_refuses_a_fact_no_table_holds(tmp_path, file, old, new):
     path.write_text(path.read_text(encoding="utf-8").replace(old, new, 1), encoding="utf-8")
     with pytest.raises(CommandError, match=r"m4-max-(99c|32c\.bandwidth)"):
         call_command("import_lessons", "--dir", str(tmp_path / "content"), stdout=io.StringIO())
+
+
+def test_a_glossary_entry_naming_no_table_fact_is_refused_on_save(lessons):
+    term = GlossaryTerm.objects.get(term="Memory bandwidth")
+    term.example = "{{hw.m4-max-32c.bandwidth}} GB/s"
+    with pytest.raises(ValidationError, match="'bandwidth' is not a field"):
+        term.full_clean()
