@@ -300,15 +300,6 @@ class GlossaryTerm(models.Model):
     def __str__(self) -> str:
         return self.term
 
-    def clean(self) -> None:
-        errors = {
-            name: problems
-            for name in ("definition", "example")
-            if (problems := facts.problems([getattr(self, name)]))
-        }
-        if errors:
-            raise ValidationError(errors)
-
     def save(self, *args, **kwargs) -> None:
         normalise_text_fields(self)
         self.rendered = {
@@ -319,6 +310,15 @@ class GlossaryTerm(models.Model):
 
     def get_absolute_url(self) -> str:
         return f"{reverse('glossary')}#{self.anchor}"
+
+    def clean(self) -> None:
+        errors = {
+            name: problems
+            for name in ("definition", "example")
+            if (problems := facts.problems([getattr(self, name)]))
+        }
+        if errors:
+            raise ValidationError(errors)
 
     def natural_key(self) -> tuple[str]:
         return (self.term,)
