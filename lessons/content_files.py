@@ -34,7 +34,16 @@ from . import models as lesson_models
 from . import number_checks
 from .content_sections import SectionFile, installed_sections
 from .markdown import as_written_and_shown, live_number_markup_problems, normalise_line_ends
-from .models import Card, CardNumber, CardTerm, Course, GlossaryTerm, ImportBaseline, Lesson
+from .models import (
+    Card,
+    CardNumber,
+    CardTerm,
+    Course,
+    GlossaryTerm,
+    ImportBaseline,
+    Lesson,
+    is_measured_number,
+)
 from .simulator import simulator
 
 CONTENT_DIR = Path(__file__).resolve().parent / "content"
@@ -577,6 +586,9 @@ def _check_live_numbers(values: dict[str, Any], scenarios: dict[str, Any], path:
     params = scenarios[slug].sweep_params() if slug else None
     texts = [text for name in Card.TEXT_FIELDS for text in as_written_and_shown(values[name])]
     names = [str(row["live"]) for row in values["live_numbers"]]
+    measured = [name for name in names if is_measured_number(name)]
+    names = [name for name in names if name not in measured]
+    texts += ["{{" + name + "}}" for name in measured]
     texts += [live_numbers.placeholder(name) for name in names if not citations.is_calc_number(name)]
     problems = live_numbers.problems(texts, params)
     cited = list(dict.fromkeys(found for text in texts for found in citations.in_text(text)))

@@ -627,7 +627,9 @@ class Card(models.Model):
     def live_rows(self) -> list[dict[str, str]]:
         """The "Computed live" panel: each number the card states, beside the model's value, and
         where to turn its knobs: the calculator's page or /sim/ at the settings it was computed
-        from (empty when nothing was computed)."""
+        from (empty when nothing was computed). A row citing a published measurement
+        (``measured.RUN.FIELD``) shows that run's number and names the run instead: the model
+        would give the same quantity a second value."""
         return [
             {
                 "label": number.label,
@@ -635,18 +637,26 @@ class Card(models.Model):
                 "live": self._live_text(number.live, number.stated),
                 "url": self._live_url(number.live),
                 "note": number.note,
+                "source": _measured_source(number.live),
             }
             for number in self.panel_numbers
         ]
 
     def _live_text(self, name: str, stated: str) -> str:
         """The live value with the stated number's decimals, so that equal numbers look equal."""
+        if is_measured_number(name):
+            try:
+                return format_like(facts.parse(name).value, stated)
+            except facts.UnknownFact:
+                return format_like(None, stated)
         if cited := citations.parse_calc_number(name):
             value = citations.value_of(cited, self.calc_results)
             return value if isinstance(value, str) else format_like(value, stated)
         return format_like(live_numbers.value_of(name, self.live_result), stated)
 
     def _live_url(self, name: str) -> str:
+        if is_measured_number(name):
+            return ""  # a published number has no settings to change
         if citations.is_calc_number(name):
             cited = citations.parse_calc_number(name)
             result = self.calc_results.get(cited.slug) if cited else None
@@ -689,6 +699,21 @@ class CardTerm(models.Model):
         return f"{self.term} on {self.card.label}"
 
 
+def is_measured_number(name: str) -> bool:
+    """Whether a panel row cites one of the course's published measurements (measurements.py)."""
+    return name.startswith("measured.")
+
+
+def _measured_source(name: str) -> str:
+    """Where a published measurement was published; empty for a computed number."""
+    if not is_measured_number(name):
+        return ""
+    try:
+        return facts.parse(name).source
+    except facts.UnknownFact:
+        return ""
+
+
 class CardNumber(models.Model):
     """A number the card states, shown beside the simulator's live value for it."""
 
@@ -717,10 +742,15 @@ class CardNumber(models.Model):
         verbose_name = "live number"
 
     def __str__(self) -> str:
-        name = self.live if citations.is_calc_number(self.live) else f"sim.{self.live}"
+        cited = citations.is_calc_number(self.live) or is_measured_number(self.live)
+        name = self.live if cited else f"sim.{self.live}"
         return f"{self.label} ({name})"
 
     def clean(self) -> None:
+        if is_measured_number(self.live):
+            if problems := facts.problems(["{{" + self.live + "}}"]):
+                raise ValidationError({"live": problems})
+            return
         if citations.is_calc_number(self.live):
             cited = citations.parse_calc_number(self.live)
             if cited is None:

@@ -68,8 +68,8 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     Measurement(
         "practice-run",
         {f"c{row['conc']}_{key}": value for row in PUBLISHED for key, value in row.items() if key != "conc"},
-        "lesson 03's published sweep of the practice server (8 slots, 128 max tokens; "
-        "felab_sim/engine/course_run.py)",
+        # Students read this line beside the figures, so it names the run, not the file.
+        "the course's published run of lesson 03's practice server (8 slots, 128 max tokens)",
     ),
 )
 

@@ -137,7 +137,11 @@ def glossary_problems(examples: dict[str, str], stated_by_term: dict[str, list[R
 
 def _figure(card: Card, live: str) -> str:
     """What a panel row cites: a calculator's figure by name, a sweep's at the card's scenario."""
-    return live if live.startswith("calc.") else f"{card.scenario.slug if card.scenario else '-'}: sim.{live}"
+    return (
+        live
+        if live.startswith(("calc.", "measured."))
+        else f"{card.scenario.slug if card.scenario else '-'}: sim.{live}"
+    )
 
 
 def _bundled_rows() -> tuple[list[Row], dict[str, str], dict[str, list[Row]]]:
