@@ -642,6 +642,14 @@ class Card(models.Model):
             for number in self.panel_numbers
         ]
 
+    def published_sources(self) -> list[str]:
+        """The published runs the panel's rows quote, each named once."""
+        return list(
+            dict.fromkeys(
+                source for number in self.panel_numbers if (source := _measured_source(number.live))
+            )
+        )
+
     def _live_text(self, name: str, stated: str) -> str:
         """The live value with the stated number's decimals, so that equal numbers look equal."""
         if is_measured_number(name):

@@ -54,5 +54,6 @@ def test_a_published_number_on_the_seed_card_is_the_course_s_run_with_nothing_to
     # The row's header holds the label and the run's name.
     row = page.locator(".live-table tr").filter(has_text="Total, 8 people (tok/s)")
     expect(row.locator(".live-value")).to_have_text("275.1")
-    expect(row).to_contain_text("the course's published run")
+    expect(row).to_contain_text("Published, not computed")
+    expect(page.locator(".layer-live")).to_contain_text("they are the course's published run")
     expect(row.get_by_role("link")).to_have_count(0)

@@ -33,8 +33,10 @@ def test_seed_card_shows_the_course_s_published_run_as_its_one_value_and_names_i
     # belong on /sim/, labelled as the model's, not beside them.
     body = client.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
     source = html.escape(
-        "Not computed: from the course's published run of lesson 03's practice server (8 slots, 128 max tokens)."
+        "Rows marked published are not computed: they are the course's published run of lesson 03's "
+        "practice server (8 slots, 128 max tokens)."
     )
+    assert body.count(source) == 1
     for label, figure in [
         ("Total, 1 person (tok/s)", "54.1"),
         ("Total, 8 people (tok/s)", "275.1"),
@@ -42,7 +44,7 @@ def test_seed_card_shows_the_course_s_published_run_as_its_one_value_and_names_i
         ("Each person, 8 people (tok/s)", "38.9"),
     ]:
         row = (
-            f'<tr><th scope="row">{label}<span class="number-note">{source}</span></th>'
+            f'<tr><th scope="row">{label}<span class="number-note">Published, not computed</span></th>'
             f'<td>{figure}</td><td class="live-value">{figure}</td></tr>'
         )
         assert row in body
