@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 from django.db import transaction
 
-from felab_sim.engine import citations, live_numbers
+from felab_sim.engine import citations, facts, live_numbers
 from felab_sim.engine.calculators import CALCULATORS
 from felab_sim.engine.mistakes import KEYS as MISTAKE_KEYS
 
@@ -35,7 +35,16 @@ from . import models as lesson_models
 from . import number_checks
 from .content_sections import SectionFile, installed_sections
 from .markdown import as_written_and_shown, live_number_markup_problems, normalise_line_ends
-from .models import Card, CardNumber, CardTerm, Course, GlossaryTerm, ImportBaseline, Lesson
+from .models import (
+    Card,
+    CardNumber,
+    CardTerm,
+    Course,
+    GlossaryTerm,
+    ImportBaseline,
+    Lesson,
+    is_measured_number,
+)
 from .simulator import simulator
 
 CONTENT_DIR = Path(__file__).resolve().parent / "content"
@@ -357,6 +366,8 @@ def _import_glossary(path: Path, merger: _Merger) -> dict[str, GlossaryTerm]:
         created = term is None
         term = term or GlossaryTerm(term=name)
         values = {name_: _text(entry, name_) for name_ in TERM_FIELDS}
+        if problems := facts.problems(values.values()):
+            raise ContentError(f"{path}: term {name}: {'; '.join(problems)}")
         to_write = merger.merge(f"term {name}", created, values, _field_values(term, TERM_FIELDS))
         _write_fields(term, to_write, created)
         terms[name] = term
@@ -576,6 +587,9 @@ def _check_live_numbers(values: dict[str, Any], scenarios: dict[str, Any], path:
     params = scenarios[slug].sweep_params() if slug else None
     texts = [text for name in Card.TEXT_FIELDS for text in as_written_and_shown(values[name])]
     names = [str(row["live"]) for row in values["live_numbers"]]
+    measured = [name for name in names if is_measured_number(name)]
+    names = [name for name in names if name not in measured]
+    texts += ["{{" + name + "}}" for name in measured]
     texts += [live_numbers.placeholder(name) for name in names if not citations.is_calc_number(name)]
     problems = live_numbers.problems(texts, params)
     cited = list(dict.fromkeys(found for text in texts for found in citations.in_text(text)))
@@ -585,6 +599,7 @@ def _check_live_numbers(values: dict[str, Any], scenarios: dict[str, Any], path:
         else:
             cited.append(found)
     problems += citations.problems(cited, simulator().calculators_by_slug(citations.slugs(cited)))
+    problems += facts.problems(texts)
     problems += [
         problem for name in Card.TEXT_FIELDS for problem in live_number_markup_problems(values[name])
     ]

@@ -11,7 +11,7 @@ from django.utils.html import escape, strip_tags
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator, slugify
 
-from felab_sim.engine import citations, live_numbers
+from felab_sim.engine import citations, facts, live_numbers
 from felab_sim.engine import drills as drill_engine
 from felab_sim.engine.calculator import Result
 from felab_sim.engine.calculators import CALCULATORS
@@ -35,7 +35,10 @@ MARKDOWN_HELP = (
 CARD_TEXT_HELP = (
     MARKDOWN_HELP + " A live number goes in the text, never in a link target: "
     "{{sim.c8.agg_tok_s}} from the card's scenario (names in felab_sim/engine/live_numbers.py), "
-    "{{calc.SET_SLUG.OUTPUT_KEY}} from a parameter set (outputs in docs/calculators.md)."
+    "{{calc.SET_SLUG.OUTPUT_KEY}} from a parameter set (outputs in docs/calculators.md). "
+    "A hardware, model, price or published figure is cited from its table, never typed: "
+    "{{hw.m4-max-32c.bandwidth_gbs}}, {{model.Llama-3.1-8B.layers}}, {{price.dedicated-gpu-hour.usd}}, "
+    "{{measured.l01-mac-ollama-8b.short_tok_s}} (names in felab_sim/engine/facts.py)."
 )
 
 NUMBER_CHECKS_HELP = (
@@ -55,6 +58,12 @@ def _live_span(name: str, value: str) -> str:
 
 def _calc_span(citation: citations.Citation, value: str) -> str:
     return f'<span class="live-number" title="Computed live: {escape(citation)}">{escape(value)}</span>'
+
+
+def _fact_span(name: str, value: str) -> str:
+    return (
+        f'<span class="live-number" title="From the course\'s tables: {escape(name)}">{escape(value)}</span>'
+    )
 
 
 def normalise_text_fields(obj: models.Model) -> None:
@@ -302,6 +311,15 @@ class GlossaryTerm(models.Model):
     def get_absolute_url(self) -> str:
         return f"{reverse('glossary')}#{self.anchor}"
 
+    def clean(self) -> None:
+        errors = {
+            name: problems
+            for name in ("definition", "example")
+            if (problems := facts.problems([getattr(self, name)]))
+        }
+        if errors:
+            raise ValidationError(errors)
+
     def natural_key(self) -> tuple[str]:
         return (self.term,)
 
@@ -323,7 +341,11 @@ class GlossaryTerm(models.Model):
     @property
     def html(self) -> dict[str, SafeString]:
         # Sanitized by nh3 when saved, so it is safe to mark as such.
-        return {name: mark_safe(self.rendered.get(name, "")) for name in ("definition", "example")}
+        # Facts ({{hw.…}}, {{model.…}}) are read from the engine's tables on each showing.
+        return {
+            name: mark_safe(facts.fill(self.rendered.get(name, ""), _fact_span))
+            for name in ("definition", "example")
+        }
 
 
 class CardQuerySet(ContentQuerySet["Card"]):
@@ -467,6 +489,7 @@ class Card(models.Model):
         for name in self.TEXT_FIELDS:
             problems = live_numbers.problems(texts[name], params)
             problems += citations.problems(cited[name], known_sets)
+            problems += facts.problems(texts[name])
             problems += live_number_markup_problems(getattr(self, name))
             if problems:
                 errors.setdefault(name, []).extend(problems)
@@ -580,10 +603,13 @@ class Card(models.Model):
         result, calc_results = self.live_result, self.calc_results
         return {
             name: mark_safe(
-                citations.fill(
-                    live_numbers.fill(self.rendered.get(name, ""), result, _live_span),
-                    calc_results,
-                    _calc_span,
+                facts.fill(
+                    citations.fill(
+                        live_numbers.fill(self.rendered.get(name, ""), result, _live_span),
+                        calc_results,
+                        _calc_span,
+                    ),
+                    _fact_span,
                 )
             )
             for name in self.TEXT_FIELDS
@@ -601,7 +627,9 @@ class Card(models.Model):
     def live_rows(self) -> list[dict[str, str]]:
         """The "Computed live" panel: each number the card states, beside the model's value, and
         where to turn its knobs: the calculator's page or /sim/ at the settings it was computed
-        from (empty when nothing was computed)."""
+        from (empty when nothing was computed). A row citing a published measurement
+        (``measured.RUN.FIELD``) shows that run's number and names the run instead: the model
+        would give the same quantity a second value."""
         return [
             {
                 "label": number.label,
@@ -609,18 +637,34 @@ class Card(models.Model):
                 "live": self._live_text(number.live, number.stated),
                 "url": self._live_url(number.live),
                 "note": number.note,
+                "source": _measured_source(number.live),
             }
             for number in self.panel_numbers
         ]
 
+    def published_sources(self) -> list[str]:
+        """The published runs the panel's rows quote, each named once."""
+        return list(
+            dict.fromkeys(
+                source for number in self.panel_numbers if (source := _measured_source(number.live))
+            )
+        )
+
     def _live_text(self, name: str, stated: str) -> str:
         """The live value with the stated number's decimals, so that equal numbers look equal."""
+        if is_measured_number(name):
+            try:
+                return format_like(facts.parse(name).value, stated)
+            except facts.UnknownFact:
+                return format_like(None, stated)
         if cited := citations.parse_calc_number(name):
             value = citations.value_of(cited, self.calc_results)
             return value if isinstance(value, str) else format_like(value, stated)
         return format_like(live_numbers.value_of(name, self.live_result), stated)
 
     def _live_url(self, name: str) -> str:
+        if is_measured_number(name):
+            return ""  # a published number has no settings to change
         if citations.is_calc_number(name):
             cited = citations.parse_calc_number(name)
             result = self.calc_results.get(cited.slug) if cited else None
@@ -663,6 +707,21 @@ class CardTerm(models.Model):
         return f"{self.term} on {self.card.label}"
 
 
+def is_measured_number(name: str) -> bool:
+    """Whether a panel row cites one of the course's published measurements (measurements.py)."""
+    return name.startswith("measured.")
+
+
+def _measured_source(name: str) -> str:
+    """Where a published measurement was published; empty for a computed number."""
+    if not is_measured_number(name):
+        return ""
+    try:
+        return facts.parse(name).source
+    except facts.UnknownFact:
+        return ""
+
+
 class CardNumber(models.Model):
     """A number the card states, shown beside the simulator's live value for it."""
 
@@ -691,10 +750,15 @@ class CardNumber(models.Model):
         verbose_name = "live number"
 
     def __str__(self) -> str:
-        name = self.live if citations.is_calc_number(self.live) else f"sim.{self.live}"
+        cited = citations.is_calc_number(self.live) or is_measured_number(self.live)
+        name = self.live if cited else f"sim.{self.live}"
         return f"{self.label} ({name})"
 
     def clean(self) -> None:
+        if is_measured_number(self.live):
+            if problems := facts.problems(["{{" + self.live + "}}"]):
+                raise ValidationError({"live": problems})
+            return
         if citations.is_calc_number(self.live):
             cited = citations.parse_calc_number(self.live)
             if cited is None:

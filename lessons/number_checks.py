@@ -3,7 +3,8 @@
 A card's text derives numbers from others: "275.1 ÷ 54.1 = 5.1", "about 5 times", "29% slower",
 "131,072 bytes, 128 KiB". Each such number must be one of:
 
-- live: written as a live number ({{sim.…}}, {{calc.…}}), or a number the card's "Computed
+- live: written as a live number ({{sim.…}}, {{calc.…}}) or a fact from a table ({{hw.…}},
+  {{model.…}}, {{price.…}}, {{measured.…}}), or a number the card's "Computed
   live" panel states, to the digits the text writes it with ("51" for a stated 51.1): that panel
   is checked against the simulator by tests/lessons/test_card_numbers_agree.py;
 - inline: the arithmetic before its "=" is written out in numbers, and it adds up;
@@ -35,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 _NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
-_LIVE = r"\{\{\s*(?:sim|calc)\.[^}]*\}\}"
+_LIVE = r"\{\{\s*(?:sim|calc|hw|model|price|measured)\.[^}]*\}\}"
 # A number as a card writes it, or a live number standing where a number would be.
 _VALUE = rf"(?:{_LIVE}|{_NUMBER})"
 

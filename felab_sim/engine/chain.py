@@ -28,6 +28,7 @@ from .model_shapes import (
 from .numbers import format_number, format_with_unit
 from .params import Param, ParamError, ParamValue, parse_all
 from .precisions import PRECISION_LABELS, PRECISIONS
+from .prices import price
 
 CUSTOM = "custom"
 # The KV cache's type, bytes per value, and the kv-cache calculator's name for the same size.
@@ -200,7 +201,7 @@ PARAMS: tuple[Param, ...] = (
     Param(
         "gpu_hour_usd",
         "float",
-        8.0,
+        price("dedicated-gpu-hour").usd,
         "Price of one GPU-hour, dedicated (the capstone: $8).",
         "$/h",
         label="GPU-hour price",
@@ -211,7 +212,7 @@ PARAMS: tuple[Param, ...] = (
     Param(
         "input_usd_per_m",
         "float",
-        0.15,
+        price("capstone-serverless-input").usd,
         "Serverless price of prompt tokens (the capstone: $0.15).",
         "$/M tokens",
         label="serverless input price",
@@ -221,7 +222,7 @@ PARAMS: tuple[Param, ...] = (
     Param(
         "output_usd_per_m",
         "float",
-        0.60,
+        price("capstone-serverless-output").usd,
         "Serverless price of reply tokens (the capstone: $0.60).",
         "$/M tokens",
         label="serverless output price",

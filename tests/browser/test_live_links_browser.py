@@ -38,10 +38,22 @@ def test_following_a_calculator_number_shows_the_same_number_at_the_same_setting
 
 
 def test_following_a_sweep_number_shows_the_same_number_in_the_simulator(page: Page, live_lessons):
-    page.goto(f"{live_lessons}{SEED_CARD_URL}?answer=shown")
-    link = live_row(page, "Total, 8 people (tok/s)").get_by_role("link")
+    page.goto(f"{live_lessons}{SEED_CARD_URL.replace('step-1', 'step-2')}?answer=shown")
+    link = live_row(page, "TTFT p95, 8 people (ms)").get_by_role("link")
     shown = link.inner_text()
     link.click()
     page.wait_for_url("**/sim/?**#sim-results")
     row = page.locator(".sweep-table tbody tr").filter(has=page.get_by_role("rowheader", name="8"))
-    expect(row.locator("td").nth(1)).to_contain_text(shown)
+    expect(row.locator("td").nth(4)).to_contain_text(shown)
+
+
+def test_a_published_number_on_the_seed_card_is_the_course_s_run_with_nothing_to_follow(
+    page: Page, live_lessons
+):
+    page.goto(f"{live_lessons}{SEED_CARD_URL}?answer=shown")
+    # The row's header holds the label and the run's name.
+    row = page.locator(".live-table tr").filter(has_text="Total, 8 people (tok/s)")
+    expect(row.locator(".live-value")).to_have_text("275.1")
+    expect(row).to_contain_text("Published, not computed")
+    expect(page.locator(".layer-live")).to_contain_text("they are the course's published run")
+    expect(row.get_by_role("link")).to_have_count(0)

@@ -131,8 +131,15 @@ def test_a_computed_live_row_links_to_its_calculator_at_the_sets_changed_setting
 
 def test_a_sweep_row_links_to_the_simulator_at_the_scenarios_settings(client, seed_card):
     Scenario.objects.filter(pk=seed_card.scenario_id).update(slots=16, step_ms=20)
+    CardNumber.objects.create(
+        card=seed_card,
+        order=99,
+        label="Modelled total, 8 people (tok/s)",
+        live="c8.agg_tok_s",
+        stated="276.3",
+    )
     body = client.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
-    url, shown = live_link(body, "Total, 8 people (tok/s)")
+    url, shown = live_link(body, "Modelled total, 8 people (tok/s)")
     path, _, rest = url.partition("?")
     query, _, anchor = rest.partition("#")
     assert path == "/sim/" and anchor == "sim-results"

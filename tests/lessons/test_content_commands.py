@@ -324,7 +324,7 @@ def test_a_live_numbers_tolerance_and_note_survive_import_and_export(tmp_path):
     run("export_lessons", "--dir", str(tmp_path))
     lesson_file = next(tmp_path.glob("*/lesson-03-*.yaml"))
     text = lesson_file.read_text()
-    first_number = "    live: c1.agg_tok_s\n    stated: '54.1'\n"
+    first_number = "    live: speedup.c8\n    stated: '5.1'\n"
     assert first_number in text
     lesson_file.write_text(
         text.replace(
@@ -332,7 +332,7 @@ def test_a_live_numbers_tolerance_and_note_survive_import_and_export(tmp_path):
         )
     )
     run("import_lessons", "--dir", str(tmp_path), "--force")
-    number = Card.objects.get(lesson__number=3, step=1).numbers.get(live="c1.agg_tok_s")
+    number = Card.objects.get(lesson__number=3, step=1).numbers.get(live="speedup.c8")
     assert (number.tolerance, number.note) == (0.005, "measured, not modelled")
 
     again = tmp_path / "again"
@@ -379,7 +379,7 @@ def test_import_refuses_a_file_with_the_keys_from_before_live_numbers_and_names_
     lesson_file.write_text(
         lesson_file.read_text()
         .replace("  figures:\n", "  live_numbers:\n", 1)
-        .replace("    live: c1.agg_tok_s\n", "    figure: c1.agg_tok_s\n", 1)
+        .replace("    live: speedup.c8\n", "    figure: speedup.c8\n", 1)
     )
     with pytest.raises(CommandError, match=r"card step 1: 'figure' is now 'live'$"):
         run("import_lessons", "--dir", str(content), "--force")

@@ -1,6 +1,7 @@
 import html
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -16,9 +17,6 @@ def test_seed_card_shows_computed_live_beside_the_stated_numbers(client, seed_ca
     body = client.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
     assert "Computed live" in body
     for label, stated, live in [
-        ("Total, 1 person (tok/s)", "54.1", "54.2"),
-        ("Total, 8 people (tok/s)", "275.1", "276.3"),
-        ("Each person, 8 people (tok/s)", "38.9", "38.8"),
         ("Total, 8 people ÷ 1 person", "5.1", "5.1"),
         ("Share of solo speed each person keeps (%)", "71", "71"),  # 70.7, with the card's digits
         ("Step time, 8 people (ms)", "25.6", "25.6"),
@@ -28,6 +26,30 @@ def test_seed_card_shows_computed_live_beside_the_stated_numbers(client, seed_ca
         row = f'<tr><th scope="row">{label}</th><td>{stated}</td><td class="live-value">{link}{live}</a></td></tr>'
         assert row in body
     assert 'id="card-live-figure"' in body and "plotly-basic" in body
+
+
+def test_seed_card_shows_the_course_s_published_run_as_its_one_value_and_names_it(client, seed_card):
+    # The card quotes the course's run; the model's 54.2, 276.3 and 38.8 for the same quantities
+    # belong on /sim/, labelled as the model's, not beside them.
+    body = client.get(SEED_CARD_URL, {"answer": "shown"}).content.decode()
+    source = html.escape(
+        "Rows marked published are not computed: they are the course's published run of lesson 03's "
+        "practice server (8 slots, 128 max tokens)."
+    )
+    assert body.count(source) == 1
+    for label, figure in [
+        ("Total, 1 person (tok/s)", "54.1"),
+        ("Total, 8 people (tok/s)", "275.1"),
+        ("Each person, alone (tok/s)", "54.9"),
+        ("Each person, 8 people (tok/s)", "38.9"),
+    ]:
+        row = (
+            f'<tr><th scope="row">{label}<span class="number-note">Published, not computed</span></th>'
+            f'<td>{figure}</td><td class="live-value">{figure}</td></tr>'
+        )
+        assert row in body
+    for model_figure in ("54.2", "276.3", "38.8"):
+        assert f">{model_figure}<" not in body
 
 
 def test_hidden_answer_has_no_live_panel(client, seed_card):
@@ -87,3 +109,12 @@ def test_the_live_column_prints_as_many_digits_as_the_card(client, lessons, url,
     body = client.get(url, {"answer": "shown"}).content.decode()
     assert f'<th scope="row">{label}</th><td>{stated}</td><td class="live-value">' in body
     assert f'title="Change the settings it was worked out from">{live}</a></td>' in body
+
+
+def test_a_panel_row_citing_a_run_the_tables_lack_is_refused(seed_card):
+    row = CardNumber(card=seed_card, label="Total", live="measured.practice-run.c9_agg_tok_s", stated="1")
+    with pytest.raises(ValidationError, match="'c9_agg_tok_s' is not a field"):
+        row.full_clean()
+    CardNumber(
+        card=seed_card, label="Total", live="measured.practice-run.c8_agg_tok_s", stated="275.1"
+    ).full_clean()

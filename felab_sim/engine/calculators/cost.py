@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from ..calculator import Calculator, OutputSpec, Params, WorkedExample, typed
 from ..chart import BLUE, GREEN, ORANGE, PURPLE, Figure, Series, bars, layout
 from ..params import Param
+from ..prices import price
 
 PER_M = 1e6
 
@@ -114,10 +115,16 @@ CALCULATOR = Calculator(
         tokens_param("input_tokens", 200, "Prompt tokens per task."),
         tokens_param("output_tokens", 50, "Generated tokens per task."),
         price_param(
-            "input_usd_per_m", 0.07, "Price of input tokens (gpt-oss-20b example: $0.07).", "input price"
+            "input_usd_per_m",
+            price("gpt-oss-20b-input").usd,
+            "Price of input tokens (gpt-oss-20b example: $0.07).",
+            "input price",
         ),
         price_param(
-            "output_usd_per_m", 0.30, "Price of output tokens (gpt-oss-20b example: $0.30).", "output price"
+            "output_usd_per_m",
+            price("gpt-oss-20b-output").usd,
+            "Price of output tokens (gpt-oss-20b example: $0.30).",
+            "output price",
         ),
         Param(
             "batch_discount",
@@ -178,7 +185,7 @@ CALCULATOR = Calculator(
         Param(
             "gpu_hour_usd",
             "float",
-            8.0,
+            price("dedicated-gpu-hour").usd,
             "Price of one GPU-hour of a dedicated deployment.",
             "$/h",
             label="GPU-hour price",

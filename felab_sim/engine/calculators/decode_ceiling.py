@@ -32,6 +32,7 @@ from ..chart import (
 )
 from ..decode_step import decode_step
 from ..hardware import dense_peak
+from ..measurements import measurement
 from ..model_params import (
     KV_DTYPE,
     MODEL,
@@ -63,7 +64,7 @@ BANDWIDTH_GBS = Param(
     "bandwidth_gbs",
     "float",
     546.0,
-    "Memory bandwidth from the spec sheet (M4 Max: 546).",
+    "Memory bandwidth from the spec sheet (M4 Max with the 40-core GPU: 546).",
     "GB/s",
     label="memory bandwidth",
     low=0.1,
@@ -424,7 +425,12 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
 
 # Lesson 04 (llama-bench tg128, M4 Max 546 GB/s): decode speed by quantization, and its file size.
 LESSON_04 = "llama-bench tg128 on an M4 Max, 546 GB/s (lesson 04)"
-LESSON_04_RUNS = (("q8_0", 8.5, 52.0), ("q4_k_m", 4.9, 86.0), ("q3_k_m", 4.0, 98.0))
+_RUN = measurement("l04-m4-max-llama8b").values
+LESSON_04_RUNS = (
+    ("q8_0", 8.5, _RUN["q8_0_tg128"]),
+    ("q4_k_m", 4.9, _RUN["q4_k_m_tg128"]),
+    ("q3_k_m", 4.0, _RUN["q3_k_m_tg128"]),
+)
 
 
 def _measured(p: Params) -> list[Measured]:
@@ -561,7 +567,7 @@ CALCULATOR = Calculator(
             "ram_gb",
             "float",
             36.0,
-            "Memory of the machine or GPU (the course's Mac: 36 GB unified memory).",
+            "Memory of the machine or GPU (the course's Mac, an M4 Max: 36 GB unified memory).",
             "GB",
             label="memory",
             low=0,
@@ -623,16 +629,16 @@ CALCULATOR = Calculator(
     measured=_measured,
     examples=(
         WorkedExample(
-            "lesson 00: 546 GB/s ÷ 4.9 GB = 111.4 tok/s",
+            "lesson 04: 546 GB/s (M4 Max, 40-core GPU) ÷ 4.9 GB = 111.4 tok/s",
             {"bandwidth_gbs": "546", "model_gb": "4.9"},
             "ceiling_tok_s",
             "111.4 tok/s",
         ),
         WorkedExample(
-            "lesson 04: 273 GB/s ÷ 4.9 GB = 55.7 tok/s",
-            {"bandwidth_gbs": "273", "model_gb": "4.9"},
+            "lesson 00: 410 GB/s (the course's 36 GB M4 Max) ÷ 4.9 GB = 83.7 tok/s",
+            {"bandwidth_gbs": "410", "model_gb": "4.9"},
             "ceiling_tok_s",
-            "55.7 tok/s",
+            "83.7 tok/s",
         ),
     ),
     note="The course's ceilings use the model *files'* sizes (Q4_K_M 8B ≈ 4.9 GB, Q8_0 8.5, "

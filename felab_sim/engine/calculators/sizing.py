@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from ..calculator import Calculator, Output, OutputSpec, Params, WorkedExample, counted, typed
 from ..chart import BLUE, ORANGE, Figure, Series, layout, line, these_settings
 from ..params import Param
+from ..prices import price
 from .cost import price_param, tokens_param, usd_per_task
 
 SERVERLESS = "serverless"
@@ -193,10 +194,16 @@ CALCULATOR = Calculator(
         tokens_param("input_tokens", 300, "Prompt tokens per ticket."),
         tokens_param("output_tokens", 50, "Generated tokens per ticket."),
         price_param(
-            "input_usd_per_m", 0.15, "Serverless price of input tokens (lesson 15: $0.15).", "input price"
+            "input_usd_per_m",
+            price("capstone-serverless-input").usd,
+            "Serverless price of input tokens (lesson 15: $0.15).",
+            "input price",
         ),
         price_param(
-            "output_usd_per_m", 0.60, "Serverless price of output tokens (lesson 15: $0.60).", "output price"
+            "output_usd_per_m",
+            price("capstone-serverless-output").usd,
+            "Serverless price of output tokens (lesson 15: $0.60).",
+            "output price",
         ),
         Param(
             "tickets_per_month",
@@ -211,7 +218,7 @@ CALCULATOR = Calculator(
         Param(
             "gpu_hour_usd",
             "float",
-            8.0,
+            price("dedicated-gpu-hour").usd,
             "Price of one GPU-hour, dedicated.",
             "$/h",
             label="GPU-hour price",
