@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
+from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
 from serving.content_cache import kept_for_input
 from serving.kept_pages import render_kept
-from serving.vary import vary_on
 
 from .charts.calc_charts import chart_json
 from .engine.calculator import Calculator, Params, Result
@@ -155,7 +155,7 @@ def calc_page(request: HttpRequest, name: str) -> HttpResponse:
         )
     else:
         response = render(request, "felab_sim/calc.html", {**context, "body": body}, status=status)
-    vary_on(response, "HX-Request")
+    patch_vary_headers(response, ["HX-Request"])
     return response
 
 

@@ -11,10 +11,10 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
 from serving.content_cache import kept_for_input
-from serving.vary import vary_on
 
 from .calc_views import single_values
 from .engine import chain
@@ -64,7 +64,7 @@ def chain_page(request: HttpRequest) -> HttpResponse:
         response = HttpResponse(body)
     else:
         response = render(request, "felab_sim/chain.html", {"body": body}, status=200 if walked else 400)
-    vary_on(response, "HX-Request")
+    patch_vary_headers(response, ["HX-Request"])
     return response
 
 

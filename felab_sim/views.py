@@ -9,11 +9,11 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 
 from serving.kept_pages import render_kept
 from serving.ratelimit import rate_limited
-from serving.vary import vary_on
 
 from .charts import plots
 from .engine.calculators import CALCULATORS
@@ -75,7 +75,7 @@ def sim_page(request: HttpRequest) -> HttpResponse:
             response = render(request, template, context, status=status)
     except SimulatorBusy:
         return _simulator_busy(request)
-    vary_on(response, "HX-Request")
+    patch_vary_headers(response, ["HX-Request"])
     return response
 
 
@@ -189,7 +189,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         context["sim_url"] = f"{reverse('sim')}?{sim_query(params)}&run={run.pk}"
     template = "felab_sim/run.html#progress" if request.htmx else "felab_sim/run.html"
     response = render(request, template, context)
-    vary_on(response, "HX-Request")
+    patch_vary_headers(response, ["HX-Request"])
     return response
 
 
@@ -207,5 +207,5 @@ def _prefix_cache_run_progress(request: HttpRequest, run: Run) -> HttpResponse:
     response = render(request, "felab_sim/practice_run.html#progress", context)
     if run.state == Run.State.DONE:
         response["HX-Refresh"] = "true"
-    vary_on(response, "HX-Request")
+    patch_vary_headers(response, ["HX-Request"])
     return response

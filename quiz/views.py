@@ -17,6 +17,7 @@ from django.http import (
     JsonResponse,
 )
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.cache import patch_vary_headers
 from django.utils.functional import SimpleLazyObject
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
@@ -27,7 +28,6 @@ from lessons.models import Card, Course, PracticeTemplate
 from lessons.views import card_for_page, render_card
 from serving.content_cache import kept
 from serving.kept_pages import render_kept
-from serving.vary import vary_on
 
 from . import charts, clock, practice_stats, scheduling
 from .forms import SharingForm
@@ -104,7 +104,7 @@ def rate_card(request: HttpRequest, course_slug: str, lesson_slug: str, step: in
             "review_mode": review_mode,
         }
         response = render(request, "quiz/rating_ack.html", context)
-        vary_on(response, "HX-Request")
+        patch_vary_headers(response, ["HX-Request"])
         return response
     if rated.outcome is Outcome.FINAL:
         messages.warning(

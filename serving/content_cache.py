@@ -1,9 +1,9 @@
 """What pages show the same way to every learner, built once per content version and kept in each
 process's memory.
 
-The content version is a random token in Django's cache (Redis across hosts, memory in
-development), or beside a host's file cache in a file of its own that its workers share
-(serving/version_file.py). Every change to course content draws a new token:
+The content version is a random token in Redis where there is one, else in the database
+(serving.models.SharedVersion), so that every worker of every host reads the same one. Every
+change to course content draws a new token:
 each save or delete of a content model (signals), each bulk update or insert through a
 :class:`ContentQuerySet`, and each lesson import. A process compares the token once per request
 and drops everything it kept under another one, so no page outlives an edit by more than the
@@ -18,7 +18,6 @@ holds a CSRF token, a learner's work or a signed-in user's name.
 
 from __future__ import annotations
 
-import functools
 import threading
 import uuid
 from collections import OrderedDict
@@ -26,32 +25,32 @@ from collections.abc import Callable, Hashable
 from contextvars import ContextVar
 from typing import Any, ClassVar, TypeVar
 
-from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import cache, caches
+from django.core.cache.backends.redis import RedisCache
 from django.core.signals import request_finished, request_started
-from django.db import models, transaction
+from django.db import connection, models, transaction
 from django.http import HttpRequest
 
 from .cache_outage import redis_outage
-from .version_file import VersionFile
 
 _REQUEST_ATTRIBUTE = "_felab_content_version"
 
 T = TypeVar("T")
 
 
-FILE_CACHE = "django.core.cache.backends.filebased.FileBasedCache"
-
-
-# Every token by its name: a name is a token's file beside the file cache, so no two may share one.
+# Every token by its name: no two may share one.
 TOKENS: dict[str, SharedToken] = {}
+
+
+def _in_redis() -> bool:
+    return isinstance(caches["default"], RedisCache)
 
 
 class SharedToken:
     """A random token that every process reads and any process redraws when what it stands for
-    changes: course content here, the simulator's run queue in felab_sim. In Django's cache, or
-    in a file of its own beside a host's file cache (serving/version_file.py). A token is never
-    reused, so a lost entry costs a rebuild, never a stale value."""
+    changes: course content here, the simulator's run queue in felab_sim. In Redis, or in the
+    database without it. A token is never reused, so a lost entry costs a rebuild, never a stale
+    value."""
 
     def __init__(self, name: str) -> None:
         if name in TOKENS:
@@ -59,24 +58,16 @@ class SharedToken:
         TOKENS[name] = self
         self.name = name
         self.cache_key = f"felab:{name}-version"
-        self.file_name = f"felab-{name}-version"  # not ".djcache": the file cache's clear() leaves it be
         # While Redis is down every request reads no token and draws its own, so nothing is
         # kept; a change made meanwhile could not reach the cache, so a process that saw the
         # outage draws a new token as soon as Redis answers again, and no process goes on
         # serving what it kept before the change.
         redis_outage.on_recovery(self.redraw)
 
-    def _file(self) -> VersionFile | None:
-        """The token's own file, where the cache is one host's file cache; else None (the cache)."""
-        config = settings.CACHES["default"]
-        if config["BACKEND"] != FILE_CACHE:
-            return None
-        return _version_file_in(str(config["LOCATION"]), self.file_name)
-
     def read(self) -> str:
         """The current token; a new one if there is none (first start, or the entry was lost)."""
-        if (version_file := self._file()) is not None:
-            return version_file.read() or version_file.add(uuid.uuid4().hex)
+        if not _in_redis():
+            return self._read_row()
         version = cache.get(self.cache_key)
         if version is None:
             fresh = uuid.uuid4().hex
@@ -85,6 +76,23 @@ class SharedToken:
                 fresh if cache.add(self.cache_key, fresh, timeout=None) else cache.get(self.cache_key, fresh)
             )
         return version
+
+    def _read_row(self) -> str:
+        from .models import SharedVersion
+
+        # Plain SQL: it runs on nearly every request without Redis, and the ORM takes longer to
+        # build the statement than the database to answer it.
+        table = connection.ops.quote_name(SharedVersion._meta.db_table)
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT token FROM {table} WHERE name = %s", [self.name])
+            row = cursor.fetchone()
+        if row is not None:
+            return row[0]
+        # The first process to ask writes one; all agree on whichever was written first.
+        SharedVersion.objects.bulk_create(
+            [SharedVersion(name=self.name, token=uuid.uuid4().hex)], ignore_conflicts=True
+        )
+        return SharedVersion.objects.get(name=self.name).token
 
     def changed(self) -> None:
         """What the token stands for changed: every process builds what it kept again.
@@ -96,10 +104,12 @@ class SharedToken:
         transaction.on_commit(self.redraw)
 
     def redraw(self) -> None:
-        if (version_file := self._file()) is not None:
-            version_file.write(uuid.uuid4().hex)
-        else:
+        if _in_redis():
             cache.set(self.cache_key, uuid.uuid4().hex, timeout=None)
+        else:
+            from .models import SharedVersion
+
+            SharedVersion.objects.update_or_create(name=self.name, defaults={"token": uuid.uuid4().hex})
 
     def watch(self, *watched: type[models.Model]) -> None:
         """Redraw the token whenever one of these models is saved or deleted, or has its links
@@ -121,11 +131,6 @@ class SharedToken:
 
     def _changed_by_signal(self, sender: type[models.Model], **kwargs: Any) -> None:
         self.changed()
-
-
-@functools.cache
-def _version_file_in(directory: str, file_name: str) -> VersionFile:
-    return VersionFile(directory, file_name)
 
 
 CONTENT = SharedToken("content")

@@ -4,8 +4,7 @@ Runs start and end between content changes, so /sim/ keeps what it shows of the 
 no run is written (serving.content_cache.kept_while, felab_sim.models.RUNS), and reads it again
 after each write. ``{% real_sweep_runs %}`` is the section's per-visitor part in one tag, as the
 header's visitor_nav is: the queue and the measured runs kept while the runs hold, and between
-them the visitor's own part, a Log in link or the Start form kept per content version with this
-page's CSRF token put in. Written as template tags it cost about 200 Python calls a request.
+them the visitor's own part, a Log in link or the Start form with this page's CSRF token.
 """
 
 from dataclasses import dataclass
@@ -14,9 +13,8 @@ from typing import Any
 from django import template
 from django.db.models import Q
 from django.template.loader import get_template
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 
-from serving.csrf import hidden_token_input
 from serving.prepared import PreparedQuery
 from serving.templatetags.content_fragments import kept_part
 from serving.templatetags.fixed_urls import fixed_url
@@ -59,10 +57,6 @@ def run_queue() -> RunQueue:
     return RunQueue(running, waiting, recent[:RECENT_RUNS])
 
 
-# Where the page's token goes in the kept form: no form field or label can hold it.
-_TOKEN_MARK = mark_safe("\x00felab-run-form-token\x00")
-
-
 def _queue_parts(query: str, overlay_pk: Any) -> tuple[str, str]:
     """The queue's status and the measured runs' list, from one read of the queue."""
     queue = run_queue()
@@ -71,15 +65,6 @@ def _queue_parts(query: str, overlay_pk: Any) -> tuple[str, str]:
         {"queue": queue, "query": query, "overlay_pk": overlay_pk}
     )
     return status, runs
-
-
-def _run_form() -> tuple[str, str]:
-    """The Start form around where its CSRF token goes."""
-    html = get_template("felab_sim/run_form.html").render(
-        {"run_form": RealSweepForm(), "token_input": _TOKEN_MARK}
-    )
-    before, after = html.split(_TOKEN_MARK)
-    return before, after
 
 
 def _log_in_link() -> str:
@@ -94,9 +79,9 @@ def real_sweep_runs(context: template.Context) -> SafeString:
         context, ("run-queue", query, overlay_pk), lambda: _queue_parts(query, overlay_pk), RUNS
     )
     if context["user"].is_authenticated:
-        # Its one hole filled by hand: kept_with_holes (as /progress/ uses) costs fourteen calls more.
-        before, after = kept_part(context, ("run-form",), _run_form)
-        visitors = before + hidden_token_input(context["csrf_token"]) + after
+        visitors = get_template("felab_sim/run_form.html").render(
+            {"run_form": RealSweepForm(), "csrf_token": context["csrf_token"]}
+        )
     else:
         visitors = kept_part(context, ("run-log-in",), _log_in_link)
     return SafeString(status + visitors + runs)

@@ -13,13 +13,13 @@ from typing import Any
 
 from django import template
 from django.core.exceptions import ImproperlyConfigured
+from django.template.defaulttags import CsrfTokenNode
 from django.template.loader import get_template
 from django.utils.html import escape
 from django.utils.safestring import SafeString
 
 from lessons.models import Card, Course
 from serving.content_cache import kept
-from serving.csrf import hidden_token_input
 from serving.templatetags.content_fragments import keeping_request
 from serving.templatetags.fixed_urls import fixed_url
 
@@ -73,7 +73,7 @@ def rating_form_fields(context: template.Context, card: Card) -> SafeString:
     study = _provider("card_study")(context, card)
     showing = str(study.showing.pk) if study.showing else ""
     return SafeString(
-        f"{hidden_token_input(context['csrf_token'])}\n"
+        f"{CsrfTokenNode().render(context)}\n"
         f'          <input type="hidden" name="showing" id="rating-showing" value="{showing}">\n'
         f"          {_provider('rating_buttons')(study.previews)}"
     )

@@ -16,14 +16,30 @@ pytestmark = pytest.mark.django_db
 LESSON_URL = SEED_CARD_URL.rsplit("step-1/", 1)[0]
 # Page: (address, the queries it may make, what they are).
 PAGES = {
-    "home": ("/", 3, "the user; the learner's schedules; the cards they opened"),
-    "/review/": ("/review/", 3, "the user; the learner's card schedules; their practice schedules"),
-    "/progress/": ("/progress/", 4, "the user; schedules; sharing profile; practice attempts"),
-    "/glossary/": ("/glossary/", 1, "the user"),
-    "lesson page": (LESSON_URL, 1, "the user"),
-    "calculator page": ("/sim/calc/prefill/", 1, "the user"),
+    "home": (
+        "/",
+        5,
+        "the session; the content version; the user; the learner's schedules; the cards they opened",
+    ),
+    "/review/": (
+        "/review/",
+        5,
+        "the session; the content version; the user; the learner's card schedules; their practice schedules",
+    ),
+    "/progress/": (
+        "/progress/",
+        6,
+        "the session; the content version; the user; schedules; sharing profile; practice attempts",
+    ),
+    "/glossary/": ("/glossary/", 3, "the session; the content version; the user"),
+    "lesson page": (LESSON_URL, 3, "the session; the content version; the user"),
+    "calculator page": ("/sim/calc/prefill/", 3, "the session; the content version; the user"),
     # The sweep's rate limit counts in the database here (in Redis when there is one).
-    "/sim/": ("/sim/", 4, "the rate limit's count; the user; the run queue; the measured runs"),
+    "/sim/": (
+        "/sim/",
+        6,
+        "the session; the content version; the rate limit's count; the user; the run queue; the measured runs",
+    ),
 }
 
 
