@@ -21,6 +21,7 @@ from .models import (
     Layer,
     LayerOpening,
     LearnerQuery,
+    LearnerRead,
     Owner,
     PracticeState,
     Rating,
@@ -313,19 +314,17 @@ def _showings_of(owner: Owner, card: int) -> models.QuerySet[Showing]:
 # Built once per process (serving/prepared.py): the ORM took about 1.2 ms to build this query on
 # every card page with its answer shown, the database tens of µs to answer it.
 _CARD_SHOWINGS = LearnerQuery(Showing, _showings_of, card=-7_340_223)
-# The learner's card schedules, three columns (home, /progress/, /review/), and the cards they
-# have opened (home's map), likewise.
+# The learner's card schedules, three columns (home, /progress/, /review/): likewise.
 _CARD_SCHEDULES = LearnerQuery(
     CardState,
     lambda owner: CardState.objects.for_learner(owner).only("card_id", "due", "last_rating").order_by(),
 )
-SEEN_CARDS = LearnerQuery(
-    Showing,
+# The cards the learner has opened (home's map).
+SEEN_CARDS = LearnerRead(
     lambda owner: Showing.objects.for_learner(owner).values_list("card_id", flat=True).order_by().distinct(),
 )
 # /review/'s practice schedules (a few dozen templates at most).
-_PRACTICE_SCHEDULES = LearnerQuery(
-    PracticeState,
+_PRACTICE_SCHEDULES = LearnerRead(
     lambda owner: (
         PracticeState.objects.for_learner(owner)
         .of_published_templates()

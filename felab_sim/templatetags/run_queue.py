@@ -15,7 +15,6 @@ from django.db.models import Q
 from django.template.loader import get_template
 from django.utils.safestring import SafeString
 
-from serving.prepared import PreparedQuery
 from serving.templatetags.content_fragments import kept_part
 from serving.templatetags.fixed_urls import fixed_url
 
@@ -36,21 +35,17 @@ RECENT_RUNS = 5
 
 
 def _queue_rows():
-    # The runs waiting or measuring, and the last sweeps measured, in one query: every /sim/
-    # request reads them, so its SQL is built once per process (serving/prepared.py).
+    # The runs waiting or measuring, and the last sweeps measured, in one query.
     recent = Run.objects.sweeps().finished().order_by("-queued_at", "-pk").values("pk")[:RECENT_RUNS]
     return Run.objects.filter(Q(state__in=[Run.State.QUEUED, Run.State.RUNNING]) | Q(pk__in=recent)).order_by(
         "-queued_at", "-pk"
     )
 
 
-_QUEUE = PreparedQuery(Run, _queue_rows)
-
-
 @register.simple_tag
 def run_queue() -> RunQueue:
     """One query: the runs waiting or measuring, and the last sweeps measured (newest first)."""
-    rows = _QUEUE.run()
+    rows = list(_queue_rows())
     running = next((run for run in rows if run.state == Run.State.RUNNING), None)
     waiting = sum(1 for run in rows if run.state == Run.State.QUEUED)
     recent = [run for run in rows if run.state == Run.State.DONE and run.kind == Run.Kind.SWEEP]

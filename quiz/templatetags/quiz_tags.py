@@ -115,7 +115,7 @@ def course_maps(context: template.Context, courses: Iterable[Course]) -> list[Co
     courses = list(courses)
     lessons = [lesson for course in courses for lesson in course.listed_lessons]
     progress = LessonProgress.by_lesson(learner, lessons, clock.now())
-    seen_ids = {card_id for (card_id,) in SEEN_CARDS.run(learner)}
+    seen_ids = set(SEEN_CARDS.run(learner))
     return [CourseMap.build(course, progress, seen_ids) for course in courses]
 
 
