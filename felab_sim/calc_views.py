@@ -14,7 +14,7 @@ from django.template.loader import render_to_string
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
-from serving.content_cache import kept_for_input
+from serving.content_cache import kept
 from serving.kept_pages import render_kept
 
 from .charts.calc_charts import chart_json
@@ -134,7 +134,7 @@ def calc_page(request: HttpRequest, name: str) -> HttpResponse:
         # One address, one page for everyone: rendered once per content version (the course's
         # parameter sets are listed) and kept for the most recent addresses.
         context = {"calculator": calculator}
-        body, computed = kept_for_input(
+        body, computed = kept(
             request,
             ("calc-page", name, bool(request.htmx), request.get_full_path()),
             lambda: _body_and_outcome(request, _page_context(request, calculator, name)),
@@ -150,7 +150,6 @@ def calc_page(request: HttpRequest, name: str) -> HttpResponse:
             "felab_sim/calc.html",
             lambda: {**context, "body": body},
             ("calc", name, request.get_full_path()),
-            for_input=True,
             status=status,
         )
     else:

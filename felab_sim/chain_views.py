@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
-from serving.content_cache import kept_for_input
+from serving.content_cache import kept
 
 from .calc_views import single_values
 from .engine import chain
@@ -54,7 +54,7 @@ def chain_page(request: HttpRequest) -> HttpResponse:
 
     One address, one page for everyone: its content is rendered once and kept for the most recent
     addresses, as a calculator page's is."""
-    body, walked = kept_for_input(
+    body, walked = kept(
         request,
         ("chain-page", bool(request.htmx), request.get_full_path()),
         lambda: _body_and_outcome(request),

@@ -143,21 +143,6 @@ class LessonProgress:
         return len(self.lesson.listed_cards)
 
     @property
-    def look(self) -> tuple[object, ...]:
-        """Everything of the learner's that /progress/ shows for the lesson (each card's last
-        rating, whether it is due and when it comes back, as written): the same look, the same
-        HTML, so the lesson is kept by it (quiz/progress.html)."""
-        if not self.states:
-            return (self.lesson.id, None)  # nothing rated: the same for every such learner
-        return (
-            self.lesson.id,
-            tuple(
-                (item.state.last_rating, item.is_due, item.comes_back) if item.state else None
-                for item in self.cards
-            ),
-        )
-
-    @property
     def rated(self) -> int:
         return len(self.states)
 
@@ -183,17 +168,9 @@ class LessonProgress:
 @dataclass(frozen=True)
 class ProgressRun:
     """Lessons next to each other on /progress/ that the learner has rated nothing in, or one
-    lesson they have: /progress/ keeps each run by its look (quiz/progress.html), so a learner's
-    untouched lessons cost one kept fragment a run rather than one a lesson, as on home's map."""
+    lesson they have: untouched lessons are shown side by side, as on home's map."""
 
     lessons: tuple[LessonProgress, ...]
-
-    @property
-    def look(self) -> tuple[object, ...]:
-        first = self.lessons[0]
-        if first.states:
-            return ("rated", first.look)
-        return ("untouched", tuple(progress.lesson.id for progress in self.lessons))
 
     @classmethod
     def runs_of(cls, lessons: Iterable[LessonProgress]) -> list[ProgressRun]:

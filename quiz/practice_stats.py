@@ -39,11 +39,6 @@ class LessonPractice:
     calibration: list[float]  # median error ratio per window of attempts, oldest first
 
     @property
-    def look(self) -> tuple[object, ...]:
-        """Everything /progress/ shows of it, hashable: the practice section is kept by it."""
-        return (self.lesson_number, self.lesson_title, self.attempts, self.right, tuple(self.calibration))
-
-    @property
     def right_percent(self) -> int:
         return round(100 * self.right / self.attempts) if self.attempts else 0
 

@@ -156,10 +156,6 @@ def progress(request: HttpRequest) -> HttpResponse:
     ]
     learners_progress = {
         "courses": runs_by_course,
-        # Everything the courses' part shows of the learner: their runs' looks (quiz/progress.html).
-        "courses_look": tuple(
-            (course.id, tuple(run.look for run in runs)) for course, runs in runs_by_course
-        ),
         "learner": learner,
         "share_name": share_name,
         "sharing_form": sharing_form,
@@ -167,7 +163,6 @@ def progress(request: HttpRequest) -> HttpResponse:
         "forecast_figure": forecast_figure,
         "forecast_days": FORECAST_DAYS,
         "practice": practice,
-        "practice_look": tuple(row.look for row in practice),
         "calibration_figure": calibration_figure,
         # Whether the page draws a chart, and so needs plotly's script (quiz/progress.html's head).
         "charted": bool(forecast_figure or calibration_figure),

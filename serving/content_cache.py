@@ -33,8 +33,6 @@ from django.http import HttpRequest
 
 from .cache_outage import redis_outage
 
-_REQUEST_ATTRIBUTE = "_felab_content_version"
-
 T = TypeVar("T")
 
 
@@ -141,11 +139,17 @@ _new_version = CONTENT.redraw
 watch = CONTENT.watch
 
 
+# The version read during the request in flight, for code that is not handed the request (a
+# model's property, asked once per card on a page): "" while a request has not read it yet,
+# None outside requests (commands, workers), where every call reads the cache afresh.
+_version_this_request: ContextVar[str | None] = ContextVar("felab_content_version", default=None)
+
+
 class _Kept:
     """One process's kept values, all under one content version; the least recently used go
-    first once there are more than ``limit`` (values keyed by what a visitor typed need one)."""
+    first once there are more than ``limit`` (keys may hold what a visitor sent)."""
 
-    def __init__(self, limit: int | None = None) -> None:
+    def __init__(self, limit: int) -> None:
         self.lock = threading.Lock()
         self.limit = limit
         self.version: str | None = None
@@ -163,78 +167,49 @@ class _Kept:
         with self.lock:
             if version == self.version:
                 self.values[key] = value
-                if self.limit is not None and len(self.values) > self.limit:
+                if len(self.values) > self.limit:
                     self.values.popitem(last=False)
         return value
 
 
-_kept = _Kept()
-# Pages whose settings come from the address (the calculators'): a bounded number per process.
-INPUT_KEPT_LIMIT = 512
-_kept_for_input = _Kept(limit=INPUT_KEPT_LIMIT)
-# Fragments keyed by how a learner's progress looks (serving/templatetags/content_fragments.py,
-# ``bounded``): as many as patterns of study, a few kB each.
-LOOK_KEPT_LIMIT = 1024
-_kept_by_look = _Kept(limit=LOOK_KEPT_LIMIT)
+# The course's pages and parts are a few hundred; the rest of the room is for pages keyed by
+# what visitors sent (a calculator's settings), so that no stream of new addresses grows memory.
+KEPT_LIMIT = 1024
+_kept = _Kept(KEPT_LIMIT)
 
 
-def request_version(request: HttpRequest) -> str:
-    """The content version for this request, read from the cache once per request."""
-    version = getattr(request, _REQUEST_ATTRIBUTE, None)
-    if version is None:
-        version = content_version()
-        setattr(request, _REQUEST_ATTRIBUTE, version)
-    return version
-
-
-def kept(request: HttpRequest, key: Hashable, build: Callable[[], T]) -> T:
-    """``build()``'s value, built once per content version in this process.
-
-    ``key`` must name everything the value depends on besides course content (for example
-    whether drafts are shown). An exception from ``build`` (a 404) is raised and nothing is kept.
-    """
-    return _kept.get_or_build(request_version(request), key, build)
-
-
-def kept_for_input(request: HttpRequest, key: Hashable, build: Callable[[], T]) -> T:
-    """:func:`kept`, for values keyed by what a visitor sent (a query string): only the
-    ``INPUT_KEPT_LIMIT`` most recently used are kept, so no stream of new addresses grows memory."""
-    return _kept_for_input.get_or_build(request_version(request), key, build)
-
-
-def kept_by_look(request: HttpRequest, key: Hashable, build: Callable[[], T]) -> T:
-    """:func:`kept`, for a part keyed by how a learner's progress looks (which cards are rated,
-    due, and when they come back): the ``LOOK_KEPT_LIMIT`` most recently used. Parts every
-    learner shares (a lesson nobody touched) are used on nearly every request and stay."""
-    return _kept_by_look.get_or_build(request_version(request), key, build)
-
-
-# Parts kept while both the content version and another token hold (kept_while): the
-# most recently used of each token's, since their keys may hold what a visitor sent.
-WHILE_KEPT_LIMIT = 256
-_kept_while: dict[str, _Kept] = {}
-_kept_while_lock = threading.Lock()
-
-
-def kept_while(request: HttpRequest, token: SharedToken, key: Hashable, build: Callable[[], T]) -> T:
-    """:func:`kept`, for a value that also depends on what ``token`` stands for (the run queue):
-    built again once either token changes. Each token is read once per request."""
+def _request_token(request: HttpRequest, token: SharedToken) -> str:
+    """``token``'s value for this request, read once per request."""
     attribute = f"_felab_{token.name}_version"
     version = getattr(request, attribute, None)
     if version is None:
         version = token.read()
         setattr(request, attribute, version)
-    store = _kept_while.get(token.name)
-    if store is None:
-        with _kept_while_lock:
-            store = _kept_while.setdefault(token.name, _Kept(limit=WHILE_KEPT_LIMIT))
-    return store.get_or_build(f"{request_version(request)}:{version}", key, build)
+    return version
 
 
-# The version read during the request in flight, for code that is not handed the request (a
-# model's property, asked once per card on a page): "" while a request has not read it yet,
-# None outside requests (commands, workers), where every call reads the cache afresh.
-_version_this_request: ContextVar[str | None] = ContextVar("felab_content_version", default=None)
+def request_version(request: HttpRequest) -> str:
+    """The content version for this request, read once per request."""
+    version = getattr(request, "_felab_content_version", None)
+    if version is None:
+        version = _version_this_request.get() or CONTENT.read()
+        request._felab_content_version = version  # type: ignore[attr-defined]
+        if _version_this_request.get() == "":
+            _version_this_request.set(version)
+    return version
+
+
+def kept(request: HttpRequest, key: Hashable, build: Callable[[], T], token: SharedToken | None = None) -> T:
+    """``build()``'s value, built once per content version in this process (and, with ``token``,
+    again whenever that token changes too: the simulator's run queue).
+
+    ``key`` must name everything the value depends on besides course content (for example
+    whether drafts are shown). It never holds a learner's own state: render that per request.
+    An exception from ``build`` (a 404) is raised and nothing is kept.
+    """
+    if token is not None:
+        key = (token.name, _request_token(request, token), key)
+    return _kept.get_or_build(request_version(request), key, build)
 
 
 def _request_begins(**kwargs: Any) -> None:
