@@ -482,10 +482,6 @@ class CardStateQuerySet(LearnerQuerySet):
         """The schedule of the showing's card for the showing's learner."""
         return self.for_learner(showing).filter(card_id=showing.card_id)
 
-    def upcoming(self, now: datetime) -> CardStateQuerySet:
-        """Cards not yet due at `now`, the soonest first."""
-        return self.filter(due__gt=now).order_by("due", "card_id")
-
     def rating_counts(self) -> dict[int, dict[int, int]]:
         """Per card id, how many learners' latest rating is each value."""
         counts: dict[int, dict[int, int]] = defaultdict(dict)
@@ -718,9 +714,6 @@ class PracticeStateQuerySet(LearnerQuerySet):
     def due(self, now: datetime) -> PracticeStateQuerySet:
         """Templates due at `now`, the longest overdue first."""
         return self.of_published_templates().filter(due__lte=now).order_by("due", "template_id")
-
-    def upcoming(self, now: datetime) -> PracticeStateQuerySet:
-        return self.of_published_templates().filter(due__gt=now).order_by("due", "template_id")
 
 
 class PracticeState(ScheduleState):

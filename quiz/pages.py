@@ -455,17 +455,3 @@ class DueItem:
         practice = PracticeState.objects.for_learner(learner).due(now).select_related("template__lesson")
         items = [cls.of_card(state) for state in cards] + [cls.of_practice(state) for state in practice]
         return sorted(items, key=lambda item: item.due)  # stable: cards first on a tie
-
-    @classmethod
-    def next_for(cls, learner: Owner, now: datetime) -> DueItem | None:
-        """What comes back soonest when nothing is due now."""
-        card = CardState.objects.for_learner(learner).of_published_cards().upcoming(now)
-        card = card.select_related("card__lesson__course").first()
-        practice = (
-            PracticeState.objects.for_learner(learner)
-            .upcoming(now)
-            .select_related("template__lesson")
-            .first()
-        )
-        items = ([cls.of_card(card)] if card else []) + ([cls.of_practice(practice)] if practice else [])
-        return min(items, key=lambda item: item.due, default=None)

@@ -132,10 +132,6 @@ class SharedToken:
 
 
 CONTENT = SharedToken("content")
-VERSION_KEY = CONTENT.cache_key
-content_version = CONTENT.read
-content_changed = CONTENT.changed
-_new_version = CONTENT.redraw
 watch = CONTENT.watch
 
 
@@ -229,7 +225,7 @@ def kept_without_request(key: Hashable, build: Callable[[], T]) -> T:
     the cache once per request (a page of 80 cards asks 80 times), and on every call outside one."""
     version = _version_this_request.get()
     if not version:
-        fresh = content_version()
+        fresh = CONTENT.read()
         if version == "":
             _version_this_request.set(fresh)
         version = fresh
@@ -269,4 +265,4 @@ def drop_kept_when_a_template_changes(sender: Any, file_path: Any, **kwargs: Any
     Django reloads templates without restarting, but what is kept was rendered from the old ones.
     """
     if str(file_path).endswith(".html"):
-        _new_version()
+        CONTENT.redraw()

@@ -14,7 +14,7 @@ from django.utils.autoreload import file_changed
 
 from felab_sim.models import ParameterSet, Scenario
 from lessons.models import Card, CardTerm, Lesson
-from serving.content_cache import content_version
+from serving.content_cache import CONTENT
 from serving.models import SharedVersion
 from tests.conftest import SEED_CARD_URL
 
@@ -127,12 +127,12 @@ def test_an_import_shows_at_once(client, seed_card):
 
 
 def test_each_change_draws_a_new_version_and_a_lost_one_is_never_reused(seed_card):
-    first = content_version()
+    first = CONTENT.read()
     seed_card.save()
-    second = content_version()
+    second = CONTENT.read()
     assert second != first
     SharedVersion.objects.all().delete()  # lost (in Redis: evicted, or Redis restarted)
-    assert content_version() not in {first, second}
+    assert CONTENT.read() not in {first, second}
 
 
 def test_the_version_changes_again_when_the_edit_commits(seed_card, django_capture_on_commit_callbacks):
@@ -140,8 +140,8 @@ def test_the_version_changes_again_when_the_edit_commits(seed_card, django_captu
     # content under it: the commit must draw another.
     with django_capture_on_commit_callbacks(execute=True):
         seed_card.save()
-        during = content_version()
-    assert content_version() != during
+        during = CONTENT.read()
+    assert CONTENT.read() != during
 
 
 def test_the_home_page_keeps_only_what_no_learner_has_touched(client, student_client, lessons):
@@ -168,11 +168,11 @@ def test_an_instructor_sees_draft_lessons_on_the_home_page_a_student_does_not(
 
 def test_a_template_edit_under_runserver_drops_what_was_kept(client, seed_card):
     page(client)
-    before = content_version()
+    before = CONTENT.read()
     file_changed.send(sender=None, file_path=Path(settings.BASE_DIR / "felab_sim" / "views.py"))
-    assert content_version() == before  # Python edits restart the server anyway
+    assert CONTENT.read() == before  # Python edits restart the server anyway
     file_changed.send(sender=None, file_path=Path(settings.BASE_DIR / "templates" / "lessons" / "card.html"))
-    assert content_version() != before
+    assert CONTENT.read() != before
 
 
 def test_a_page_listing_every_card_reads_the_content_version_once(student_client, lessons):

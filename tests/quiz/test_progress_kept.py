@@ -8,7 +8,7 @@ from lessons.models import Card, Course
 from quiz.learners import Learner
 from quiz.models import Rating
 from quiz.pages import LessonProgress, ProgressRun
-from serving.content_cache import content_changed
+from serving.content_cache import CONTENT
 from tests.quiz.conftest import rate
 from tests.textutil import page_without_csrf_tokens
 
@@ -57,7 +57,7 @@ def test_each_learner_gets_what_a_fresh_render_gives(clock, two_lessons, student
     }
 
     for name, browser in [("student", student_client), ("other", other), ("anonymous", anonymous)]:
-        content_changed()  # nothing kept: every lesson rendered for this learner alone
+        CONTENT.changed()  # nothing kept: every lesson rendered for this learner alone
         assert page(browser) == pages[name], name
     assert "Got it" in lesson_block(pages["student"], first)
     assert "Got it" not in lesson_block(pages["other"], first)
@@ -90,7 +90,7 @@ def test_a_rated_lessons_come_back_text_moves_with_the_clock(
     clock.advance(days=2)  # not due yet, but it comes back two days sooner
     later = lesson_block(page(student_client), first)
     assert later != mine and "due now" not in later
-    content_changed()
+    CONTENT.changed()
     assert lesson_block(page(student_client), first) == later
 
 
