@@ -63,9 +63,7 @@ def sweep_json(request: HttpRequest) -> JsonResponse:
 def sim_page(request: HttpRequest) -> HttpResponse:
     """The explorable simulator: a GET form whose URL holds the parameters."""
     try:
-        # The query string itself, not request.GET: parsing an empty one into a QueryDict cost
-        # about twenty Python calls of every default /sim/ request.
-        if not request.META.get("QUERY_STRING") and not request.htmx:
+        if not request.GET and not request.htmx:
             # The default page is the same for every visitor but its per_visitor parts (the
             # nav, the run queue, the run form): kept per content version (serving/kept_pages.py).
             response = render_kept(request, "felab_sim/sim.html", lambda: _sim_context(request)[0], ("sim",))

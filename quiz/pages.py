@@ -48,9 +48,8 @@ class Preview:
     def due_text(self) -> str:
         """The due time as the button's tooltip prints it ("3 Dec 2026, 09:15", UTC).
 
-        From the date's numbers, not strftime, which cost about half of the four buttons' 20 µs
-        (the template's date filter cost more than all the rest); it prints as
-        ``f"{due.day} {due:%b %Y, %H:%M}"`` does (tests/quiz/test_rating_buttons.py).
+        It prints as ``f"{due.day} {due:%b %Y, %H:%M}"`` does (tests/quiz/test_rating_buttons.py),
+        from the date's numbers: it runs for four buttons on every card page with its answer shown.
         """
         due = self._due_utc
         return f"{due.day} {_MONTHS[due.month]} {due.year}, {due.hour:02d}:{due.minute:02d}"
@@ -250,8 +249,7 @@ class ProgressSummary:
     @property
     def forecast_note(self) -> str:
         """The forecast chart's numbers as a line of text ("2 now · 1 within a day · 3 in 5 days ·
-        0 later."), for readers without the chart. Written here: the template's loop over fifteen
-        bars cost a tenth of the page's Python calls."""
+        0 later."), for readers without the chart."""
         parts = []
         for day, count in enumerate(self.forecast):
             if count:
@@ -288,8 +286,8 @@ def _showings_of(owner: Owner, card: int) -> models.QuerySet[Showing]:
     )
 
 
-# Built once per process (serving/prepared.py): the ORM took about 1.2 ms to build this query on
-# every card page with its answer shown, the database tens of µs to answer it.
+# Every card page with its answer shown reads it, and the ORM takes far longer to build it than
+# the database to answer it: built once per process (serving/prepared.py).
 _CARD_SHOWINGS = LearnerQuery(Showing, _showings_of, card=-7_340_223)
 # The learner's card schedules, three columns (home, /progress/, /review/): likewise.
 _CARD_SCHEDULES = LearnerQuery(

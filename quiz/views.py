@@ -1,7 +1,7 @@
 """The student's side of the cards, their progress and reviews, and the instructor's view."""
 
 from collections.abc import Callable
-from functools import partial, wraps
+from functools import wraps
 from typing import Any
 from urllib.parse import urlencode
 
@@ -18,7 +18,6 @@ from django.http import (
 )
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.cache import patch_vary_headers
-from django.utils.functional import SimpleLazyObject
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 from django_htmx.http import push_url
@@ -143,9 +142,7 @@ def progress(request: HttpRequest) -> HttpResponse:
     if learner.user is not None:
         profile = LearnerProfile.of(learner.user)
         share_name = profile.share_name
-        # The form is rendered only when its fragment is built (one per value, per content
-        # version): made on every visit, it cost about 35 µs of each.
-        sharing_form = SimpleLazyObject(partial(SharingForm, instance=profile))
+        sharing_form = SharingForm(instance=profile)
     summary = ProgressSummary.of(by_lesson.values(), now)
     practice = practice_stats.practice_of(learner)
     forecast_figure = charts.due_forecast_json(summary) if summary.rated else None

@@ -65,8 +65,8 @@ def utc_time(value: datetime | None, form: str = "short") -> SafeString:
 def rating_buttons(previews: Iterable[Preview]) -> SafeString:
     """The four rating buttons, each with when the card would come back.
 
-    Written here rather than as a template loop, and with the standard library's escape rather
-    than format_html: they are rendered on every card page with its answer shown (issue 14).
+    Written here rather than as a template loop: they are rendered on every card page with its
+    answer shown.
     """
     return SafeString(
         "\n".join(
