@@ -19,8 +19,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString
 
 from lessons.models import Card, Course
-from serving.content_cache import kept
-from serving.templatetags.content_fragments import keeping_request
+from serving.templatetags.content_fragments import kept_part
 from serving.templatetags.fixed_urls import fixed_url
 
 register = template.Library()
@@ -120,9 +119,7 @@ def next_step(context: template.Context, card: Card) -> SafeString:
     def build() -> str:
         return get_template("lessons/next_step.html").render({"card": card})
 
-    if (request := keeping_request(context)) is None:
-        return SafeString(build())
-    return SafeString(kept(request, ("fragment", "next-step", card.pk), build))
+    return SafeString(kept_part(context, ("next-step", card.pk), build))
 
 
 @register.simple_tag(takes_context=True)
