@@ -22,4 +22,5 @@ class QuizConfig(AppConfig):
             answer_typed_before=quiz_tags.answer_typed_before,
             rating_buttons=quiz_tags.rating_buttons,
             course_maps=quiz_tags.course_maps,
+            home_run=quiz_tags.home_run,
         )

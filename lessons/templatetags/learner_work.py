@@ -24,14 +24,14 @@ from serving.templatetags.fixed_urls import fixed_url
 
 register = template.Library()
 
-PROVIDED = ("card_study", "answer_typed_before", "rating_buttons", "course_maps")
+PROVIDED = ("card_study", "answer_typed_before", "rating_buttons", "course_maps", "home_run")
 _provided: dict[str, Callable[..., Any]] = {}
 
 
 def provide(**functions: Callable[..., Any]) -> None:
     """Install the learner app's functions, by the names in PROVIDED: ``card_study(context,
     card)``, ``answer_typed_before(context, card)``, ``rating_buttons(previews)`` and
-    ``course_maps(context, courses)``."""
+    ``course_maps(context, courses)`` and ``home_run(context, run, course_map)``."""
     if unknown := set(functions) - set(PROVIDED):
         raise TypeError(f"no learner-work tag is named {', '.join(sorted(unknown))}")
     _provided.update(functions)
@@ -137,3 +137,9 @@ def answer_typed_before(context: template.Context, card: Card) -> str:
 def course_maps(context: template.Context, courses: Iterable[Course]) -> list[Any]:
     """Each course's map for the requesting learner."""
     return _provider("course_maps")(context, courses)
+
+
+@register.simple_tag(takes_context=True)
+def home_run(context: template.Context, run: Any, course_map: Any) -> SafeString:
+    """A run of lessons on the home page's map, with the requesting learner's progress."""
+    return _provider("home_run")(context, run, course_map)
