@@ -75,7 +75,11 @@ def real_sweep_runs(context: template.Context) -> SafeString:
     )
     if context["user"].is_authenticated:
         visitors = get_template("felab_sim/run_form.html").render(
-            {"run_form": RealSweepForm(), "csrf_token": context["csrf_token"]}
+            {
+                "run_form": RealSweepForm(),
+                "csrf_token": context["csrf_token"],
+                "request": context.get("request"),
+            }
         )
     else:
         visitors = kept_part(context, ("run-log-in",), _log_in_link)
