@@ -99,7 +99,7 @@ test-sqlite: $(VENV)/.dev chromium nginx
 test: lint test-sqlite
 
 # No test may lean on wall-clock luck: the whole suite, twice in a row, beside a CPU hog that
-# keeps both cores busy (issue 13). Not part of CI: it takes about three suites' time.
+# keeps both cores busy. Not part of CI: it takes about three suites' time.
 test-under-load: $(VENV)/.dev chromium nginx
 	@command -v stress >/dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y stress)
 	stress --cpu 2 --quiet & hog=$$!; trap "kill $$hog" EXIT; \

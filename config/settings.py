@@ -77,15 +77,11 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    # Inside Django's: a cookie the visitor holds is renewed at most hourly (serving/csrf.py).
-    "serving.csrf.renew_csrf_cookie_hourly",
-    # Django's, whose request.user may come from the session's own read (accounts/session_users.py).
-    "accounts.session_users.AuthenticationMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
     "serving.admin_filters.AdminFilterGuard",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    # django-htmx's, whose request.htmx reads HX-Request from the environ (serving/htmx.py).
-    "serving.htmx.htmx_middleware",
+    "django_htmx.middleware.HtmxMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -100,8 +96,6 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                # Django's csrf_token, masked with one draw from the OS, not 32 (serving/csrf.py).
-                "serving.csrf.csrf",
             ],
         },
     },
@@ -152,7 +146,7 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "serving.static_storage.StaticFilesStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 # Hashed file names never change content, so browsers may keep them for a year.
 WHITENOISE_MAX_AGE = 0 if DEBUG else 60 * 60 * 24 * 365
@@ -248,16 +242,18 @@ TRUSTED_PROXIES = env_list("FELAB_TRUSTED_PROXIES")
 if TRUSTED_PROXIES:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
-# REDIS_URL: one cache for every host, where rate limits count and sessions are read from
-# memory (cached_db keeps them in the database too, so a Redis restart logs no one out). Redis
-# is only ever a cache: while it is down pages, answers and log-ins carry on from the database,
-# where rate limits count too (serving/cache_outage.py, serving/ratelimit.py). Without it, rate
-# limits count in the database, and one host's workers share a file cache (production) or each
-# process has its own memory (development).
+# REDIS_URL: one cache for every host, where rate limits count, the content version is kept and
+# sessions are read from memory (cached_db keeps them in the database too, so a Redis restart logs
+# no one out). Redis is only ever a cache: while it is down pages, answers and log-ins carry on from
+# the database, where rate limits count too (serving/cache_outage.py, serving/ratelimit.py).
+# Without it, rate limits and the content version live in the database, sessions are read from it
+# on every request (a cache of one process or host would miss a log out on another), and the rest
+# is cached per host (production: a file cache its workers share) or per process (development).
 REDIS_URL = os.environ.get("REDIS_URL", "")
 CACHE_PREFIX = os.environ.get("FELAB_CACHE_PREFIX", "felab")
 RATE_LIMIT_KEY_PREFIX = f"{CACHE_PREFIX}:ratelimit"
 CACHE_DIR = os.environ.get("FELAB_CACHE_DIR", str(INSTANCE_TMP / "cache"))
+SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -268,23 +264,17 @@ if REDIS_URL:
             "OPTIONS": {"socket_connect_timeout": 0.25, "socket_timeout": 0.25},
         },
     }
-    SESSION_ENGINE = "serving.sessions.cached_db"
+    SESSION_CACHE_ALIAS = "default"
 else:
     CACHES = {
         "default": (
             {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": CACHE_DIR}
             if PRODUCTION
             else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
-        )
+        ),
+        "sessions": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"},
     }
-    # Development serves from one process, whose memory is then every request's cache: sessions
-    # are read from it as from Redis. Production without Redis reads them from the database, and
-    # each worker keeps what it read while a token beside the host's file cache holds, which every
-    # log out and account change redraws: one host's, as the content version is (more than one
-    # host needs REDIS_URL, docs/deploy.md).
-    # (serving/sessions: Django's engines, the session row's SQL compiled once per process;
-    # accounts/sessions.py: the database's, which reads the session's user in the same query.)
-    SESSION_ENGINE = "accounts.sessions" if PRODUCTION else "serving.sessions.cached_db"
+    SESSION_CACHE_ALIAS = "sessions"
 
 LOGGING = {
     "version": 1,

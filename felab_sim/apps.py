@@ -1,4 +1,17 @@
+from collections.abc import Iterator
+
 from django.apps import AppConfig
+
+
+def simulator_pages() -> Iterator[str]:
+    """The simulator's pages at their default settings: a new worker's first /sim/ runs the
+    default sweep and imports what its figure needs, a few hundred ms."""
+    from django.urls import reverse
+
+    from .engine.calculators import CALCULATORS
+
+    yield from (reverse("sim"), reverse("chain_page"), reverse("engine_page"))
+    yield from (reverse("calc_page", args=[name]) for name in CALCULATORS)
 
 
 class FelabSimConfig(AppConfig):
@@ -12,6 +25,7 @@ class FelabSimConfig(AppConfig):
 
     def ready(self) -> None:
         from serving.content_cache import watch
+        from serving.warm import warm_paths
 
         from . import calc_views, prefix_runs
         from .content_files import ParameterSetsFile, ScenariosFile
@@ -21,6 +35,7 @@ class FelabSimConfig(AppConfig):
         # Cards and calculator pages show them: an edit to either is a new content version.
         watch(Scenario, ParameterSet)
         RUNS.watch(Run)
+        warm_paths(simulator_pages)
         # In the order import_lessons has always read them.
         self.lesson_content_sections = (ScenariosFile(), ParameterSetsFile())
         self.card_simulator = CardSimulator()

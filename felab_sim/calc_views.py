@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
+from django.utils.cache import patch_vary_headers
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_http_methods
 
-from serving.content_cache import kept_for_input
+from serving.content_cache import kept
 from serving.kept_pages import render_kept
 from serving.ratelimit import rate_limited
-from serving.vary import vary_on
 
 from .charts.calc_charts import chart_json
 from .engine.calculator import Calculator, Params, Result
@@ -175,7 +175,7 @@ def _posted_calc_page(request: HttpRequest, calculator: Calculator, name: str) -
         push_short_settings(response, request, defaults, long)
     else:
         response = render(request, "felab_sim/calc.html", {**context, "body": body}, status=status)
-    vary_on(response, "HX-Request")
+    patch_vary_headers(response, ["HX-Request"])
     return response
 
 
@@ -190,7 +190,7 @@ def _calc_page(request: HttpRequest, calculator: Calculator, name: str) -> HttpR
         # One address, one page for everyone: rendered once per content version (the course's
         # parameter sets are listed) and kept for the most recent addresses.
         context = {"calculator": calculator}
-        body, computed = kept_for_input(
+        body, computed = kept(
             request,
             ("calc-page", name, bool(request.htmx), request.get_full_path()),
             lambda: _body_and_outcome(request, _page_context(request, calculator, name)),
@@ -206,12 +206,11 @@ def _calc_page(request: HttpRequest, calculator: Calculator, name: str) -> HttpR
             "felab_sim/calc.html",
             lambda: {**context, "body": body},
             ("calc", name, request.get_full_path()),
-            for_input=True,
             status=status,
         )
     else:
         response = render(request, "felab_sim/calc.html", {**context, "body": body}, status=status)
-    vary_on(response, "HX-Request")
+    patch_vary_headers(response, ["HX-Request"])
     return response
 
 

@@ -13,12 +13,12 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.cache import patch_vary_headers
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_http_methods
 
-from serving.content_cache import kept_for_input
+from serving.content_cache import kept
 from serving.ratelimit import rate_limited
-from serving.vary import vary_on
 
 from .calc_views import single_values
 from .engine import chain
@@ -98,7 +98,7 @@ def chain_page(request: HttpRequest) -> HttpResponse:
         if request.method == "POST":
             body, walked = _body_and_outcome(request)
         else:
-            body, walked = kept_for_input(
+            body, walked = kept(
                 request,
                 ("chain-page", bool(request.htmx), request.get_full_path()),
                 lambda: _body_and_outcome(request),
@@ -113,7 +113,7 @@ def chain_page(request: HttpRequest) -> HttpResponse:
             push_short_settings(response, request, ChainForm.defaults(), {"model_config"})
     else:
         response = render(request, "felab_sim/chain.html", {"body": body}, status=200 if walked else 400)
-    vary_on(response, "HX-Request")
+    patch_vary_headers(response, ["HX-Request"])
     return response
 
 

@@ -11,10 +11,10 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods
 
 from serving.ratelimit import rate_limited
-from serving.vary import vary_on
 
 from .charts.engine_charts import distribution_figure, measured_kv_recorded, sweep_figure, timeseries_figure
 from .engine.batching.anchors import AnchorRun, anchor_source
@@ -201,7 +201,7 @@ def engine_page(request: HttpRequest) -> HttpResponse:
     response = render(request, template, context, status=status)
     if request.htmx and request.method == "POST":
         push_short_settings(response, request, EngineForm.defaults(), {MODEL_CONFIG})
-    vary_on(response, "HX-Request")
+    patch_vary_headers(response, ["HX-Request"])
     return response
 
 

@@ -231,7 +231,7 @@ def _kept_rows(formset: forms.BaseModelFormSet) -> list[Any]:
     return sorted(rows, key=lambda row: row.order)
 
 
-# Practice templates (issue 22): saved only when valid (the model's clean says why), with
+# Practice templates: saved only when valid (the model's clean says why), with
 # Published, and a preview of the first problems its draws make.
 PREVIEW_SEEDS = (1, 2, 3)
 

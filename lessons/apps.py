@@ -1,4 +1,18 @@
+from collections.abc import Iterator
+
 from django.apps import AppConfig
+
+
+def course_pages() -> Iterator[str]:
+    """Home, the glossary and every published lesson and card, a card with its answer hidden and shown."""
+    from .models import Card, Lesson
+
+    yield from ("/", "/glossary/")
+    for lesson in Lesson.objects.published().select_related("course"):
+        yield lesson.get_absolute_url()
+    for card in Card.objects.published().select_related("lesson__course"):
+        yield card.get_absolute_url()
+        yield card.get_absolute_url() + "?answer=shown"
 
 
 class LessonsConfig(AppConfig):
@@ -9,6 +23,7 @@ class LessonsConfig(AppConfig):
         from django.utils.autoreload import file_changed
 
         from serving.content_cache import drop_kept_when_a_template_changes, watch
+        from serving.warm import warm_paths
 
         from .models import Card, CardNumber, CardTerm, Course, GlossaryTerm, Lesson
 
@@ -18,4 +33,5 @@ class LessonsConfig(AppConfig):
         from .models import PracticeTemplate  # issue 22's practice problems: content too
 
         watch(PracticeTemplate)
+        warm_paths(course_pages)
         file_changed.connect(drop_kept_when_a_template_changes, dispatch_uid="felab-kept-templates")

@@ -665,7 +665,7 @@ def _card_entry(card: Card) -> dict[str, Any]:
     return entry
 
 
-# Practice templates (issue 22), one file per lesson beside its cards:
+# Practice templates, one file per lesson beside its cards:
 #     <course-slug>/practice-NN-<lesson-slug>.yaml   lesson: <lesson-slug>, templates: [...]
 # Each template's keys are written in PRACTICE_FIELDS' order, optional ones only when they differ
 # from their default, so an export reproduces the file byte for byte; a template its calculator

@@ -3,11 +3,11 @@ through lessons/templatetags/learner_work.py, which quiz fills)."""
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.utils.cache import patch_vary_headers
 
 from accounts.instructors import is_instructor
 from serving.content_cache import kept
 from serving.kept_pages import render_kept
-from serving.vary import vary_on
 
 from .models import Card, Course, GlossaryTerm, Lesson, LessonPage
 
@@ -134,7 +134,7 @@ def render_card(
         lambda: card_context(request, card, answer_shown=answer_shown, review_mode=review_mode),
         key,
     )
-    vary_on(response, "HX-Request")
+    patch_vary_headers(response, ["HX-Request"])
     return response
 
 

@@ -8,6 +8,7 @@ class QuizConfig(AppConfig):
     def ready(self) -> None:
         from felab_sim.runs import show_starters_by
         from lessons.templatetags import learner_work
+        from serving.warm import warm_paths
 
         from . import learners  # noqa: F401  (connects the merge at log in)
         from .models import run_starter_shown_to
@@ -15,9 +16,11 @@ class QuizConfig(AppConfig):
 
         # The apps below ask quiz through hooks, since they must not import it.
         show_starters_by(run_starter_shown_to)
+        warm_paths(lambda: ("/progress/", "/practice/"))
         learner_work.provide(
             card_study=quiz_tags.card_study,
             answer_typed_before=quiz_tags.answer_typed_before,
             rating_buttons=quiz_tags.rating_buttons,
             course_maps=quiz_tags.course_maps,
+            home_run=quiz_tags.home_run,
         )

@@ -32,17 +32,6 @@ class LessonOnMap:
         """Nothing opened or rated here yet: the lesson looks the same to every such learner."""
         return not self.seen and not self.progress.rated
 
-    @property
-    def look(self) -> tuple[object, ...]:
-        """Everything of this learner's that lessons/home_lesson.html shows for the lesson: learners
-        whose lesson has the same look get the same HTML, so a touched lesson is kept by it."""
-        return (
-            self.lesson.id,
-            self.is_next,
-            self.seen,
-            tuple((item.is_due, item.rated) for item in self.progress.cards),
-        )
-
 
 @dataclass(frozen=True)
 class NextCard:
@@ -59,28 +48,13 @@ class NextCard:
 
 @dataclass(frozen=True)
 class LessonRun:
-    """Lessons next to each other on the map that are all untouched, or one touched lesson.
-
-    A run of untouched lessons reads the same for every learner whose map has the same run
-    (``key``: the lessons and which of them is where to continue), so the home page renders it
-    once per content version (lessons/home.html) rather than lesson by lesson.
-    """
+    """Lessons next to each other on the map that are all untouched, or one touched lesson."""
 
     stops: tuple[LessonOnMap, ...]
 
     @property
     def untouched(self) -> bool:
         return self.stops[0].untouched
-
-    @property
-    def key(self) -> tuple[tuple[int, bool], ...]:
-        return tuple((stop.lesson.id, stop.is_next) for stop in self.stops)
-
-    @property
-    def look(self) -> tuple[object, ...]:
-        """What the run shows of the learner, as home keeps it (lessons/home.html): an untouched
-        run by its lessons and where to continue, a touched lesson by its own look."""
-        return ("untouched", self.key) if self.untouched else ("touched", self.stops[0].look)
 
 
 @dataclass(frozen=True)
@@ -100,20 +74,6 @@ class CourseMap:
     @property
     def started(self) -> bool:
         return any(stop.seen or stop.progress.rated for stop in self.lessons)
-
-    @property
-    def look(self) -> tuple[object, ...]:
-        """Everything of this learner's that lessons/home.html shows of the course: where to go
-        next (and whether it is a review) and each run's look, from which the rest follows (the
-        due count and whether they have started are in the touched lessons' looks, and no runs
-        means no lessons). Learners whose map has the same look get the same HTML, so the course's
-        section is kept by it as a whole; the runs inside are also kept each by its own look."""
-        next_card = self.next_card
-        return (
-            self.course.id,
-            (next_card.card.id, next_card.due) if next_card else None,
-            tuple(run.look for run in self.runs),
-        )
 
     @classmethod
     def build(

@@ -91,8 +91,19 @@ class LearnerQuerySet(models.QuerySet):
 RowModel = TypeVar("RowModel", bound=models.Model)
 
 
+class LearnerRead(Generic[RowModel]):
+    """A learner's rows: ``build(learner, **values)`` makes the queryset, none for an unknown learner."""
+
+    def __init__(self, build: Callable[..., models.QuerySet[RowModel]]) -> None:
+        self._build = build
+
+    def run(self, learner: Owner, **values: Any) -> list[RowModel]:
+        return list(self._build(learner, **values)) if learner.known else []
+
+
 class LearnerQuery(Generic[RowModel]):
-    """A learner's read on a hot path, its SQL built once per process (serving/prepared.py).
+    """A learner's read that is a large share of a hot page, its SQL built once per process
+    (serving/prepared.py).
 
     An account's rows and an anonymous learner's are different SQL (``user_id = %s`` against
     ``user_id IS NULL AND anonymous_id = %s``), so each kind has its own prepared query.
@@ -564,14 +575,8 @@ class LearnerProfile(models.Model):
     def of(cls, user: Any) -> LearnerProfile:
         """The account's profile, or an unsaved one with the defaults (accounts made before
         profiles existed have none)."""
-        found = _PROFILE.run(user=user.pk)
-        return found[0] if found else cls(user=user)
-
-
-# Every /progress/ of a signed-in learner reads it: built once per process (serving/prepared.py).
-_PROFILE = PreparedQuery(
-    LearnerProfile, lambda user: LearnerProfile.objects.filter(user_id=user).order_by("pk"), user=-7_340_219
-)
+        found = cls.objects.filter(user_id=user.pk).order_by("pk").first()
+        return found if found is not None else cls(user=user)
 
 
 # Practice problems (issue 22): a learner's numeric answers to problems drawn from a lesson's
@@ -866,8 +871,8 @@ class PracticeState(ScheduleState):
         return PracticeAttempt.objects.for_learner(learner).history(subject_id)
 
 
-# The rating POST's reads, each built once per process (LearnerQuery): building them through the
-# ORM took longer than the rest of the request's work (bench_http's rate POST, cProfile).
+# The show and rate POSTs' read: building it through the ORM took longer than the rest of the
+# request's work (bench_http's rate POST, cProfile).
 _LATEST_SHOWING = LearnerQuery(
     Showing,
     lambda owner, card: (
@@ -878,16 +883,11 @@ _LATEST_SHOWING = LearnerQuery(
     ),
     card=-7_340_223,
 )
-_NAMED_SHOWING = LearnerQuery(
-    Showing,
+_NAMED_SHOWING = LearnerRead(
     lambda owner, card, showing: (
         Showing.objects.for_learner(owner).filter(card_id=card, pk=showing).select_related("review")
     ),
-    card=-7_340_223,
-    showing=-7_340_229,
 )
-_CARD_STATE = LearnerQuery(
-    CardState,
+_CARD_STATE = LearnerRead(
     lambda owner, card: CardState.objects.of_showing(Showing(card_id=card, **owner.owner_fields())),
-    card=-7_340_223,
 )

@@ -21,6 +21,7 @@ from .models import (
     Layer,
     LayerOpening,
     LearnerQuery,
+    LearnerRead,
     Owner,
     PracticeState,
     Rating,
@@ -47,9 +48,8 @@ class Preview:
     def due_text(self) -> str:
         """The due time as the button's tooltip prints it ("3 Dec 2026, 09:15", UTC).
 
-        From the date's numbers, not strftime, which cost about half of the four buttons' 20 µs
-        (the template's date filter cost more than all the rest); it prints as
-        ``f"{due.day} {due:%b %Y, %H:%M}"`` does (tests/quiz/test_rating_buttons.py).
+        It prints as ``f"{due.day} {due:%b %Y, %H:%M}"`` does (tests/quiz/test_rating_buttons.py),
+        from the date's numbers: it runs for four buttons on every card page with its answer shown.
         """
         due = self._due_utc
         return f"{due.day} {_MONTHS[due.month]} {due.year}, {due.hour:02d}:{due.minute:02d}"
@@ -149,21 +149,6 @@ class LessonProgress:
         return len(self.lesson.listed_cards)
 
     @property
-    def look(self) -> tuple[object, ...]:
-        """Everything of the learner's that /progress/ shows for the lesson (each card's last
-        rating, whether it is due and when it comes back, as written): the same look, the same
-        HTML, so the lesson is kept by it (quiz/progress.html)."""
-        if not self.states:
-            return (self.lesson.id, None)  # nothing rated: the same for every such learner
-        return (
-            self.lesson.id,
-            tuple(
-                (item.state.last_rating, item.is_due, item.comes_back) if item.state else None
-                for item in self.cards
-            ),
-        )
-
-    @property
     def rated(self) -> int:
         return len(self.states)
 
@@ -189,17 +174,9 @@ class LessonProgress:
 @dataclass(frozen=True)
 class ProgressRun:
     """Lessons next to each other on /progress/ that the learner has rated nothing in, or one
-    lesson they have: /progress/ keeps each run by its look (quiz/progress.html), so a learner's
-    untouched lessons cost one kept fragment a run rather than one a lesson, as on home's map."""
+    lesson they have: untouched lessons are shown side by side, as on home's map."""
 
     lessons: tuple[LessonProgress, ...]
-
-    @property
-    def look(self) -> tuple[object, ...]:
-        first = self.lessons[0]
-        if first.states:
-            return ("rated", first.look)
-        return ("untouched", tuple(progress.lesson.id for progress in self.lessons))
 
     @classmethod
     def runs_of(cls, lessons: Iterable[LessonProgress]) -> list[ProgressRun]:
@@ -283,8 +260,7 @@ class ProgressSummary:
     @property
     def forecast_note(self) -> str:
         """The forecast chart's numbers as a line of text ("2 now · 1 within a day · 3 in 5 days ·
-        0 later."), for readers without the chart. Written here: the template's loop over fifteen
-        bars cost a tenth of the page's Python calls."""
+        0 later."), for readers without the chart."""
         parts = []
         for day, count in enumerate(self.forecast):
             if count:
@@ -321,22 +297,20 @@ def _showings_of(owner: Owner, card: int) -> models.QuerySet[Showing]:
     )
 
 
-# Built once per process (serving/prepared.py): the ORM took about 1.2 ms to build this query on
-# every card page with its answer shown, the database tens of µs to answer it.
+# Every card page with its answer shown reads it, and the ORM takes far longer to build it than
+# the database to answer it: built once per process (serving/prepared.py).
 _CARD_SHOWINGS = LearnerQuery(Showing, _showings_of, card=-7_340_223)
-# The learner's card schedules, three columns (home, /progress/, /review/), and the cards they
-# have opened (home's map), likewise.
+# The learner's card schedules, three columns (home, /progress/, /review/): likewise.
 _CARD_SCHEDULES = LearnerQuery(
     CardState,
     lambda owner: CardState.objects.for_learner(owner).only("card_id", "due", "last_rating").order_by(),
 )
-SEEN_CARDS = LearnerQuery(
-    Showing,
+# The cards the learner has opened (home's map).
+SEEN_CARDS = LearnerRead(
     lambda owner: Showing.objects.for_learner(owner).values_list("card_id", flat=True).order_by().distinct(),
 )
 # /review/'s practice schedules (a few dozen templates at most).
-_PRACTICE_SCHEDULES = LearnerQuery(
-    PracticeState,
+_PRACTICE_SCHEDULES = LearnerRead(
     lambda owner: (
         PracticeState.objects.for_learner(owner)
         .of_published_templates()

@@ -18,7 +18,7 @@ from felab_sim.engine.answers import ratio_group
 from felab_sim.engine.numbers import format_number
 from lessons.models import Lesson, PracticeTemplate
 
-from .models import LearnerQuery, LearnerQuerySet, Owner, PracticeAttempt, PracticeState, Verdict
+from .models import LearnerQuerySet, LearnerRead, Owner, PracticeAttempt, PracticeState, Verdict
 
 # Calibration is the median error of each run of this many attempts, oldest first.
 CALIBRATION_WINDOW = 5
@@ -75,12 +75,6 @@ class LessonPractice:
     answered: int = 0  # attempts with an answer (a Show me before any has none)
 
     @property
-    def look(self) -> tuple[object, ...]:
-        """Everything /progress/ shows of it, hashable: the practice section is kept by it."""
-        return (self.lesson_number, self.lesson_title, self.attempts, self.right, tuple(self.calibration),
-                self.mastery)  # fmt: skip
-
-    @property
     def mastery_text(self) -> str:
         return MASTERY_WORDS[self.mastery]
 
@@ -128,10 +122,7 @@ def _in_course_order(attempts: LearnerQuerySet) -> LearnerQuerySet:
     )
 
 
-# /progress/'s read of the learner's attempts, built once per process (serving/prepared.py).
-_LEARNER_ATTEMPTS = LearnerQuery(
-    PracticeAttempt, lambda owner: _in_course_order(PracticeAttempt.objects.for_learner(owner))
-)
+_LEARNER_ATTEMPTS = LearnerRead(lambda owner: _in_course_order(PracticeAttempt.objects.for_learner(owner)))
 
 
 def learner_practice(attempts: LearnerQuerySet) -> list[LessonPractice]:

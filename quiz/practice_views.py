@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.instructors import is_instructor
@@ -34,7 +35,6 @@ from lessons.models import PracticeTemplate
 from lessons.simulator import simulator
 from serving.content_cache import kept
 from serving.kept_pages import render_kept
-from serving.vary import vary_on
 
 from . import clock, practice_stats, scheduling
 from .learners import Learner
@@ -299,7 +299,7 @@ def rate_practice(request: HttpRequest, template_slug: str) -> HttpResponse:
     # htmx swaps the rating section in place; a plain form gets the whole confirmation page.
     name = "quiz/practice_rating.html" if request.htmx else "quiz/practice_rated.html"
     response = render(request, name, context)
-    vary_on(response, "HX-Request")
+    patch_vary_headers(response, ["HX-Request"])
     return response
 
 

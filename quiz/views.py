@@ -1,7 +1,7 @@
 """The student's side of the cards, their progress and reviews, and the instructor's view."""
 
 from collections.abc import Callable
-from functools import partial, wraps
+from functools import wraps
 from typing import Any
 from urllib.parse import urlencode
 
@@ -17,7 +17,7 @@ from django.http import (
     JsonResponse,
 )
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.functional import SimpleLazyObject
+from django.utils.cache import patch_vary_headers
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 from django_htmx.http import push_url
@@ -27,7 +27,6 @@ from lessons.models import Card, Course, PracticeTemplate
 from lessons.views import card_for_page, render_card
 from serving.content_cache import kept
 from serving.kept_pages import render_kept
-from serving.vary import vary_on
 
 from . import charts, clock, practice_stats, scheduling
 from .forms import SharingForm
@@ -104,7 +103,7 @@ def rate_card(request: HttpRequest, course_slug: str, lesson_slug: str, step: in
             "review_mode": review_mode,
         }
         response = render(request, "quiz/rating_ack.html", context)
-        vary_on(response, "HX-Request")
+        patch_vary_headers(response, ["HX-Request"])
         return response
     if rated.outcome is Outcome.FINAL:
         messages.warning(
@@ -144,9 +143,7 @@ def progress(request: HttpRequest) -> HttpResponse:
     if learner.user is not None:
         profile = LearnerProfile.of(learner.user)
         share_name = profile.share_name
-        # The form is rendered only when its fragment is built (one per value, per content
-        # version): made on every visit, it cost about 35 µs of each.
-        sharing_form = SimpleLazyObject(partial(SharingForm, instance=profile))
+        sharing_form = SharingForm(instance=profile)
     summary = ProgressSummary.of(by_lesson.values(), schedules, now)
     practice = practice_stats.practice_of(learner)
     forecast_figure = charts.due_forecast_json(summary) if summary.scheduled else None
@@ -157,10 +154,6 @@ def progress(request: HttpRequest) -> HttpResponse:
     ]
     learners_progress = {
         "courses": runs_by_course,
-        # Everything the courses' part shows of the learner: their runs' looks (quiz/progress.html).
-        "courses_look": tuple(
-            (course.id, tuple(run.look for run in runs)) for course, runs in runs_by_course
-        ),
         "learner": learner,
         "share_name": share_name,
         "sharing_form": sharing_form,
@@ -169,7 +162,6 @@ def progress(request: HttpRequest) -> HttpResponse:
         "forecast_days": FORECAST_DAYS,
         "practice": practice,
         "mastery_window": practice_stats.MASTERY_WINDOW,
-        "practice_look": tuple(row.look for row in practice),
         "calibration_figure": calibration_figure,
         # Whether the page draws a chart, and so needs plotly's script (quiz/progress.html's head).
         "charted": bool(forecast_figure or calibration_figure),

@@ -1,9 +1,9 @@
 """What pages show the same way to every learner, built once per content version and kept in each
 process's memory.
 
-The content version is a random token in Django's cache (Redis across hosts, memory in
-development), or beside a host's file cache in a file of its own that its workers share
-(serving/version_file.py). Every change to course content draws a new token:
+The content version is a random token in Redis where there is one, else in the database
+(serving.models.SharedVersion), so that every worker of every host reads the same one. Every
+change to course content draws a new token:
 each save or delete of a content model (signals), each bulk update or insert through a
 :class:`ContentQuerySet`, and each lesson import. A process compares the token once per request
 and drops everything it kept under another one, so no page outlives an edit by more than the
@@ -18,7 +18,6 @@ holds a CSRF token, a learner's work or a signed-in user's name.
 
 from __future__ import annotations
 
-import functools
 import threading
 import uuid
 from collections import OrderedDict
@@ -26,32 +25,30 @@ from collections.abc import Callable, Hashable
 from contextvars import ContextVar
 from typing import Any, ClassVar, TypeVar
 
-from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import cache, caches
+from django.core.cache.backends.redis import RedisCache
 from django.core.signals import request_finished, request_started
-from django.db import models, transaction
+from django.db import connection, models, transaction
 from django.http import HttpRequest
 
 from .cache_outage import redis_outage
-from .version_file import VersionFile
-
-_REQUEST_ATTRIBUTE = "_felab_content_version"
 
 T = TypeVar("T")
 
 
-FILE_CACHE = "django.core.cache.backends.filebased.FileBasedCache"
-
-
-# Every token by its name: a name is a token's file beside the file cache, so no two may share one.
+# Every token by its name: no two may share one.
 TOKENS: dict[str, SharedToken] = {}
+
+
+def _in_redis() -> bool:
+    return isinstance(caches["default"], RedisCache)
 
 
 class SharedToken:
     """A random token that every process reads and any process redraws when what it stands for
-    changes: course content here, the simulator's run queue in felab_sim. In Django's cache, or
-    in a file of its own beside a host's file cache (serving/version_file.py). A token is never
-    reused, so a lost entry costs a rebuild, never a stale value."""
+    changes: course content here, the simulator's run queue in felab_sim. In Redis, or in the
+    database without it. A token is never reused, so a lost entry costs a rebuild, never a stale
+    value."""
 
     def __init__(self, name: str) -> None:
         if name in TOKENS:
@@ -59,24 +56,16 @@ class SharedToken:
         TOKENS[name] = self
         self.name = name
         self.cache_key = f"felab:{name}-version"
-        self.file_name = f"felab-{name}-version"  # not ".djcache": the file cache's clear() leaves it be
         # While Redis is down every request reads no token and draws its own, so nothing is
         # kept; a change made meanwhile could not reach the cache, so a process that saw the
         # outage draws a new token as soon as Redis answers again, and no process goes on
         # serving what it kept before the change.
         redis_outage.on_recovery(self.redraw)
 
-    def _file(self) -> VersionFile | None:
-        """The token's own file, where the cache is one host's file cache; else None (the cache)."""
-        config = settings.CACHES["default"]
-        if config["BACKEND"] != FILE_CACHE:
-            return None
-        return _version_file_in(str(config["LOCATION"]), self.file_name)
-
     def read(self) -> str:
         """The current token; a new one if there is none (first start, or the entry was lost)."""
-        if (version_file := self._file()) is not None:
-            return version_file.read() or version_file.add(uuid.uuid4().hex)
+        if not _in_redis():
+            return self._read_row()
         version = cache.get(self.cache_key)
         if version is None:
             fresh = uuid.uuid4().hex
@@ -85,6 +74,23 @@ class SharedToken:
                 fresh if cache.add(self.cache_key, fresh, timeout=None) else cache.get(self.cache_key, fresh)
             )
         return version
+
+    def _read_row(self) -> str:
+        from .models import SharedVersion
+
+        # Plain SQL: it runs on nearly every request without Redis, and the ORM takes longer to
+        # build the statement than the database to answer it.
+        table = connection.ops.quote_name(SharedVersion._meta.db_table)
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT token FROM {table} WHERE name = %s", [self.name])
+            row = cursor.fetchone()
+        if row is not None:
+            return row[0]
+        # The first process to ask writes one; all agree on whichever was written first.
+        SharedVersion.objects.bulk_create(
+            [SharedVersion(name=self.name, token=uuid.uuid4().hex)], ignore_conflicts=True
+        )
+        return SharedVersion.objects.get(name=self.name).token
 
     def changed(self) -> None:
         """What the token stands for changed: every process builds what it kept again.
@@ -96,10 +102,12 @@ class SharedToken:
         transaction.on_commit(self.redraw)
 
     def redraw(self) -> None:
-        if (version_file := self._file()) is not None:
-            version_file.write(uuid.uuid4().hex)
-        else:
+        if _in_redis():
             cache.set(self.cache_key, uuid.uuid4().hex, timeout=None)
+        else:
+            from .models import SharedVersion
+
+            SharedVersion.objects.update_or_create(name=self.name, defaults={"token": uuid.uuid4().hex})
 
     def watch(self, *watched: type[models.Model]) -> None:
         """Redraw the token whenever one of these models is saved or deleted, or has its links
@@ -123,24 +131,21 @@ class SharedToken:
         self.changed()
 
 
-@functools.cache
-def _version_file_in(directory: str, file_name: str) -> VersionFile:
-    return VersionFile(directory, file_name)
-
-
 CONTENT = SharedToken("content")
-VERSION_KEY = CONTENT.cache_key
-content_version = CONTENT.read
-content_changed = CONTENT.changed
-_new_version = CONTENT.redraw
 watch = CONTENT.watch
+
+
+# The version read during the request in flight, for code that is not handed the request (a
+# model's property, asked once per card on a page): "" while a request has not read it yet,
+# None outside requests (commands, workers), where every call reads the cache afresh.
+_version_this_request: ContextVar[str | None] = ContextVar("felab_content_version", default=None)
 
 
 class _Kept:
     """One process's kept values, all under one content version; the least recently used go
-    first once there are more than ``limit`` (values keyed by what a visitor typed need one)."""
+    first once there are more than ``limit`` (keys may hold what a visitor sent)."""
 
-    def __init__(self, limit: int | None = None) -> None:
+    def __init__(self, limit: int) -> None:
         self.lock = threading.Lock()
         self.limit = limit
         self.version: str | None = None
@@ -158,78 +163,49 @@ class _Kept:
         with self.lock:
             if version == self.version:
                 self.values[key] = value
-                if self.limit is not None and len(self.values) > self.limit:
+                if len(self.values) > self.limit:
                     self.values.popitem(last=False)
         return value
 
 
-_kept = _Kept()
-# Pages whose settings come from the address (the calculators'): a bounded number per process.
-INPUT_KEPT_LIMIT = 512
-_kept_for_input = _Kept(limit=INPUT_KEPT_LIMIT)
-# Fragments keyed by how a learner's progress looks (serving/templatetags/content_fragments.py,
-# ``bounded``): as many as patterns of study, a few kB each.
-LOOK_KEPT_LIMIT = 1024
-_kept_by_look = _Kept(limit=LOOK_KEPT_LIMIT)
+# The course's pages and parts are a few hundred; the rest of the room is for pages keyed by
+# what visitors sent (a calculator's settings), so that no stream of new addresses grows memory.
+KEPT_LIMIT = 1024
+_kept = _Kept(KEPT_LIMIT)
 
 
-def request_version(request: HttpRequest) -> str:
-    """The content version for this request, read from the cache once per request."""
-    version = getattr(request, _REQUEST_ATTRIBUTE, None)
-    if version is None:
-        version = content_version()
-        setattr(request, _REQUEST_ATTRIBUTE, version)
-    return version
-
-
-def kept(request: HttpRequest, key: Hashable, build: Callable[[], T]) -> T:
-    """``build()``'s value, built once per content version in this process.
-
-    ``key`` must name everything the value depends on besides course content (for example
-    whether drafts are shown). An exception from ``build`` (a 404) is raised and nothing is kept.
-    """
-    return _kept.get_or_build(request_version(request), key, build)
-
-
-def kept_for_input(request: HttpRequest, key: Hashable, build: Callable[[], T]) -> T:
-    """:func:`kept`, for values keyed by what a visitor sent (a query string): only the
-    ``INPUT_KEPT_LIMIT`` most recently used are kept, so no stream of new addresses grows memory."""
-    return _kept_for_input.get_or_build(request_version(request), key, build)
-
-
-def kept_by_look(request: HttpRequest, key: Hashable, build: Callable[[], T]) -> T:
-    """:func:`kept`, for a part keyed by how a learner's progress looks (which cards are rated,
-    due, and when they come back): the ``LOOK_KEPT_LIMIT`` most recently used. Parts every
-    learner shares (a lesson nobody touched) are used on nearly every request and stay."""
-    return _kept_by_look.get_or_build(request_version(request), key, build)
-
-
-# Parts kept while both the content version and another token hold (kept_while): the
-# most recently used of each token's, since their keys may hold what a visitor sent.
-WHILE_KEPT_LIMIT = 256
-_kept_while: dict[str, _Kept] = {}
-_kept_while_lock = threading.Lock()
-
-
-def kept_while(request: HttpRequest, token: SharedToken, key: Hashable, build: Callable[[], T]) -> T:
-    """:func:`kept`, for a value that also depends on what ``token`` stands for (the run queue):
-    built again once either token changes. Each token is read once per request."""
+def _request_token(request: HttpRequest, token: SharedToken) -> str:
+    """``token``'s value for this request, read once per request."""
     attribute = f"_felab_{token.name}_version"
     version = getattr(request, attribute, None)
     if version is None:
         version = token.read()
         setattr(request, attribute, version)
-    store = _kept_while.get(token.name)
-    if store is None:
-        with _kept_while_lock:
-            store = _kept_while.setdefault(token.name, _Kept(limit=WHILE_KEPT_LIMIT))
-    return store.get_or_build(f"{request_version(request)}:{version}", key, build)
+    return version
 
 
-# The version read during the request in flight, for code that is not handed the request (a
-# model's property, asked once per card on a page): "" while a request has not read it yet,
-# None outside requests (commands, workers), where every call reads the cache afresh.
-_version_this_request: ContextVar[str | None] = ContextVar("felab_content_version", default=None)
+def request_version(request: HttpRequest) -> str:
+    """The content version for this request, read once per request."""
+    version = getattr(request, "_felab_content_version", None)
+    if version is None:
+        version = _version_this_request.get() or CONTENT.read()
+        request._felab_content_version = version  # type: ignore[attr-defined]
+        if _version_this_request.get() == "":
+            _version_this_request.set(version)
+    return version
+
+
+def kept(request: HttpRequest, key: Hashable, build: Callable[[], T], token: SharedToken | None = None) -> T:
+    """``build()``'s value, built once per content version in this process (and, with ``token``,
+    again whenever that token changes too: the simulator's run queue).
+
+    ``key`` must name everything the value depends on besides course content (for example
+    whether drafts are shown). It never holds a learner's own state: render that per request.
+    An exception from ``build`` (a 404) is raised and nothing is kept.
+    """
+    if token is not None:
+        key = (token.name, _request_token(request, token), key)
+    return _kept.get_or_build(request_version(request), key, build)
 
 
 def _request_begins(**kwargs: Any) -> None:
@@ -249,7 +225,7 @@ def kept_without_request(key: Hashable, build: Callable[[], T]) -> T:
     the cache once per request (a page of 80 cards asks 80 times), and on every call outside one."""
     version = _version_this_request.get()
     if not version:
-        fresh = content_version()
+        fresh = CONTENT.read()
         if version == "":
             _version_this_request.set(fresh)
         version = fresh
@@ -289,4 +265,4 @@ def drop_kept_when_a_template_changes(sender: Any, file_path: Any, **kwargs: Any
     Django reloads templates without restarting, but what is kept was rendered from the old ones.
     """
     if str(file_path).endswith(".html"):
-        _new_version()
+        CONTENT.redraw()

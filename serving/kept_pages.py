@@ -28,7 +28,7 @@ from django.template import Context, Node, NodeList
 from django.template.context import make_context
 from django.template.loader import get_template
 
-from .content_cache import kept, kept_for_input
+from .content_cache import kept
 
 # Where the visitor's parts go in the kept page. Random per process, so no content can forge it.
 _MARK = f"\x00per-visitor-{uuid.uuid4().hex}\x00"
@@ -62,12 +62,6 @@ class _Part:
     variables: dict[str, Any]
 
 
-# KEPT_WITHOUT_L10N: kept pages render as {% localize off %} does. The site speaks English
-# (LANGUAGE_CODE "en", no thousand separator), whose formats are Django's defaults, so numbers and
-# dates print the same; localizing costs about fifty Python calls a number, and the parts rendered
-# per request print several (tests compare each kept page with an ordinary render).
-
-
 def building_kept_page(context: Context) -> bool:
     """Whether this is the once-per-version pass of a kept page (no request to key anything on)."""
     return getattr(context, _PARTS_ATTRIBUTE, None) is not None
@@ -91,10 +85,7 @@ class PerVisitorNode(Node):
 @dataclass(frozen=True)
 class KeptPage:
     template: Any  # django.template.base.Template, or a partial's TemplateProxy
-    # The page around the parts (one more than there are parts), as UTF-8: encoded once per build,
-    # not per request. Pages carry "—", "×" and "≈", so Python holds them two bytes a character and
-    # encoding a 157 kB glossary took 0.25 ms of every request (stop 29's measurement).
-    segments: tuple[bytes, ...]
+    segments: tuple[str, ...]  # the page around the parts: one more than there are parts
     parts: tuple[_Part, ...]
 
     @classmethod
@@ -103,35 +94,25 @@ class KeptPage:
     ) -> KeptPage:
         template = get_template(template_name).template
         visitor = {name: _VisitorData(name) for name in (*VISITOR_VARIABLES, *per_request)}
-        skeleton = Context({**visitor, **context}, autoescape=template.engine.autoescape, use_l10n=False)
+        skeleton = Context({**visitor, **context}, autoescape=template.engine.autoescape)
         parts: list[_Part] = []
         setattr(skeleton, _PARTS_ATTRIBUTE, parts)
         segments = template.render(skeleton).split(_MARK)
         if len(segments) != len(parts) + 1:  # a filter ate or repeated a mark
             raise ValueError(f"{template_name}: {len(parts)} per_visitor parts but {len(segments) - 1} marks")
-        return cls(template, tuple(segment.encode() for segment in segments), tuple(parts))
+        return cls(template, tuple(segments), tuple(parts))
 
-    def fill(self, request: HttpRequest, per_request: dict[str, Any] | None = None) -> bytes:
-        """The page for this request, UTF-8: each part rendered with the context processors'
-        values and the page's own ``per_request`` ones."""
+    def fill(self, request: HttpRequest, per_request: dict[str, Any] | None = None) -> str:
+        """The page for this request: each part rendered with the context processors' values and
+        the page's own ``per_request`` ones."""
         context = make_context(per_request or {}, request, autoescape=self.template.engine.autoescape)
-        context.use_l10n = False  # as the page around the parts was built (KEPT_WITHOUT_L10N)
         html = [self.segments[0]]
         with context.render_context.push_state(self.template), context.bind_template(self.template):
             for part, segment in zip(self.parts, self.segments[1:], strict=True):
                 with context.push(part.variables):
-                    for node in part.nodelist:
-                        html.append(_render_utf8(node, context))
+                    html.append(part.nodelist.render(context))
                 html.append(segment)
-        return b"".join(html)
-
-
-def _render_utf8(node: Node, context: Context) -> bytes:
-    """The node's text as UTF-8: as it keeps it, if it does (a content fragment). /progress/'s and
-    home's parts are 30 to 46 kB of kept fragments: joined and encoded on every request, they took
-    about 0.1 ms of each page's 0.55 to 0.7 ms in-process (docs/benchmarks.md, stop 39)."""
-    render_utf8 = getattr(node, "render_utf8", None)
-    return render_utf8(context) if render_utf8 is not None else node.render_annotated(context).encode()
+        return "".join(html)
 
 
 def render_kept(
@@ -141,7 +122,6 @@ def render_kept(
     key: tuple[Hashable, ...],
     per_request: dict[str, Any] | None = None,
     *,
-    for_input: bool = False,
     status: int = 200,
 ) -> HttpResponse:
     """``render(request, template_name, context(), status=status)``, with all but the
@@ -150,12 +130,9 @@ def render_kept(
     ``context()`` is called only when the page is built; it must hold course content only, and
     ``key`` name everything it depends on besides the content version (which card, whether
     drafts are shown, which query options). ``per_request`` values reach the parts only.
-    ``for_input``: the key holds what a visitor sent (an address's settings), so only the most
-    recently used such pages are kept (serving.content_cache.kept_for_input).
     """
     names = tuple(sorted(per_request or ()))
-    keep = kept_for_input if for_input else kept
-    page = keep(
+    page = kept(
         request,
         ("page", template_name, names, *key),
         lambda: KeptPage.build(template_name, context(), names),

@@ -34,3 +34,14 @@ class MailSend(models.Model):
 
     def __str__(self) -> str:
         return f"mail {'sent' if self.ok else 'failed'} at {self.at:%Y-%m-%d %H:%M:%S}"
+
+
+class SharedVersion(models.Model):
+    """A shared token (serving.content_cache.SharedToken) where there is no Redis: every worker of
+    every host reads it from here, so an edit on one reaches what all of them keep."""
+
+    name = models.CharField(max_length=40, primary_key=True)
+    token = models.CharField(max_length=32)
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.token}"

@@ -1,28 +1,25 @@
 """Querysets whose SQL Django builds once per process, then runs with each request's values.
 
 Building a queryset's SQL (its filters, joins, subqueries and the compiler's pass over them) costs
-Django's ORM far longer than SQLite or PostgreSQL takes to answer an indexed lookup: the card
-page's showings query took about 1.2 ms to build and tens of µs to answer (bench_http's card
-page, cProfile). A :class:`PreparedQuery` builds its queryset once per database connection
-alias with stand-in values, keeps the SQL and Django's own plan for turning rows into
-model instances (``select_related`` objects, annotations, the database's value converters), and
-on each call runs that SQL with the real values in the stand-ins' places. A ``values_list()``
-queryset gives its rows as tuples, converted as Django converts them.
+Django's ORM far longer than SQLite or PostgreSQL takes to answer an indexed lookup. A
+:class:`PreparedQuery` builds its queryset once per database alias with stand-in values, keeps
+the SQL and Django's own plan for turning rows into model instances (``select_related`` objects,
+annotations, the database's value converters), and on each call runs that SQL on Django's cursor
+with the real values in the stand-ins' places.
+
+It reads ORM internals (the compiler's ``klass_info``, ``get_related_populators``,
+``annotation_col_map``, a queryset's ``_iterable_class``), so it is used only where one read is a
+large share of a hot page (the request's user; the card page's showings; the learner's
+schedules; the show and rate POSTs' latest showing), and ``CHECKED_DJANGO`` names the Django
+versions it was checked against: tests/test_prepared_query.py fails on any other.
 
 Only a value the caller passes through a stand-in changes between calls; everything else (the
 current time, a constant) is fixed at build time, so such values must be stand-ins too.
-
-The SQL runs on a cursor of the database driver itself, with Django's own checks and error
-translation around it (_fetch_all): Django's cursor wrapper and, on SQLite, its rewriting of
-every statement's placeholders took 29 µs of the user lookup's 42 µs of SQL (the run as a whole
-went from 55 to 32 µs). Whenever Django logs queries or an execute wrapper listens (DEBUG, the
-tests' query counts), the query goes through Django's own cursor instead, and is seen like any other.
 """
 
 from __future__ import annotations
 
 import copy
-import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,44 +32,13 @@ from django.db.models.sql.compiler import SQLCompiler
 
 M = TypeVar("M", bound=models.Model)
 
+# The Django versions (major, minor) whose ORM internals this was checked against.
+CHECKED_DJANGO = {(5, 2)}
+
 
 def _adapted(value: Any, connection: Any) -> Any:
     """A datetime as the database's adapter hands it to the driver (SQLite: naive UTC text)."""
     return connection.ops.adapt_datetimefield_value(value) if isinstance(value, datetime) else value
-
-
-# Django's "format" placeholders as SQLite's driver takes them (django.db.backends.sqlite3's rule).
-_FORMAT_PLACEHOLDER = re.compile(r"(?<!%)%s")
-
-
-def _driver_sql(sql: str, vendor: str) -> str:
-    """The statement as the driver's own cursor takes it."""
-    if vendor == "sqlite":
-        return _FORMAT_PLACEHOLDER.sub("?", sql).replace("%%", "%")
-    return sql  # psycopg takes Django's %s placeholders as they are
-
-
-def _fetch_all(connection: Any, plan: _Plan, params: list[Any]) -> list[Any]:
-    """The rows of the plan's SQL: what Django's cursor does around a query, without its wrapper."""
-    if connection.queries_logged or connection.execute_wrappers:
-        with connection.cursor() as cursor:
-            cursor.execute(plan.sql, params)
-            return cursor.fetchall()
-    # As DatabaseWrapper.cursor() and CursorWrapper.execute() check before every statement.
-    connection.close_if_health_check_failed()
-    connection.ensure_connection()
-    connection.validate_thread_sharing()
-    connection.validate_no_broken_transaction()
-    with connection.wrap_database_errors:
-        if connection.vendor == "sqlite":
-            cursor = connection.connection.cursor()  # the driver's plain cursor: placeholders as "?"
-        else:
-            cursor = connection.create_cursor()  # the backend's own (PostgreSQL: its time zone)
-        try:
-            cursor.execute(plan.driver_sql, params)
-            return cursor.fetchall()
-        finally:
-            cursor.close()
 
 
 @dataclass(frozen=True)
@@ -86,7 +52,6 @@ class _Plan:
     params: tuple[Any, ...]  # a _Slot where a call's value goes
     compiler: SQLCompiler  # its select, from which each connection's converters are worked out
     instances: bool  # model instances, or a values_list()'s tuples
-    driver_sql: str = ""  # the SQL as the database driver's own cursor takes it
     init_list: tuple[str, ...] = ()
     fields: slice | None = None  # the model's own columns in a row
     populators: tuple[Any, ...] = ()
@@ -126,7 +91,9 @@ class PreparedQuery(Generic[M]):
             _adapted(values[param.name], connection) if isinstance(param, _Slot) else param
             for param in plan.params
         ]
-        rows = self._converted(_fetch_all(connection, plan, params), plan, database, connection)
+        with connection.cursor() as cursor:
+            cursor.execute(plan.sql, params)
+            rows = self._converted(cursor.fetchall(), plan, database, connection)
         if not plan.instances:
             return [tuple(row) for row in rows]
         instances = []
@@ -143,7 +110,7 @@ class PreparedQuery(Generic[M]):
         """The rows with Django's value converters applied, as ``results_iter`` applies them.
 
         The converters are worked out once per connection object, not per call: asking every
-        column's field and the backend for them took a third of a one-row query's 160 µs.
+        column's field and the backend for them is a large part of a one-row query's cost.
         """
         known = self._converters.get((database, id(connection)))
         if known is None or known[0] is not connection:  # an id reused by a new connection
@@ -194,7 +161,6 @@ class PreparedQuery(Generic[M]):
             raise ValueError(f"the query's SQL does not use the stand-ins of {sorted(missing)}")
         common = {
             "sql": sql,
-            "driver_sql": _driver_sql(sql, connections[database].vendor),
             "params": slotted,
             "compiler": compiler,
         }

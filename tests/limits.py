@@ -117,7 +117,7 @@ def point_the_site_at(settings, redis_url: str) -> None:
             "OPTIONS": {"socket_connect_timeout": 0.25, "socket_timeout": 0.25},
         },
     }
-    settings.SESSION_ENGINE = "serving.sessions.cached_db"
+    settings.SESSION_CACHE_ALIAS = "default"
 
 
 class _Pipe(socketserver.BaseRequestHandler):

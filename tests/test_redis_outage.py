@@ -16,7 +16,7 @@ from django.test import Client
 
 from lessons.models import Card
 from quiz.models import Review, Showing
-from serving.content_cache import content_version
+from serving.content_cache import CONTENT
 from serving.models import RateLimitCount
 from tests.conftest import PASSWORD, SEED_CARD_URL
 from tests.limits import (
@@ -113,7 +113,7 @@ def test_a_content_edit_made_while_redis_is_unreachable_is_not_hidden_when_it_an
     with own_redis() as server:
         network = NetworkToRedis(server.port)
         point_the_site_at(settings, network.url)
-        before = content_version()
+        before = CONTENT.read()
         assert client.get(SEED_CARD_URL).status_code == 200  # this process keeps the page under `before`
         network.cut()
         card = Card.objects.get(lesson__slug="concurrency-sweep", step=1)
@@ -125,7 +125,7 @@ def test_a_content_edit_made_while_redis_is_unreachable_is_not_hidden_when_it_an
         # Redis still holds the token from before the edit; the first process to reach it
         # again replaces it, so no process goes on serving a page it kept before the edit.
         assert "Edited while Redis was unreachable" in client.get(SEED_CARD_URL).content.decode()
-        assert content_version() != before
+        assert CONTENT.read() != before
         network.cut()
 
 

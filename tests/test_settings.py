@@ -141,30 +141,31 @@ def test_development_prints_email_on_the_console():
 def test_with_redis_the_cache_survives_its_outage_and_is_the_only_cache(tmp_path):
     process = manage(
         "shell", "-c",
-        "from django.conf import settings; import json; print(json.dumps([settings.CACHES, settings.SESSION_ENGINE]))",
+        "from django.conf import settings; import json; print(json.dumps([settings.CACHES, settings.SESSION_ENGINE, settings.SESSION_CACHE_ALIAS]))",
         DJANGO_ENV="production", SECRET_KEY="s" * 60, ALLOWED_HOSTS="felab.example.org",
         REDIS_URL="redis://cache.internal:6379/0", FELAB_CACHE_DIR=str(tmp_path),
     )  # fmt: skip
     assert process.returncode == 0, process.stderr
-    caches, session_engine = json.loads(process.stdout.strip().splitlines()[-1])
+    caches, session_engine, session_cache = json.loads(process.stdout.strip().splitlines()[-1])
     default = caches["default"]
     assert default["BACKEND"] == "serving.cache_outage.ResilientRedisCache"
     # A stuck Redis costs a request a quarter of a second, not redis-py's default 5 s.
     assert default["OPTIONS"] == {"socket_connect_timeout": 0.25, "socket_timeout": 0.25}
     assert set(caches) == {"default"}  # rate limits fall back to the database, not a host's cache
-    assert session_engine == "serving.sessions.cached_db"  # Django's cached_db, its SQL compiled once
+    assert (session_engine, session_cache) == ("django.contrib.sessions.backends.cached_db", "default")
 
 
-def test_without_redis_production_reads_sessions_with_their_user_from_the_database(tmp_path):
+def test_without_redis_sessions_are_read_from_the_database_on_every_request(tmp_path):
     process = manage(
         "shell", "-c",
-        "from django.conf import settings; import json; print(json.dumps([settings.SESSION_ENGINE, settings.MIDDLEWARE]))",
+        "from django.conf import settings; import json; print(json.dumps([settings.SESSION_ENGINE, settings.CACHES[settings.SESSION_CACHE_ALIAS], settings.MIDDLEWARE]))",
         DJANGO_ENV="production", SECRET_KEY="s" * 60, ALLOWED_HOSTS="felab.example.org",
         REDIS_URL="", FELAB_CACHE_DIR=str(tmp_path),
     )  # fmt: skip
     assert process.returncode == 0, process.stderr
-    session_engine, middleware = json.loads(process.stdout.strip().splitlines()[-1])
-    # Not a host's file cache, which another host's log out would not reach (accounts/sessions.py).
-    assert session_engine == "accounts.sessions"
-    assert "accounts.session_users.AuthenticationMiddleware" in middleware
-    assert "django.contrib.auth.middleware.AuthenticationMiddleware" not in middleware
+    session_engine, session_cache, middleware = json.loads(process.stdout.strip().splitlines()[-1])
+    # Not a host's file cache, which another host's log out would not reach.
+    assert session_engine == "django.contrib.sessions.backends.cached_db"
+    assert session_cache["BACKEND"] == "django.core.cache.backends.dummy.DummyCache"
+    assert "django.contrib.auth.middleware.AuthenticationMiddleware" in middleware
+    assert "django_htmx.middleware.HtmxMiddleware" in middleware

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import brotli
 from django.conf import settings
-from django.test import override_settings
 from django.utils.module_loading import import_string
 from whitenoise.compress import Compressor
 from whitenoise.storage import CompressedManifestStaticFilesStorage
@@ -19,20 +18,6 @@ from config import settings as project_settings
 def test_the_project_storage_compresses_static_files():
     storage = import_string(project_settings.STORAGES["staticfiles"]["BACKEND"])
     assert issubclass(storage, CompressedManifestStaticFilesStorage)
-
-
-def test_a_static_url_is_worked_out_once_and_is_the_manifest_one(tmp_path):
-    (tmp_path / "staticfiles.json").write_text(
-        '{"version": "1.1", "paths": {"css/site.css": "css/site.abc123.css"}, "hash": "x"}'
-    )
-    storage = import_string(project_settings.STORAGES["staticfiles"]["BACKEND"])(location=str(tmp_path))
-    with override_settings(DEBUG=False):
-        assert storage.url("css/site.css") == "/static/css/site.abc123.css"
-        storage.hashed_files = {}  # were the manifest asked again, the file would be missing
-        storage.manifest_strict = False
-        assert storage.url("css/site.css") == "/static/css/site.abc123.css"
-    with override_settings(DEBUG=True):
-        assert storage.url("css/site.css") == "/static/css/site.css"  # files may change: not kept
 
 
 def test_whitenoise_writes_brotli_and_gzip_and_brotli_is_smaller(tmp_path):

@@ -1,4 +1,4 @@
-"""config/warm.py: gunicorn's master builds the course's pages before forking, so a worker's first
+"""serving/warm.py: gunicorn's master builds the course's pages before forking, so a worker's first
 visitor finds them kept (issue 23: the card page's p99 at 500 students was first builds)."""
 
 import runpy
@@ -8,10 +8,10 @@ import pytest
 from django.db import connections
 from django.test import Client
 
-from config.warm import course_paths, warm_kept_pages
 from felab_sim.engine.calculators import CALCULATORS
 from lessons.models import Card, Lesson
 from serving import kept_pages
+from serving.warm import course_paths, warm_kept_pages
 from tests.support.bundled_lessons import load_bundled_lessons
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -75,6 +75,6 @@ def test_the_gunicorn_arbiter_warms_the_pages_and_starts_even_when_it_cannot(cou
     def broken():
         raise RuntimeError("no such table: lessons_card")
 
-    monkeypatch.setattr("config.warm.course_paths", broken)
+    monkeypatch.setattr("serving.warm.course_paths", broken)
     hooks["when_ready"](Arbiter())
     assert "no such table" in logged[-1]

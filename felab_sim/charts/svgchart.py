@@ -1,6 +1,6 @@
 """A plotly figure drawn as static SVG on the server, so a chart shows at once, without JavaScript.
 
-plotly.js costs a phone seconds of CPU (issue 14), so pages send each chart twice: as this SVG,
+plotly.js costs a phone seconds of CPU, so pages send each chart twice: as this SVG,
 drawn in the first paint, and as the plotly JSON that static/js/plots.js turns into the
 interactive chart when the student reaches for it (hover, tap, focus). This module reads the
 subset of plotly's figure JSON that felab's figures use: scatter traces (lines, markers, both)

@@ -36,8 +36,7 @@ def chart(element_id: str, figure_json: str | dict, label: str) -> SafeString:
 def _chart_html(element_id: str, figure_json: str, label: str) -> SafeString:
     # Figures are cached as JSON by their parameters (/progress/'s forecast by its counts,
     # quiz.charts), so the same string comes back for the same chart: drawing its SVG and
-    # escaping its JSON and label once per process is enough (the escaping alone cost about
-    # 20 µs a visit).
+    # escaping its JSON and label once per process is enough.
     return format_html(
         '{}<div class="plot" data-figure="{}" role="img" aria-label="{}">{}</div>'
         '<p class="chart-explore" hidden><button type="button" data-explore="{}">'

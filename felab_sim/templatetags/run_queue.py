@@ -1,11 +1,10 @@
 """The run queue that /sim/ shows every visitor, and its "Run it for real" section.
 
 Runs start and end between content changes, so /sim/ keeps what it shows of the queue only while
-no run is written (serving.content_cache.kept_while, felab_sim.models.RUNS), and reads it again
+no run is written (serving.content_cache.kept with felab_sim.models.RUNS), and reads it again
 after each write. ``{% real_sweep_runs %}`` is the section's per-visitor part in one tag, as the
 header's visitor_nav is: the queue and the measured runs kept while the runs hold, and between
-them the visitor's own part, a Log in link or the Start form kept per content version with this
-page's CSRF token put in. Written as template tags it cost about 200 Python calls a request.
+them the visitor's own part, a Log in link or the Start form with this page's CSRF token.
 """
 
 from dataclasses import dataclass
@@ -14,10 +13,8 @@ from typing import Any
 from django import template
 from django.db.models import Q
 from django.template.loader import get_template
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 
-from serving.csrf import hidden_token_input
-from serving.prepared import PreparedQuery
 from serving.templatetags.content_fragments import kept_part
 from serving.templatetags.fixed_urls import fixed_url
 
@@ -38,29 +35,21 @@ RECENT_RUNS = 5
 
 
 def _queue_rows():
-    # The runs waiting or measuring, and the last sweeps measured, in one query: every /sim/
-    # request reads them, so its SQL is built once per process (serving/prepared.py).
+    # The runs waiting or measuring, and the last sweeps measured, in one query.
     recent = Run.objects.sweeps().finished().order_by("-queued_at", "-pk").values("pk")[:RECENT_RUNS]
     return Run.objects.filter(Q(state__in=[Run.State.QUEUED, Run.State.RUNNING]) | Q(pk__in=recent)).order_by(
         "-queued_at", "-pk"
     )
 
 
-_QUEUE = PreparedQuery(Run, _queue_rows)
-
-
 @register.simple_tag
 def run_queue() -> RunQueue:
     """One query: the runs waiting or measuring, and the last sweeps measured (newest first)."""
-    rows = _QUEUE.run()
+    rows = list(_queue_rows())
     running = next((run for run in rows if run.state == Run.State.RUNNING), None)
     waiting = sum(1 for run in rows if run.state == Run.State.QUEUED)
     recent = [run for run in rows if run.state == Run.State.DONE and run.kind == Run.Kind.SWEEP]
     return RunQueue(running, waiting, recent[:RECENT_RUNS])
-
-
-# Where the page's token goes in the kept form: no form field or label can hold it.
-_TOKEN_MARK = mark_safe("\x00felab-run-form-token\x00")
 
 
 def _queue_parts(query: str, overlay_pk: Any) -> tuple[str, str]:
@@ -71,15 +60,6 @@ def _queue_parts(query: str, overlay_pk: Any) -> tuple[str, str]:
         {"queue": queue, "query": query, "overlay_pk": overlay_pk}
     )
     return status, runs
-
-
-def _run_form() -> tuple[str, str]:
-    """The Start form around where its CSRF token goes."""
-    html = get_template("felab_sim/run_form.html").render(
-        {"run_form": RealSweepForm(), "token_input": _TOKEN_MARK}
-    )
-    before, after = html.split(_TOKEN_MARK)
-    return before, after
 
 
 def _log_in_link() -> str:
@@ -94,9 +74,13 @@ def real_sweep_runs(context: template.Context) -> SafeString:
         context, ("run-queue", query, overlay_pk), lambda: _queue_parts(query, overlay_pk), RUNS
     )
     if context["user"].is_authenticated:
-        # Its one hole filled by hand: kept_with_holes (as /progress/ uses) costs fourteen calls more.
-        before, after = kept_part(context, ("run-form",), _run_form)
-        visitors = before + hidden_token_input(context["csrf_token"]) + after
+        visitors = get_template("felab_sim/run_form.html").render(
+            {
+                "run_form": RealSweepForm(),
+                "csrf_token": context["csrf_token"],
+                "request": context.get("request"),
+            }
+        )
     else:
         visitors = kept_part(context, ("run-log-in",), _log_in_link)
     return SafeString(status + visitors + runs)

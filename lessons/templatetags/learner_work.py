@@ -13,26 +13,25 @@ from typing import Any
 
 from django import template
 from django.core.exceptions import ImproperlyConfigured
+from django.template.defaulttags import CsrfTokenNode
 from django.template.loader import get_template
 from django.utils.html import escape
 from django.utils.safestring import SafeString
 
 from lessons.models import Card, Course
-from serving.content_cache import kept
-from serving.csrf import hidden_token_input
-from serving.templatetags.content_fragments import keeping_request
+from serving.templatetags.content_fragments import kept_part
 from serving.templatetags.fixed_urls import fixed_url
 
 register = template.Library()
 
-PROVIDED = ("card_study", "answer_typed_before", "rating_buttons", "course_maps")
+PROVIDED = ("card_study", "answer_typed_before", "rating_buttons", "course_maps", "home_run")
 _provided: dict[str, Callable[..., Any]] = {}
 
 
 def provide(**functions: Callable[..., Any]) -> None:
     """Install the learner app's functions, by the names in PROVIDED: ``card_study(context,
     card)``, ``answer_typed_before(context, card)``, ``rating_buttons(previews)`` and
-    ``course_maps(context, courses)``."""
+    ``course_maps(context, courses)`` and ``home_run(context, run, course_map)``."""
     if unknown := set(functions) - set(PROVIDED):
         raise TypeError(f"no learner-work tag is named {', '.join(sorted(unknown))}")
     _provided.update(functions)
@@ -73,7 +72,7 @@ def rating_form_fields(context: template.Context, card: Card) -> SafeString:
     study = _provider("card_study")(context, card)
     showing = str(study.showing.pk) if study.showing else ""
     return SafeString(
-        f"{hidden_token_input(context['csrf_token'])}\n"
+        f"{CsrfTokenNode().render(context)}\n"
         f'          <input type="hidden" name="showing" id="rating-showing" value="{showing}">\n'
         f"          {_provider('rating_buttons')(study.previews)}"
     )
@@ -120,9 +119,7 @@ def next_step(context: template.Context, card: Card) -> SafeString:
     def build() -> str:
         return get_template("lessons/next_step.html").render({"card": card})
 
-    if (request := keeping_request(context)) is None:
-        return SafeString(build())
-    return SafeString(kept(request, ("fragment", "next-step", card.pk), build))
+    return SafeString(kept_part(context, ("next-step", card.pk), build))
 
 
 @register.simple_tag(takes_context=True)
@@ -140,3 +137,9 @@ def answer_typed_before(context: template.Context, card: Card) -> str:
 def course_maps(context: template.Context, courses: Iterable[Course]) -> list[Any]:
     """Each course's map for the requesting learner."""
     return _provider("course_maps")(context, courses)
+
+
+@register.simple_tag(takes_context=True)
+def home_run(context: template.Context, run: Any, course_map: Any) -> SafeString:
+    """A run of lessons on the home page's map, with the requesting learner's progress."""
+    return _provider("home_run")(context, run, course_map)

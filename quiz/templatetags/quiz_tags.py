@@ -11,12 +11,14 @@ from html import escape
 from typing import Any
 
 from django import template
+from django.template.loader import get_template
 from django.utils.safestring import SafeString
 
 from lessons.models import Card, Course
+from serving.templatetags.content_fragments import kept_part
 
 from .. import clock
-from ..course_map import CourseMap
+from ..course_map import CourseMap, LessonOnMap, LessonRun
 from ..learners import Learner
 from ..models import Showing
 from ..pages import SEEN_CARDS, CardStudy, LessonProgress, Preview
@@ -65,8 +67,8 @@ def utc_time(value: datetime | None, form: str = "short") -> SafeString:
 def rating_buttons(previews: Iterable[Preview]) -> SafeString:
     """The four rating buttons, each with when the card would come back.
 
-    Written here rather than as a template loop, and with the standard library's escape rather
-    than format_html: they are rendered on every card page with its answer shown (issue 14).
+    Written here rather than as a template loop: they are rendered on every card page with its
+    answer shown.
     """
     return SafeString(
         "\n".join(
@@ -115,8 +117,31 @@ def course_maps(context: template.Context, courses: Iterable[Course]) -> list[Co
     courses = list(courses)
     lessons = [lesson for course in courses for lesson in course.listed_lessons]
     progress = LessonProgress.by_lesson(learner, lessons, clock.now())
-    seen_ids = {card_id for (card_id,) in SEEN_CARDS.run(learner)}
+    seen_ids = set(SEEN_CARDS.run(learner))
     return [CourseMap.build(course, progress, seen_ids) for course in courses]
+
+
+def home_run(context: template.Context, run: LessonRun, course_map: CourseMap) -> SafeString:
+    """A run of lessons on home's map. Lessons the learner has neither opened nor rated read the
+    same for every such learner: kept by their ids and which is where to continue, and built from
+    those alone with no progress at all, so nothing of the learner's can reach what is kept."""
+    part = get_template("lessons/home_run.html")
+    next_due = bool(course_map.next_card and course_map.next_card.due)
+    if not run.untouched:
+        return SafeString(part.render({"run": run, "map": course_map}))
+    lessons = tuple(stop.lesson for stop in run.stops)
+    next_flags = tuple(stop.is_next for stop in run.stops)
+
+    def build() -> str:
+        now = clock.now()
+        stops = tuple(
+            LessonOnMap(LessonProgress(lesson, {}, now), 0, is_next)
+            for lesson, is_next in zip(lessons, next_flags, strict=True)
+        )
+        return part.render({"run": LessonRun(stops), "map": {"next_card": {"due": next_due}}})
+
+    key = ("home-untouched", tuple(lesson.id for lesson in lessons), next_flags, next_due)
+    return SafeString(kept_part(context, key, build))
 
 
 @register.filter

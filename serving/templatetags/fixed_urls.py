@@ -1,10 +1,9 @@
 """``{% fixed_url "name" %}``: ``{% url "name" %}`` for a URL without arguments, reversed once per
 process and script prefix instead of on every render.
 
-Django's ``{% url %}`` resolves its name through the URLconf each time, about 90 Python calls;
-the parts of a page rendered for each visitor (the header's Log out form, /progress/'s links)
-name a handful of such addresses on every request, and none of them can change while the
-process runs. Use it where a template is rendered per request; a part kept per content version
+Django's ``{% url %}`` resolves its name through the URLconf each time; the parts of a page
+rendered for each visitor (the header's Log out form, /progress/'s links) name a handful of such
+addresses on every request, and none of them can change while the process runs. Use it where a template is rendered per request; a part kept per content version
 (``content_fragment``) is rendered once anyway, and ``{% url %}`` is clearer there.
 """
 

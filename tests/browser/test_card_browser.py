@@ -1,6 +1,5 @@
 from playwright.sync_api import Page, expect
 
-from quiz.models import Review
 from tests.conftest import SEED_CARD_URL
 from tests.textutil import seed_squashed, squash
 
@@ -63,30 +62,3 @@ def test_toggle_is_reachable_and_pressable_by_keyboard(page: Page, live_lessons)
     page.keyboard.press("Enter")
     expect(page.locator("#answer-toggle")).to_have_attribute("aria-expanded", "true")
     expect(page.locator("#answer-toggle")).to_be_focused()
-
-
-def test_show_and_hide_answer_without_javascript(page_without_js: Page, live_lessons):
-    page = page_without_js
-    page.goto(live_lessons + SEED_CARD_URL)
-    assert_answer_hidden(page)
-    page.locator("#answer-toggle").click()
-    page.wait_for_url("**?answer=shown")
-    assert_every_section_visible_in_order(page)
-    page.locator("#answer-toggle").click()
-    page.wait_for_url(lambda url: "answer=shown" not in url)
-    assert_answer_hidden(page)
-
-
-def test_rate_yourself_and_see_the_acknowledgement(page: Page, live_lessons):
-    page.goto(live_lessons + SEED_CARD_URL + "?answer=shown")
-    page.get_by_role("button", name="Got it").click()
-    expect(page.locator("#rating-result")).to_contain_text("Saved: Got it")
-    assert Review.objects.get().rating == 3
-
-
-def test_rate_yourself_without_javascript(page_without_js: Page, live_lessons):
-    page = page_without_js
-    page.goto(live_lessons + SEED_CARD_URL + "?answer=shown")
-    page.get_by_role("button", name="Missed it").click()
-    expect(page.get_by_text("Saved: Missed it.")).to_be_visible()
-    assert Review.objects.get().rating == 1

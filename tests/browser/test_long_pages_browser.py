@@ -123,27 +123,3 @@ def test_glossary_box_searches_without_javascript(page_without_js: Page, live_le
     for text in entries.all_inner_texts():
         assert "kv cache" in text.lower()
     expect(page.locator("#glossary-count")).to_contain_text("mentioning “kv cache”")
-
-
-def test_a_student_on_a_phone_turns_name_sharing_on_and_off_and_it_stays(
-    page: Page, live_lessons, rated_student
-):
-    # The form's HTML is kept per value (quiz/progress.html): each value must come back as saved.
-    page.set_viewport_size(PHONE)
-    log_in(page, live_lessons)
-    page.goto(live_lessons + "/progress/")
-    box = page.get_by_label("Show my name to instructors next to my typed answers")
-    expect(box).not_to_be_checked()
-    box.check()
-    page.locator("form.sharing-form").get_by_role("button", name="Save").click()
-    expect(page.locator(".messages")).to_contain_text("your name is shown to instructors")
-    expect(box).to_be_checked()
-    page.reload()
-    expect(box).to_be_checked()
-    box.uncheck()
-    page.locator("form.sharing-form").get_by_role("button", name="Save").click()
-    expect(page.locator(".messages")).to_contain_text("your name is hidden from instructors")
-    expect(box).not_to_be_checked()
-    page.goto(live_lessons + "/progress/")
-    expect(box).not_to_be_checked()
-    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]

@@ -1,6 +1,5 @@
-"""Home keeps each course's section of the map by how the learner's map looks
-(quiz.course_map.CourseMap.look): whichever learners came first, each gets the map a fresh
-build gives them, and a learner's rating shows on their next visit."""
+"""Home is kept but for the learner's map: whichever learners came first, each gets the map a
+fresh build gives them, and a learner's rating shows on their next visit."""
 
 import pytest
 from django.test import Client

@@ -7,7 +7,7 @@ from django.test import Client
 
 from lessons.models import Card
 from quiz.models import Rating
-from serving.content_cache import content_changed
+from serving.content_cache import CONTENT
 from tests.quiz.conftest import rate
 from tests.textutil import page_without_csrf_tokens
 
@@ -53,7 +53,7 @@ def test_each_learner_gets_what_a_fresh_render_gives(clock, cards, student_clien
     pages = {name: page(browser) for name, browser in browsers.items()}
 
     for name, browser in browsers.items():
-        content_changed()  # nothing kept: every lesson rendered for this learner alone
+        CONTENT.changed()  # nothing kept: every lesson rendered for this learner alone
         assert page(browser) == pages[name], name
     assert "1 seen · 1 rated" in lesson_item(pages["student"], cards[1])
     assert STATS not in lesson_item(pages["other"], cards[1])
@@ -81,14 +81,14 @@ def test_a_touched_lesson_is_kept_by_its_look_and_a_card_coming_due_shows_at_onc
     # The same look: the other learner is served the student's render, which is what a fresh
     # render gives them too.
     assert lesson_item(page(other), cards[2]) == lesson_item(first, cards[2])
-    content_changed()
+    CONTENT.changed()
     assert lesson_item(page(other), cards[2]) == lesson_item(first, cards[2])
     assert "due</span>" not in lesson_item(first, cards[2])
 
     clock.advance(days=400)  # long past Got it's first interval: the card is due
     due = page(student_client)
     assert "1 due</a>" in lesson_item(due, cards[2]) and "due</span>" in lesson_item(due, cards[2])
-    content_changed()
+    CONTENT.changed()
     assert page(student_client) == due
 
 
@@ -109,6 +109,6 @@ def test_which_card_of_a_touched_lesson_is_due_is_part_of_its_look(
     mine, theirs = lesson_item(page(student_client), first), lesson_item(page(other), first)
     assert mine != theirs
     for browser, item in ((student_client, mine), (other, theirs)):
-        content_changed()
+        CONTENT.changed()
         assert lesson_item(page(browser), first) == item
         assert "1 due</a>" in item

@@ -1,6 +1,6 @@
-"""SQL per POST a student makes on every card (issue 23): the rating POST writes only what
-changes, and the Show answer POST writes one row. Sessions come from the cache here, as with
-Redis in production; without Redis each POST reads the session row too."""
+"""SQL per POST a student makes on every card: the rating POST writes only what changes, and the
+Show answer POST writes one row. Without Redis, as here, each POST reads the session row and the
+content version too."""
 
 import pytest
 from django.db import connection
@@ -45,7 +45,7 @@ def test_the_same_rating_again_writes_nothing(student_client, kept_card):
     statements = statements_of(lambda: rate(student_client, Rating.GOT_IT))
 
     # The user, the showing with its review, the schedule (for "comes back in").
-    assert len(statements) <= 3, "\n".join(statements)
+    assert len(statements) <= 5, "\n".join(statements)
     assert writes(statements) == []
     assert "comes back" in rate(student_client, Rating.GOT_IT).content.decode()
 
@@ -56,7 +56,7 @@ def test_a_first_rating_is_one_insert_of_the_review_and_one_of_the_schedule(stud
     statements = statements_of(lambda: rate(student_client, Rating.HARD))
 
     assert [sql.split()[2] for sql in writes(statements)] == ['"quiz_review"', '"quiz_cardstate"']
-    assert len(statements) <= 12, "\n".join(statements)
+    assert len(statements) <= 14, "\n".join(statements)
 
 
 def test_a_changed_rating_updates_the_review_and_the_schedule(student_client, kept_card):
@@ -66,7 +66,7 @@ def test_a_changed_rating_updates_the_review_and_the_schedule(student_client, ke
     statements = statements_of(lambda: rate(student_client, Rating.EASY))
 
     assert [sql.split()[1] for sql in writes(statements)] == ['"quiz_review"', '"quiz_cardstate"']
-    assert len(statements) <= 9, "\n".join(statements)
+    assert len(statements) <= 11, "\n".join(statements)
     state = CardState.objects.get(user__username="sam")
     assert state.last_rating == Rating.EASY and state.review_count == 1
 
@@ -91,4 +91,4 @@ def test_show_answer_writes_one_showing(student_client, kept_card):
     )
 
     assert [sql.split()[2] for sql in writes(statements)] == ['"quiz_showing"']
-    assert len(statements) <= 3, "\n".join(statements)
+    assert len(statements) <= 5, "\n".join(statements)

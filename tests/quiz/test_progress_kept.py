@@ -1,7 +1,5 @@
-"""/progress/ keeps each lesson by how the learner's progress in it looks (issue 23): a lesson
-nobody rated anything in reads the same for every learner, and a rated one the same for every
-learner with the same ratings, due cards and come-back times. Each learner gets the page a fresh
-render gives them."""
+"""/progress/ is kept but for the learner's progress, rendered per request: each learner gets
+the page a fresh render gives them."""
 
 import pytest
 from django.test import Client
@@ -10,7 +8,7 @@ from lessons.models import Card, Course
 from quiz.learners import Learner
 from quiz.models import Rating
 from quiz.pages import LessonProgress, ProgressRun
-from serving.content_cache import content_changed
+from serving.content_cache import CONTENT
 from tests.quiz.conftest import rate
 from tests.textutil import page_without_csrf_tokens
 
@@ -59,7 +57,7 @@ def test_each_learner_gets_what_a_fresh_render_gives(clock, two_lessons, student
     }
 
     for name, browser in [("student", student_client), ("other", other), ("anonymous", anonymous)]:
-        content_changed()  # nothing kept: every lesson rendered for this learner alone
+        CONTENT.changed()  # nothing kept: every lesson rendered for this learner alone
         assert page(browser) == pages[name], name
     assert "Got it" in lesson_block(pages["student"], first)
     assert "Got it" not in lesson_block(pages["other"], first)
@@ -79,7 +77,7 @@ def test_a_rating_in_a_kept_lesson_shows_at_once(clock, two_lessons, student_cli
     assert "Easy" in block and "Nothing rated yet" not in block
 
 
-def test_a_rated_lesson_is_kept_by_its_look_and_its_come_back_text_moves_with_the_clock(
+def test_a_rated_lessons_come_back_text_moves_with_the_clock(
     clock, two_lessons, student_client, other_student
 ):
     first, _ = two_lessons
@@ -88,11 +86,11 @@ def test_a_rated_lesson_is_kept_by_its_look_and_its_come_back_text_moves_with_th
     rate_card(student_client, first, Rating.EASY)
     rate_card(other, first, Rating.EASY)
     mine = lesson_block(page(student_client), first)
-    assert lesson_block(page(other), first) == mine  # the same look: one render serves both
-    clock.advance(days=2)  # not due yet, but it comes back two days sooner: a new look
+    assert lesson_block(page(other), first) == mine
+    clock.advance(days=2)  # not due yet, but it comes back two days sooner
     later = lesson_block(page(student_client), first)
     assert later != mine and "due now" not in later
-    content_changed()
+    CONTENT.changed()
     assert lesson_block(page(student_client), first) == later
 
 
@@ -120,10 +118,10 @@ def test_lessons_rated_in_stand_alone_and_the_others_in_runs_every_lesson_in_ord
     runs = ProgressRun.runs_of(progress[lesson.id] for lesson in lessons)
 
     assert [item.lesson.id for run in runs for item in run.lessons] == [lesson.id for lesson in lessons]
-    rated = [run for run in runs if run.look[0] == "rated"]
+    rated = [run for run in runs if run.lessons[0].states]
     assert [run.lessons[0].lesson.id for run in rated] == [second.lesson_id]
     assert all(len(run.lessons) == 1 for run in rated)
-    assert all(not item.states for run in runs if run.look[0] == "untouched" for item in run.lessons)
+    assert all(not item.states for run in runs if run not in rated for item in run.lessons)
     assert len(runs) <= 3  # the lessons before the rated one, it, the lessons after
 
     html = page(student_client)

@@ -1,7 +1,6 @@
-"""/progress/ also keeps its summary by the learner's summary (the line that names the learner
-is rendered apart), its practice section by the learner's practice, and its courses by their
-runs' looks (quiz/progress.html): whichever learners came first, each gets the page a fresh build
-gives them, and no learner's name reaches another."""
+"""/progress/'s summary, practice section and courses are the learner's own, rendered on each
+request: whichever learners came first, each gets the page a fresh build gives them, and no
+learner's name reaches another."""
 
 import time
 

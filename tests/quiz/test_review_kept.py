@@ -5,7 +5,7 @@ import pytest
 from django.test import Client
 
 from quiz.models import Rating
-from serving.content_cache import content_changed
+from serving.content_cache import CONTENT
 from tests.conftest import SEED_CARD_URL
 from tests.quiz.conftest import rate
 from tests.textutil import page_without_csrf_tokens
@@ -27,5 +27,5 @@ def test_each_learner_sees_their_own_list(clock, seed_card, student_client, othe
     assert 'class="due-list"' in pages["student"] and seed_card.label in pages["student"]
     for name in ("other", "anonymous"):
         assert "Nothing is due now" in pages[name] and 'class="due-list"' not in pages[name]
-    content_changed()  # nothing kept: the same pages from a fresh render
+    CONTENT.changed()  # nothing kept: the same pages from a fresh render
     assert page(student_client) == pages["student"] and page(other) == pages["other"]

@@ -133,6 +133,7 @@ def test_bad_json_input_is_a_400_naming_the_parameter(client, query, param):
     assert param in error["message"]
 
 
+@pytest.mark.django_db  # the 404 page reads the content version, in the database without Redis
 def test_an_unknown_calculator_is_a_404(client):
     assert client.get("/sim/calc/nope.json").status_code == 404
 

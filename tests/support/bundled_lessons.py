@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.core.management.color import no_style
 from django.db import connection, models, transaction
 
-from serving.content_cache import content_changed
+from serving.content_cache import CONTENT
 
 Rows = list[tuple[type[models.Model], list[dict[str, object]]]]
 
@@ -60,4 +60,4 @@ def load_bundled_lessons() -> None:
         with connection.cursor() as cursor:
             for statement in connection.ops.sequence_reset_sql(no_style(), [m for m, _ in _imported]):
                 cursor.execute(statement)
-    content_changed()
+    CONTENT.changed()

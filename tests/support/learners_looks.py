@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from django.test import Client
 
-from serving.content_cache import content_changed
+from serving.content_cache import CONTENT
 from tests.textutil import without_csrf_tokens
 
 
@@ -27,7 +27,7 @@ class Learners(dict[str, Client]):
         """Each has seen their Saved messages (a page shows them once), and nothing is kept yet."""
         for client in self.values():
             client.get("/review/")
-        content_changed()
+        CONTENT.changed()
         return self
 
 
@@ -43,6 +43,6 @@ def page_of(path: str) -> Callable[[Client], str]:
 def assert_each_gets_a_fresh_build(learners: Learners, page: Callable[[Client], str]) -> None:
     kept_from_others = {name: page(client) for name, client in learners.items()}
     for name, client in reversed(learners.items()):
-        content_changed()  # nothing kept: this learner's page is built for them alone
+        CONTENT.changed()  # nothing kept: this learner's page is built for them alone
         assert page(client) == kept_from_others[name], name
     assert len(set(kept_from_others.values())) == len(learners)  # every page differs from the others

@@ -1,14 +1,14 @@
 """The course's pages built once in gunicorn's master process, before it forks its workers.
 
 What pages keep per content version (serving/content_cache.py) lives in each process's memory,
-so every new worker used to build every card page again on its first visit: 4 to 114 ms a card
-in-process, hundreds under load, and bench_study's card p99 at 500 students was those builds
-(two hosts: p50 6 ms, p99 513 ms). Built in the master (``preload_app``), the pages reach each
-worker by fork, those gunicorn starts in place of one past ``max_requests`` too; a content edit
-later draws a new version and the workers rebuild as before.
+so without this every new worker builds every page again on its first visits, and under load
+those first visitors wait. Built in the master (``preload_app``), the pages reach each worker
+by fork, those gunicorn starts in place of one past ``max_requests`` too; a content edit later
+draws a new version and the workers rebuild as before.
 
-Each page is requested through Django's own WSGI handler as a first-time visitor, so what is
-kept is exactly what a visitor's request would keep, and nobody's data is in it.
+Each app names its pages with :func:`warm_paths` (from its AppConfig.ready). Each page is
+requested through Django's own WSGI handler as a first-time visitor, so what is kept is exactly
+what a visitor's request would keep, and nobody's data is in it.
 """
 
 from __future__ import annotations
@@ -17,33 +17,29 @@ import io
 import logging
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from django.conf import settings
 from django.core.handlers.wsgi import WSGIHandler
 from django.db import connections
-from django.urls import reverse
 
 logger = logging.getLogger("felab.warm")
 
 
-def course_paths() -> Iterator[str]:
-    """Home, the glossary, /progress/, /practice/, the simulator's pages at their default
-    settings, and every published lesson and card, a card with its answer hidden and shown."""
-    from felab_sim.engine.calculators import CALCULATORS
-    from lessons.models import Card, Lesson
+# Functions that each yield some of the pages to build, as the apps registered them.
+_PATHS: list[Callable[[], Iterable[str]]] = []
 
-    yield from ("/", "/glossary/", "/progress/", "/practice/")
-    # A new worker's first /sim/ took 375 ms in-process (the default sweep, its figure and what
-    # they import), the engine page 258 ms, the continuous-batching calculator 138 ms; gunicorn
-    # starts a new worker after every max_requests, so without these each one paid it again.
-    yield from (reverse("sim"), reverse("chain_page"), reverse("engine_page"))
-    yield from (reverse("calc_page", args=[name]) for name in CALCULATORS)
-    for lesson in Lesson.objects.published().select_related("course"):
-        yield lesson.get_absolute_url()
-    for card in Card.objects.published().select_related("lesson__course"):
-        yield card.get_absolute_url()
-        yield card.get_absolute_url() + "?answer=shown"
+
+def warm_paths(paths: Callable[[], Iterable[str]]) -> None:
+    """Have ``paths()``'s pages built before the workers fork."""
+    if paths not in _PATHS:
+        _PATHS.append(paths)
+
+
+def course_paths() -> Iterator[str]:
+    """Every page the apps registered, in the order they registered them."""
+    for paths in _PATHS:
+        yield from paths()
 
 
 def _served_host() -> str:

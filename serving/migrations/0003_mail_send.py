@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("serving", "0001_rate_limit_counts"),
+        ("serving", "0002_shared_versions"),
     ]
 
     operations = [
