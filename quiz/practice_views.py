@@ -67,9 +67,12 @@ def _spec(request: HttpRequest, template: PracticeTemplate) -> DrillSpec:
 
 def _seed(text: str | None) -> int | None:
     """The seed in the address, or None when it is not a whole number in range."""
-    if text is None or not text.strip().isdigit():
+    text = None if text is None else text.strip()
+    # ASCII digits only (str.isdigit() takes "²", which int() refuses), and no more than the
+    # largest seed has, so int() never reads a number past its digit limit.
+    if not text or len(text) > len(str(MAX_SEED)) or not (text.isascii() and text.isdigit()):
         return None
-    seed = int(text.strip())
+    seed = int(text)
     return seed if seed <= MAX_SEED else None
 
 
