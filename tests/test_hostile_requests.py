@@ -300,6 +300,11 @@ def test_a_practice_seed_that_is_no_ascii_whole_number_in_range_is_refused(clien
 
 
 @pytest.mark.django_db
+def test_a_practice_seed_with_leading_zeros_is_its_number(client, lessons):
+    assert client.get(PRACTICE, {"seed": "0" * 40 + "3"}).status_code == 200
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize("answer", ["1e308", "1.7e308", "-1e308", "1e200"])
 @pytest.mark.parametrize("slug", ["l08-batch-and-cache", "l13-break-even", "l16-lora-share", "l18-loss"])
 def test_an_answer_too_large_for_any_problem_is_refused_not_counted(client, lessons, slug, answer):
