@@ -281,7 +281,8 @@ def test_a_calibration_measuring_past_the_typed_fields_bounds_is_a_400_naming_it
     ):
         assert response.status_code in (400, 405), (response.status_code, response.content[:300])
         if response.status_code == 400:
-            assert "calibration" in response.content.decode()
+            assert "alibration" in response.content.decode()
+            assert "outside its field" in response.content.decode()
 
 
 @pytest.mark.django_db
