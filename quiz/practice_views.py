@@ -67,9 +67,15 @@ def _spec(request: HttpRequest, template: PracticeTemplate) -> DrillSpec:
 
 def _seed(text: str | None) -> int | None:
     """The seed in the address, or None when it is not a whole number in range."""
-    if text is None or not text.strip().isdigit():
+    text = None if text is None else text.strip()
+    # ASCII digits only (str.isdigit() takes "²", which int() refuses), and no more than the
+    # largest seed has past its leading zeros, so int() never reads a number past its digit limit.
+    if not text or not (text.isascii() and text.isdigit()):
         return None
-    seed = int(text.strip())
+    digits = text.lstrip("0") or "0"
+    if len(digits) > len(str(MAX_SEED)):
+        return None
+    seed = int(digits)
     return seed if seed <= MAX_SEED else None
 
 

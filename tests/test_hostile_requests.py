@@ -1,6 +1,8 @@
 """Every URL, thrown wrong methods, oversized and malformed bodies and odd query strings,
 by each member of the cast: always an answer below 500."""
 
+import json
+
 import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
@@ -182,3 +184,131 @@ def test_the_prefix_cache_page_draws_its_chart_up_to_the_declared_maximum(client
     response = client.get(f"/sim/calc/prefix-cache/?prefix_chars={prefix_chars}")
     assert response.status_code == 200
     assert f"{prefix_chars:,}" in response.content.decode()
+
+
+GPT_OSS = {
+    "model_type": "gpt_oss", "hidden_size": 2880, "intermediate_size": 2880, "num_attention_heads": 64,
+    "num_hidden_layers": 24, "num_key_value_heads": 8, "head_dim": 64, "vocab_size": 201088,
+    "num_local_experts": 32, "experts_per_token": 4, "sliding_window": 128,
+    "layer_types": ["sliding_attention", "full_attention"] * 12, "tie_word_embeddings": False,
+}  # fmt: skip
+QWEN_MOE = {
+    "model_type": "qwen3_moe", "hidden_size": 2048, "intermediate_size": 6144, "moe_intermediate_size": 768,
+    "num_attention_heads": 32, "num_hidden_layers": 48, "num_key_value_heads": 4, "head_dim": 128,
+    "vocab_size": 151936, "num_experts": 128, "num_experts_per_tok": 8, "tie_word_embeddings": False,
+}  # fmt: skip
+
+
+def _refused_naming(response, param: str) -> None:
+    assert response.status_code == 400, (response.status_code, response.content[:200])
+    if response["Content-Type"].startswith("application/json"):
+        assert response.json()["error"]["param"] == param
+    else:
+        assert param in response.content.decode()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("memory_gb", ["1e-12", "5e-324", "0.01"])
+@pytest.mark.parametrize("url", ["/sim/engine.json", "/sim/engine/"])
+def test_a_gpu_memory_too_small_to_hold_anything_is_a_400_naming_it(client, url, memory_gb):
+    _refused_naming(client.get(url, {"memory_gb": memory_gb}), "memory_gb")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("config", "param"),
+    [
+        ({**QWEN_MOE, "num_experts_per_tok": 1_000_000}, "num_experts_per_tok"),
+        ({**QWEN_MOE, "num_experts_per_tok": 129}, "num_experts_per_tok"),
+        ({**GPT_OSS, "experts_per_token": 33}, "experts_per_token"),
+        ({**GPT_OSS, "layer_types": [[1]] * 24}, "layer_types"),
+        ({**GPT_OSS, "layer_types": [{"a": 1}] * 24}, "layer_types"),
+    ],
+)
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/sim/engine.json?hardware=b200&tensor_parallel=8&data_parallel=8&expert_parallel=on",
+        "/sim/calc/kv-cache.json?model=config",
+        "/sim/calc/decode-ceiling.json?model=config",
+        "/sim/calc/roofline.json?model=config",
+    ],
+)
+def test_a_pasted_config_that_no_model_has_is_a_400_naming_the_field(client, settings, url, config, param):
+    settings.RATE_LIMITS = {name: (0, 60) for name in settings.RATE_LIMITS}
+    query = {"model_config": json.dumps(config)}
+    if url.startswith("/sim/engine"):
+        query["model"] = "config"
+    response = client.get(url, query)
+    assert response.status_code == 400, response.content[:300]
+    error = response.json()["error"]
+    assert param in error["message"], error
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "calibration", ["[" * 5000 + "]" * 5000, '{"kind": "knee", "B": ' + "[" * 3000 + "]" * 3000 + "}"]
+)
+@pytest.mark.parametrize(
+    "page", ["prefill", "continuous-batching", "decode-ceiling", "roofline", "step-time"]
+)
+def test_a_calibration_nested_too_deeply_is_a_400_naming_it(client, settings, page, calibration):
+    settings.RATE_LIMITS = {name: (0, 60) for name in settings.RATE_LIMITS}
+    data = {"calibration": calibration} | ({"model": "Llama-3.1-70B"} if page == "prefill" else {})
+    response = client.post(f"/sim/calc/{page}/", data)
+    assert response.status_code == 400, response.content[:300]
+    assert "nested too deeply" in response.content.decode()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "row",
+    [
+        {"kind": "bandwidth", "op": "read", "gbs": 0.01},
+        {"kind": "bandwidth", "op": "read", "gbs": 9.9e29},
+        {"kind": "knee", "B": 1, "K": 4096, "N": 14336, "s": 1e-9, "gbs": 0.001},
+        [{"kind": "bandwidth", "op": "read", "gbs": 4000}, {"kind": "gemm", "dtype": "bf16", "tflops": 1e-6}],
+    ],
+)
+@pytest.mark.parametrize("page", ["decode-ceiling", "roofline"])
+def test_a_calibration_measuring_past_the_typed_fields_bounds_is_a_400_naming_it(client, page, row):
+    """The page draws its chart at the measured figures: one no typed figure could say is refused
+    up front, on the page and its .json alike, not raised while drawing."""
+    calibration = "\n".join(json.dumps(line) for line in (row if isinstance(row, list) else [row]))
+    for response in (
+        client.post(f"/sim/calc/{page}/", {"calibration": calibration}),
+        client.post(f"/sim/calc/{page}.json", {"calibration": calibration}),
+    ):
+        assert response.status_code in (400, 405), (response.status_code, response.content[:300])
+        if response.status_code == 400:
+            assert "alibration" in response.content.decode()
+            assert "outside its field" in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_calibration_within_the_bounds_still_draws_its_chart(client):
+    response = client.post(
+        "/sim/calc/roofline/", {"calibration": json.dumps({"kind": "bandwidth", "op": "read", "gbs": 4000})}
+    )
+    assert response.status_code == 200
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("seed", ["²", "١٢", "9" * 5000, "99999999999", " 3 4"])
+def test_a_practice_seed_that_is_no_ascii_whole_number_in_range_is_refused(client, lessons, seed):
+    assert client.get(PRACTICE, {"seed": seed}).status_code == 400
+    assert client.post(PRACTICE, {"seed": seed, "answer": "3"}).status_code == 400
+
+
+@pytest.mark.django_db
+def test_a_practice_seed_with_leading_zeros_is_its_number(client, lessons):
+    assert client.get(PRACTICE, {"seed": "0" * 40 + "3"}).status_code == 200
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("answer", ["1e308", "1.7e308", "-1e308", "1e200"])
+@pytest.mark.parametrize("slug", ["l08-batch-and-cache", "l13-break-even", "l16-lora-share", "l18-loss"])
+def test_an_answer_too_large_for_any_problem_is_refused_not_counted(client, lessons, slug, answer):
+    response = client.post(f"/practice/{slug}/", {"seed": "132", "answer": answer})
+    assert response.status_code < 500
+    assert "too large" in response.content.decode()

@@ -168,7 +168,16 @@ def read_answer(text: str, unit: str, *, above_zero: bool = False) -> ReadAnswer
     return ReadAnswer(value, typed, note)
 
 
+# No quantity a problem asks for comes near this; past it a ratio to the expected answer can
+# overflow to infinity, which no verdict can print.
+LARGEST_ANSWER = 1e100
+
+
 def _refuse_impossible(value: float, typed: str, above_zero: bool) -> None:
+    if not math.isfinite(value) or abs(value) > LARGEST_ANSWER:
+        raise AnswerError(
+            f"“{typed}” is too large to be the answer to any problem here. Type the value you worked out."
+        )
     if above_zero and value <= 0:
         raise AnswerError(
             f"“{typed}” cannot be the answer: the quantity asked for is above zero. Type the value you worked out."
@@ -238,6 +247,8 @@ def check(given: float, expected: float, tolerance: float) -> Checked:
         shown = _printed_beyond(off_by, tolerance * 100)
         return Checked("close", ratio, f"{shown}% too {side}; right is within {allowed}")
     factor = ratio if ratio > 1 else 1 / ratio
+    if not math.isfinite(factor):  # beyond any float: no factor to print
+        return Checked("off", ratio, f"too {side} by more than any factor this site prints")
     return Checked("off", ratio, f"{_printed_beyond(factor, CLOSE_FACTOR)}× too {side}")
 
 

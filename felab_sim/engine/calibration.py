@@ -29,14 +29,14 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from .hardware import GB, TERA, Hardware, hardware_preset
-from .params import ParamError
+from .params import Param, ParamError
 from .step_cost import Calibration
 
 MEASURED = Path(__file__).with_name("measured")
@@ -77,6 +77,8 @@ def read_rows(text: str) -> list[dict[str, Any]]:
             row = json.loads(line)
         except ValueError as error:
             raise CalibrationError(f"line {number} is not JSON ({error})") from None
+        except RecursionError:  # brackets nested past Python's stack, as the config reader refuses
+            raise CalibrationError(f"line {number} is nested too deeply to read") from None
         if not isinstance(row, dict) or not isinstance(row.get("kind"), str):
             raise CalibrationError(f"line {number} has no kind")
         rows.append(row)
@@ -264,9 +266,31 @@ def engine_calibration(hardware: Hardware, text: str | None = None) -> Calibrati
     )
 
 
-def with_measured(p: Mapping[str, Any]) -> Mapping[str, Any]:
+# The typed settings a calibration file's figures replace.
+MEASURED_SETTINGS = ("bandwidth_gbs", "peak_tflops", "peak_fp8_tflops")
+
+
+def with_measured(p: Mapping[str, Any], declared: Sequence[Param] = ()) -> Mapping[str, Any]:
     """A ceiling calculator's settings with a calibration file's measured bandwidth and FLOP/s in
-    place of the typed spec figures (decode-ceiling, roofline); unchanged without a file."""
+    place of the typed spec figures (decode-ceiling, roofline); unchanged without a file.
+
+    Each measured figure is held to the bounds of the typed field it replaces (``declared``), so
+    a file no typed figure could say is refused naming the calibration, not re-run past them."""
+    changed = _measured_settings(p)
+    for param in declared:
+        if param.name in MEASURED_SETTINGS and changed.get(param.name) is not None:
+            try:
+                param.parse(changed[param.name])
+            except ParamError as error:
+                raise ParamError(
+                    "calibration",
+                    f"calibration measures {param.label or param.name} outside its field's range: "
+                    f"{error.message}",
+                ) from None
+    return changed
+
+
+def _measured_settings(p: Mapping[str, Any]) -> Mapping[str, Any]:
     text = p.get("calibration")
     if not text:
         return p

@@ -377,10 +377,12 @@ def _from_layer_types(config: Config, layers: int) -> tuple[LayerAttention, ...]
         return None
     if not isinstance(value, list) or len(value) != layers:
         raise ModelConfigError("layer_types", f"expected a list of {layers} entries, one per layer")
-    unknown = sorted({str(kind) for kind in value if kind not in LAYER_TYPES})
+    known = ", ".join(LAYER_TYPES)
+    if not all(isinstance(kind, str) for kind in value):  # a list or object is no kind (and unhashable)
+        raise ModelConfigError("layer_types", f"expected names of kinds ({known}), one per layer")
+    unknown = sorted({kind[:40] for kind in value if kind not in LAYER_TYPES})
     if unknown:
-        known = ", ".join(LAYER_TYPES)
-        raise ModelConfigError("layer_types", f"unknown kind {', '.join(unknown)} (felab reads {known})")
+        raise ModelConfigError("layer_types", f"unknown kind {', '.join(unknown[:5])} (felab reads {known})")
     window = _int(config, "sliding_window") if "sliding_attention" in value else None
     return tuple(
         LayerAttention(AttentionKind.SLIDING, window) if kind == "sliding_attention" else FULL
@@ -657,6 +659,17 @@ def read_config(config_json: str | Mapping[str, Any], bounds: Bounds | None = No
     heads = _int(config, "num_attention_heads")
     vocab = _int(config, "vocab_size", default=family.default_vocab_size)
     experts = family.experts(config, layers) if family.experts else None
+    if experts is not None and experts.experts_per_token > experts.routed_experts:
+        # A token routed to more experts than the layer has: no such model, and the chance that
+        # an expert goes unused, (1 - k/E)ⁿ, would be a negative base.
+        field = next(
+            name for name in ("num_experts_per_tok", "experts_per_token") if config.get(name) is not None
+        )
+        raise ModelConfigError(
+            field,
+            f"{experts.experts_per_token:,} experts a token is more than the "
+            f"{experts.routed_experts:,} routed experts a layer has",
+        )
     has_dense_layers = experts is None or len(experts.moe_layers) < layers
     if family.latent:
         mla = _latent_attention(config)

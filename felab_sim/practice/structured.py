@@ -245,7 +245,15 @@ class _Filler:
                 part = part.replace("~1", "/").replace("~0", "~")
                 if isinstance(target, Mapping) and part in target:
                     target = target[part]
-                elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
+                # ASCII digits, no longer than the list's length: "²" is a digit to isdigit() and
+                # no number to int(), which also refuses more than 4,300 digits.
+                elif (
+                    isinstance(target, list)
+                    and part.isascii()
+                    and part.isdigit()
+                    and len(part) <= len(str(len(target)))
+                    and int(part) < len(target)
+                ):
                     target = target[int(part)]
                 else:
                     raise SchemaError(where, f"the reference {ref[:80]!r} points at nothing")

@@ -364,6 +364,8 @@ def test_the_classifiers_answer_fills_the_fields_it_names():
         False,
         {"$ref": "#/$defs/missing"},
         {"$ref": "https://example.com/schema.json"},
+        {"$defs": {"list": [{"type": "string"}]}, "$ref": "#/$defs/list/²"},
+        {"$defs": {"list": [{"type": "string"}]}, "$ref": "#/$defs/list/" + "9" * 5000},
         {"type": "array", "items": {"type": "string"}, "minItems": 1_000},
         {"type": "integer", "minimum": 5, "maximum": 4},
         {"type": "integer", "minimum": 1, "maximum": 4, "multipleOf": 5},

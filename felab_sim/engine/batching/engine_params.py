@@ -68,8 +68,8 @@ HARDWARE_PARAMS = (
         "Device memory of one GPU (empty: the preset's)",
         unit="GB",
         label="GPU memory",
-        low=0,
-        low_open=True,
+        # Less than 0.1 GB holds no model's weights; the chain's memory field stops at the same.
+        low=0.1,
         high=10_000,
         optional=True,
     ),

@@ -94,6 +94,8 @@ def no_kv_block(error: ParamError, values: Mapping[str, ParamValue], inputs, mod
     else the model's, naming the settings that can make room."""
     settings, hardware, shape = inputs.settings, inputs.hardware, inputs.shape
     memory = hardware.memory_bytes
+    if memory <= 0:  # a typed figure that rounds to no bytes holds nothing
+        return ParamError("memory_gb", "memory_gb must be more than 0 bytes: type the GPU's memory in GB")
     block = block_cost(shape, settings.block_size, settings.kv_bytes_per_value, settings.tensor_parallel)
 
     def weights_at(tensor: int) -> float:

@@ -194,6 +194,7 @@ def check_model_sizes(p: Params) -> None:
 
 def _check(p: Params) -> None:
     check_model_sizes(p)
+    with_measured(p, CALCULATOR.params)  # a calibration's figures within the typed fields' bounds
     require(
         p["efficiency_low"] <= p["efficiency_high"],
         "efficiency_low",
@@ -452,7 +453,7 @@ def _measured(p: Params) -> list[Measured]:
 
 
 def _chart(p: Params, measured: Sequence[Series]) -> Figure:
-    p = with_measured(p)
+    p = with_measured(p, CALCULATOR.params)  # checked in _check: never raises here
     xs = evenly(16.0, 56, 2.0)
     # The bandwidth's ceiling at every point, fitting or not: the chart shows the physics.
     ceilings = [

@@ -120,8 +120,13 @@ def _compute(p: Params) -> dict[str, float | str | None]:
     }
 
 
+def _check(p: Params) -> None:
+    check_model_sizes(p)
+    with_measured(p, CALCULATOR.params)  # a calibration's figures within the typed fields' bounds
+
+
 def _chart(p: Params, measured: Sequence[Series]) -> Figure:
-    p = with_measured(p)
+    p = with_measured(p, CALCULATOR.params)  # checked in _check: never raises here
     peak, bandwidth = peak_tflops(p), p["bandwidth_gbs"] / 1000
     xs = [2 ** (n / 4) for n in range(-8, 60)]
     intensity = CALCULATOR.run(p).value("decode_flop_per_byte")
@@ -281,7 +286,7 @@ CALCULATOR = Calculator(
         *MODEL_OUTPUTS,
     ),
     compute=_compute,
-    check=check_model_sizes,
+    check=_check,
     formulas=_formulas,
     chart=_chart,
     chart_description=(
