@@ -135,11 +135,11 @@ class Mistake:
 
     def _rerun(self, problem: Problem):  # -> (before, after) Results
         calc = problem.spec.calc
-        inputs: dict[str, ParamValue] = dict(problem.before.params)
+        drawn = problem.before.params
+        inputs: dict[str, ParamValue] = dict(drawn)
+        # "=NAME" copies the drawn value, so a swap reads both sides before either is set.
         for name, value in self.set.items():
-            inputs[name] = (
-                inputs.get(value[1:]) if isinstance(value, str) and value.startswith("=") else value
-            )
+            inputs[name] = drawn.get(value[1:]) if isinstance(value, str) and value.startswith("=") else value
         for name, factor in self.change.items():
             current = inputs[name]
             assert isinstance(current, int | float)
