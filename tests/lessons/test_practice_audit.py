@@ -1,6 +1,8 @@
 """Bundled practice templates against the audit of their mistakes, wording and grading: each case
 is one draw a student could see, with the number a student would type."""
 
+import math
+
 import pytest
 
 from felab_sim.engine.drills import draw_problem
@@ -20,3 +22,27 @@ def test_swapped_prices_put_each_price_on_the_other_tokens():
     ) / 1000
     assert offered("l09-cost-per-1k", 1)["prices-swapped"] == pytest.approx(swapped)
     assert problem.grade(swapped).mistake.slug == "prices-swapped"
+
+
+@pytest.mark.parametrize("slug", ["l03-replicas-with-headroom", "l03-capacity-halves"])
+def test_replicas_round_up_then_add_headroom_as_lesson_03_does(slug):
+    # seed 2 of l03-replicas-with-headroom: 90 users, 4 a replica, 0.2 headroom → ⌈23 × 1.2⌉ = 28
+    for seed in range(60):
+        problem = draw_problem(SPECS[slug], seed)
+        inputs = problem.after.params if problem.after else problem.inputs
+        users, capacity, headroom = inputs["peak_users"], inputs["capacity"], inputs["headroom"]
+        course = math.ceil(round(math.ceil(users / capacity) * (1 + headroom), 9))
+        assert problem.answer == course, (slug, seed)
+        assert problem.grade(course).checked.verdict == "right"
+    assert "round up again" in problem.question
+
+
+@pytest.mark.parametrize("slug", ["l03-replicas-with-headroom", "l03-capacity-halves"])
+def test_rounding_down_is_offered_only_where_it_gives_another_number(slug):
+    for seed in range(300):
+        problem = draw_problem(SPECS[slug], seed)
+        inputs = problem.after.params if problem.after else problem.inputs
+        exact = math.ceil(inputs["peak_users"] / inputs["capacity"]) * (1 + inputs["headroom"])
+        down = {m.slug: m.value for m in problem.mistakes}.get("rounded-down")
+        assert down is None or down == math.floor(exact + 1e-9) != problem.answer, (slug, seed)
+    assert draw_problem(SPECS["l03-replicas-with-headroom"], 2).answer == 28
