@@ -46,3 +46,15 @@ def test_rounding_down_is_offered_only_where_it_gives_another_number(slug):
         down = {m.slug: m.value for m in problem.mistakes}.get("rounded-down")
         assert down is None or down == math.floor(exact + 1e-9) != problem.answer, (slug, seed)
     assert draw_problem(SPECS["l03-replicas-with-headroom"], 2).answer == 28
+
+
+def test_the_fp8_pool_is_stated_in_gib_and_the_answer_counts_gib():
+    for seed in range(40):
+        problem = draw_problem(SPECS["l14-fp8-kv"], seed)
+        assert "The same pool" not in problem.question
+        gib = float(problem.question.split("Available KV cache memory: ")[1].split(" GiB")[0])
+        inputs = problem.inputs
+        per_sequence = (
+            2 * inputs["layers"] * inputs["kv_heads"] * inputs["head_dim"] * 1 * inputs["context_tokens"]
+        )
+        assert problem.answer == (gib * 2**30) // per_sequence, seed
