@@ -58,3 +58,19 @@ def test_the_fp8_pool_is_stated_in_gib_and_the_answer_counts_gib():
             2 * inputs["layers"] * inputs["kv_heads"] * inputs["head_dim"] * 1 * inputs["context_tokens"]
         )
         assert problem.answer == (gib * 2**30) // per_sequence, seed
+
+
+def says(slug: str, seed: int, given: float) -> str:
+    graded = draw_problem(SPECS[slug], seed).grade(given)
+    assert graded.mistake is not None, (slug, seed, given)
+    return graded.mistake.says
+
+
+def test_the_bandwidth_mistakes_say_what_gives_their_value():
+    ridge = draw_problem(SPECS["l00-bandwidth-not-cores"], 1)
+    # ridge × 2 B a weight, with no ÷ 2 FLOP a weight: twice the ridge, not half
+    assert "leaves out its 2 FLOP" in says("l00-bandwidth-not-cores", 1, ridge.answer * 2)
+    ceiling = draw_problem(SPECS["l00-decode-ceiling"], 1)
+    # bandwidth ÷ 8, or size × 8: an eighth of the ceiling, never "size ÷ 8" (which is 8×)
+    eighth = says("l00-decode-ceiling", 1, ceiling.answer / 8)
+    assert "8 times too low" in eighth and "once too often" not in eighth
