@@ -74,3 +74,11 @@ def test_the_bandwidth_mistakes_say_what_gives_their_value():
     # bandwidth ÷ 8, or size × 8: an eighth of the ceiling, never "size ÷ 8" (which is 8×)
     eighth = says("l00-decode-ceiling", 1, ceiling.answer / 8)
     assert "8 times too low" in eighth and "once too often" not in eighth
+
+
+def test_the_warm_ttft_mistakes_say_what_gives_their_value():
+    problem = draw_problem(SPECS["l06-warm-ttft"], 1)  # 9,360 + 80 characters: 56 tokens prefilled
+    assert problem.answer == pytest.approx(37.4)
+    assert "whole prompt" in says("l06-warm-ttft", 1, 15)  # the overhead alone
+    assert "question" in says("l06-warm-ttft", 1, 29.4)  # the preamble's 14 tokens, no question
+    assert "whole prompt" not in says("l06-warm-ttft", 1, 29.4)
