@@ -31,6 +31,8 @@ DrillSpec = Any
 __all__ = ["Mistake", "NamedMistake", "mistake_problems"]
 
 SLUG = re.compile(r"^[a-z][a-z0-9-]*$")
+# A sentence may name the draw's numbers as a worked step does: "{output_usd_per_m}", "{out.KEY}".
+NAME = re.compile(r"\{([a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)?)\}")
 KEYS = ("slug", "says", "set", "change", "output", "input", "divide", "before", "factor", "add", "value",
         "invert", "complement", "floor")  # fmt: skip
 
@@ -203,8 +205,16 @@ def offered(problem: Problem) -> list[NamedMistake]:
         if value is None or not bands_apart(value, problem.answer, tolerance):
             continue
         if all(bands_apart(value, other.value, tolerance) for other in kept):
-            kept.append(NamedMistake(mistake.slug, mistake.says, value))
+            kept.append(NamedMistake(mistake.slug, _worded(mistake.says, problem), value))
     return kept
+
+
+def _worded(says: str, problem: Problem) -> str:
+    """The sentence in the draw's numbers."""
+    if "{" not in says:
+        return says
+    values = problem.solution_values()
+    return NAME.sub(lambda m: values.get(m.group(1), m.group(0)), says)
 
 
 def matching(problem: Problem, given: float) -> NamedMistake | None:
@@ -239,6 +249,9 @@ def mistake_problems(spec: DrillSpec) -> list[str]:
                 calc.param(name).kind not in ("int", "float") or not isinstance(factor, int | float)
             ):
                 problems.append(f"mistake {mistake.slug}: change {name}: a numeric input and a factor")
+        named = {f"out.{key}" for key in calc.output_keys} | declared | spec.placeholder_names()
+        if unknown := set(NAME.findall(mistake.says)) - named:
+            problems.append(f"mistake {mistake.slug}: {{{sorted(unknown)[0]}}} names no input or output")
         if mistake.before and not spec.change:
             problems.append(f"mistake {mistake.slug}: before needs the template's change")
     return problems

@@ -4,8 +4,10 @@ is one draw a student could see, with the number a student would type."""
 import math
 
 import pytest
+import yaml
 
 from felab_sim.engine.drills import draw_problem
+from lessons.content_files import CONTENT_DIR
 from tests.lessons.test_practice_bundled import SPECS
 
 
@@ -82,3 +84,23 @@ def test_the_warm_ttft_mistakes_say_what_gives_their_value():
     assert "whole prompt" in says("l06-warm-ttft", 1, 15)  # the overhead alone
     assert "question" in says("l06-warm-ttft", 1, 29.4)  # the preamble's 14 tokens, no question
     assert "whole prompt" not in says("l06-warm-ttft", 1, 29.4)
+
+
+@pytest.mark.parametrize(("slug", "seed"), [("l09-cost-per-1k", 8), ("l09-output-doubles", 3)])
+def test_pricing_output_at_the_input_price_is_worded_from_the_draw(slug, seed):
+    problem = draw_problem(SPECS[slug], seed)
+    cheaper = problem.inputs["output_usd_per_m"] < problem.inputs["input_usd_per_m"]
+    assert cheaper, "these draws price the output below the input"
+    [mistake] = [m for m in problem.mistakes if m.slug == "input-price-for-output"]
+    assert "cost more" not in mistake.says and "{" not in mistake.says
+    assert problem.shown["output_usd_per_m"] in mistake.says
+
+
+def test_a_mistake_naming_nothing_drawn_is_refused():
+    from felab_sim.engine.drills import DrillSpec, spec_problems
+
+    [path] = CONTENT_DIR.glob("*/practice-09-*.yaml")
+    data = yaml.safe_load(path.read_text())["templates"][0]
+    data["mistakes"] = [{"slug": "odd", "says": "It costs {nothing}.", "factor": 2}]
+    problems = spec_problems(DrillSpec.from_data("x", data))
+    assert any("{nothing} names no input or output" in p.message for p in problems)
