@@ -29,7 +29,6 @@ from accounts.instructors import is_instructor
 from felab_sim.engine import answers
 from felab_sim.engine.drills import DrawnQuestion, DrillError, DrillSpec, Problem, draw_problem, draw_question
 from felab_sim.engine.mistakes import NamedMistake
-from felab_sim.engine.numbers import format_with_unit
 from lessons.models import PracticeTemplate
 from lessons.simulator import simulator
 from serving.content_cache import kept
@@ -253,7 +252,7 @@ def _page(
                 "another_url": f"{template.get_absolute_url()}?seed={fresh_seed(problem.seed)}",
                 "calculator_url": f"{simulator().calculator_page_url(result)}#output-{template.output}",
                 "calculator_title": problem.spec.calc.title,
-                "answer_text": format_with_unit(problem.answer, problem.unit),
+                "answer_text": problem.answer_text,
                 "output_text": output.text(),
                 "output_label": output.label,
                 "before_text": problem.before.outputs[template.output].text(),

@@ -104,3 +104,23 @@ def test_a_mistake_naming_nothing_drawn_is_refused():
     data["mistakes"] = [{"slug": "odd", "says": "It costs {nothing}.", "factor": 2}]
     problems = spec_problems(DrillSpec.from_data("x", data))
     assert any("{nothing} names no input or output" in p.message for p in problems)
+
+
+def test_the_printed_answer_retyped_is_graded_right():
+    # l18-loss seed 5 (β 0.2, margin 10): 0.127 printed "0.13" was 2.4% off a 2% tolerance
+    for slug, spec in SPECS.items():
+        for seed in range(40):
+            problem = draw_problem(spec, seed)
+            if "×" in problem.answer_number:
+                continue
+            printed = float(problem.answer_number.replace(",", ""))
+            assert problem.grade(printed).checked.verdict == "right", (slug, seed, problem.answer_number)
+
+
+@pytest.mark.django_db
+def test_the_page_prints_the_answer_with_the_digits_that_grade_right(client, lessons):
+    from lessons.models import PracticeTemplate
+
+    template = PracticeTemplate.objects.get(slug="l18-loss")
+    page = client.post(template.get_absolute_url(), {"seed": 5, "action": "show"})
+    assert "0.127" in page.content.decode()

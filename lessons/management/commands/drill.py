@@ -10,7 +10,6 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from felab_sim.engine.answers import AnswerError, read_answer
 from felab_sim.engine.drills import DrillError
-from felab_sim.engine.numbers import format_with_unit
 from lessons.models import PracticeTemplate
 
 
@@ -60,7 +59,7 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(problem.as_json(), indent=2, ensure_ascii=False))
         else:
             self.stdout.write(problem.question)
-            self.stdout.write(f"Answer: {format_with_unit(problem.answer, problem.unit)}")
+            self.stdout.write(f"Answer: {problem.answer_text}")
 
     def _grade(self, problem, typed: str, as_json: bool) -> None:
         try:
