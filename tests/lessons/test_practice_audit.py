@@ -124,3 +124,11 @@ def test_the_page_prints_the_answer_with_the_digits_that_grade_right(client, les
     template = PracticeTemplate.objects.get(slug="l18-loss")
     page = client.post(template.get_absolute_url(), {"seed": 5, "action": "show"})
     assert "0.127" in page.content.decode()
+
+
+def test_the_quantized_ceiling_states_the_bits_a_weight():
+    for seed in range(40):
+        problem = draw_problem(SPECS["l04-quant-ceiling"], seed)
+        bits = problem.before.value("bits_per_weight")
+        assert f"({bits:g} bits a weight" in problem.question, (seed, problem.question)
+        assert "quantized as f16" not in problem.question
