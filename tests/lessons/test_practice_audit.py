@@ -132,3 +132,14 @@ def test_the_quantized_ceiling_states_the_bits_a_weight():
         bits = problem.before.value("bits_per_weight")
         assert f"({bits:g} bits a weight" in problem.question, (seed, problem.question)
         assert "quantized as f16" not in problem.question
+
+
+@pytest.mark.parametrize("slug", ["l06-warm-ttft", "l06-speedup", "l06-variable-first"])
+def test_each_prefix_cache_problem_states_its_own_rules(slug):
+    problem = draw_problem(SPECS[slug], 1)
+    assert "The same agent" not in problem.question
+    assert "256 characters" in problem.question and "15 ms" in problem.question
+    assert "4 characters a token" in problem.question
+    steps = " ".join(problem.steps)
+    assert f"= {problem.result.outputs['uncached_tokens'].text()}" in steps or slug == "l06-variable-first"
+    assert "÷ 4 =" in steps
