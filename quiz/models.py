@@ -580,7 +580,7 @@ _PROFILE = PreparedQuery(
 
 class Verdict(models.TextChoices):
     RIGHT = "right", "right"
-    CLOSE = "close", "close (within 2×)"
+    CLOSE = "close", "close (within 3× the tolerance)"
     OFF = "off", "off"
 
 

@@ -143,7 +143,8 @@ def _new_draw_page(
     draw = {"seed": str(drawn.seed), "question": drawn.question, "shown_at": str(int(time.time()))}
     context = {"template": template, "lesson": template.lesson, "has_problem": True,
                "unit": spec.answer_unit, "error": "", "typed": "", "feedback": None,
-               "tolerance_text": answers.tolerance_text(spec.tolerance), "hints": 0, "steps_shown": [],
+               "tolerance_text": answers.tolerance_text(spec.tolerance),
+               "close_text": answers.tolerance_text(answers.close_band(spec.tolerance)), "hints": 0, "steps_shown": [],
                "open": True, "tries_left": MAX_TRIES, "attempt": None, "more_hints": True}  # fmt: skip
     key = ("practice", template.pk, is_instructor(request.user))
     return render_kept(request, "quiz/practice.html", lambda: context, key, {"draw": draw})
@@ -232,6 +233,7 @@ def _page(
         "feedback": feedback,
         "ratings": Rating.choices,
         "tolerance_text": answers.tolerance_text(template.tolerance),
+        "close_text": answers.tolerance_text(answers.close_band(template.tolerance)),
         "attempt": attempt,
         "open": not finished,
         "finished": finished,

@@ -22,7 +22,8 @@ import pint
 from .numbers import format_number, format_with_unit
 
 Verdict = Literal["right", "close", "off"]
-CLOSE_FACTOR = 2.0  # within 2x is "close"
+CLOSE_FACTOR = 2.0  # beyond 2x an off answer's distance reads as a factor ("2.3× too high")
+CLOSE_TIMES = 3  # "close": within 3 times the tolerance (10% allowed: close to 30%), and within 2×
 FAR_FACTOR = 10.0  # the instructor's groups: within 2x, 2-10x, over 10x
 # Answered within this many seconds of the problem being shown counts as "quickly" (Easy).
 QUICK_SECONDS = 90
@@ -215,12 +216,13 @@ class Checked:
 
 
 def check(given: float, expected: float, tolerance: float) -> Checked:
-    """Right within the tolerance, close within 2×, off beyond it.
+    """Right within the tolerance, close within CLOSE_TIMES the tolerance (and 2×), off beyond it.
 
     The words are the verdict's own numbers: a right answer's distance is printed no larger than
-    the tolerance, a close one's larger than it, an off one's factor beyond 2×, with as many
-    decimals as that takes, so a verdict never reads "Close: 1× too high" or "Right" beside
-    the same distance called "Close" on another answer."""
+    the tolerance, a close one's larger than it and no larger than the close band, an off one's
+    beyond the band (as a percent within 2×, as a factor beyond), with as many decimals as that
+    takes, so a verdict never reads "Close: 1× too high", "Close: 100% too high" beside a 10%
+    tolerance, or "Right" beside the same distance called "Close" on another answer."""
     if expected <= 0 or not math.isfinite(expected):
         raise ValueError(f"expected answer must be above 0, got {expected!r}")
     if given <= 0:
@@ -234,11 +236,23 @@ def check(given: float, expected: float, tolerance: float) -> Checked:
         if float(shown) == 0:
             return Checked("right", ratio, f"on the calculator's value (right within {allowed})")
         return Checked("right", ratio, f"{shown}% {side}, within the {allowed} allowed")
-    if 1 / CLOSE_FACTOR <= ratio <= CLOSE_FACTOR:
-        shown = _printed_beyond(off_by, tolerance * 100)
+    within_two = 1 / CLOSE_FACTOR <= ratio <= CLOSE_FACTOR
+    band = close_band(tolerance) * 100
+    if within_two and off_by <= band + 1e-10:
+        shown = _printed_within(off_by, band)
+        if float(shown) <= tolerance * 100:
+            shown = _printed_beyond(off_by, tolerance * 100)
         return Checked("close", ratio, f"{shown}% too {side}; right is within {allowed}")
     factor = ratio if ratio > 1 else 1 / ratio
+    if factor <= CLOSE_FACTOR:
+        shown = _printed_beyond(off_by, band)
+        return Checked("off", ratio, f"{shown}% too {side}; right is within {allowed}")
     return Checked("off", ratio, f"{_printed_beyond(factor, CLOSE_FACTOR)}× too {side}")
+
+
+def close_band(tolerance: float) -> float:
+    """How far (a share) an answer may be and still be close: CLOSE_TIMES the tolerance."""
+    return CLOSE_TIMES * tolerance
 
 
 def tolerance_text(tolerance: float) -> str:

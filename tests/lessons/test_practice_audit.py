@@ -1,6 +1,8 @@
 """Bundled practice templates against the audit of their mistakes, wording and grading: each case
 is one draw a student could see, with the number a student would type."""
 
+import io
+import json
 import math
 
 import pytest
@@ -143,3 +145,27 @@ def test_each_prefix_cache_problem_states_its_own_rules(slug):
     steps = " ".join(problem.steps)
     assert f"= {problem.result.outputs['uncached_tokens'].text()}" in steps or slug == "l06-variable-first"
     assert "÷ 4 =" in steps
+
+
+@pytest.mark.django_db
+def test_a_factor_two_miss_is_off_and_close_is_a_band_tied_to_the_tolerance(client, lessons):
+    from django.core.management import call_command
+
+    from lessons.models import PracticeTemplate
+
+    problem = draw_problem(SPECS["l00-bandwidth-not-cores"], 1)
+    assert problem.grade(problem.answer * 2).checked.verdict == "off"  # 10% allowed: 2× is no near miss
+    assert problem.grade(problem.answer * 1.25).checked.verdict == "close"
+    assert problem.grade(problem.answer * 1.35).checked.verdict == "off"
+    tight = draw_problem(SPECS["l03-replicas-with-headroom"], 2)  # 1% allowed: close to 3%
+    assert tight.grade(tight.answer * 1.02).checked.verdict == "close"
+    assert tight.grade(tight.answer * 1.05).checked.verdict == "off"
+    out = io.StringIO()
+    typed = f"{problem.answer * 2}"
+    call_command("drill", "l00-bandwidth-not-cores", "--seed", "1", "--answer", typed, "--json", stdout=out)
+    graded = json.loads(out.getvalue())
+    assert graded["verdict"] == "off" and graded["close_within"] == pytest.approx(0.3)
+    page = client.get(
+        PracticeTemplate.objects.get(slug="l00-bandwidth-not-cores").get_absolute_url() + "?seed=1"
+    )
+    assert "close within 30%" in page.content.decode()

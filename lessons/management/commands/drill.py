@@ -8,7 +8,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from felab_sim.engine.answers import AnswerError, read_answer
+from felab_sim.engine.answers import AnswerError, close_band, read_answer
 from felab_sim.engine.drills import DrillError
 from lessons.models import PracticeTemplate
 
@@ -71,6 +71,7 @@ class Command(BaseCommand):
             shown = {
                 **graded.as_json(),
                 "tolerance": problem.spec.tolerance,
+                "close_within": close_band(problem.spec.tolerance),
                 "read": {"value": read.value, "unit": problem.unit, "note": read.note},
                 "answer": {"value": problem.answer, "unit": problem.unit},
             }
