@@ -288,6 +288,13 @@ class Problem:
         return self.after if self.after is not None and self.spec.asks == "after" else self.before
 
     @property
+    def share(self) -> bool:
+        """The answer is a share or probability from 0 to 1 (a bare 45 may mean 45%)."""
+        spec = self.spec
+        output = spec.calc.outputs[spec.calc.output_keys.index(spec.output)]
+        return output.share and spec.asks != "ratio" and not spec.unit
+
+    @property
     def answer_number(self) -> str:
         """The answer as the page prints it, without its unit: the site's rule, with more digits
         where that rounding would fall outside half the tolerance, so the printed answer retyped

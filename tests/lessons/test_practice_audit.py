@@ -10,6 +10,7 @@ import yaml
 
 from felab_sim.engine.drills import draw_problem
 from lessons.content_files import CONTENT_DIR
+from lessons.models import PracticeTemplate
 from tests.lessons.test_practice_bundled import SPECS
 
 
@@ -121,8 +122,6 @@ def test_the_printed_answer_retyped_is_graded_right():
 
 @pytest.mark.django_db
 def test_the_page_prints_the_answer_with_the_digits_that_grade_right(client, lessons):
-    from lessons.models import PracticeTemplate
-
     template = PracticeTemplate.objects.get(slug="l18-loss")
     page = client.post(template.get_absolute_url(), {"seed": 5, "action": "show"})
     assert "0.127" in page.content.decode()
@@ -151,8 +150,6 @@ def test_each_prefix_cache_problem_states_its_own_rules(slug):
 def test_a_factor_two_miss_is_off_and_close_is_a_band_tied_to_the_tolerance(client, lessons):
     from django.core.management import call_command
 
-    from lessons.models import PracticeTemplate
-
     problem = draw_problem(SPECS["l00-bandwidth-not-cores"], 1)
     assert problem.grade(problem.answer * 2).checked.verdict == "off"  # 10% allowed: 2× is no near miss
     assert problem.grade(problem.answer * 1.25).checked.verdict == "close"
@@ -169,3 +166,25 @@ def test_a_factor_two_miss_is_off_and_close_is_a_band_tied_to_the_tolerance(clie
         PracticeTemplate.objects.get(slug="l00-bandwidth-not-cores").get_absolute_url() + "?seed=1"
     )
     assert "close within 30%" in page.content.decode()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("slug", ["l13-break-even", "l16-preference-probability"])
+def test_a_share_typed_as_a_bare_percent_is_asked_about_not_counted(client, lessons, slug):
+    from django.core.management import CommandError, call_command
+
+    from quiz.models import PracticeAttempt
+
+    template = PracticeTemplate.objects.get(slug=slug)
+    percent = f"{template.problem(1).answer * 100:.1f}"
+    page = client.post(template.get_absolute_url(), {"seed": 1, "answer": percent}).content.decode()
+    assert "Did you mean" in page and not PracticeAttempt.objects.exists()
+    with pytest.raises(CommandError, match="Did you mean"):
+        call_command("drill", slug, "--seed", "1", "--answer", percent, "--json", stdout=io.StringIO())
+    client.post(template.get_absolute_url(), {"seed": 1, "answer": f"{percent}%"})
+    assert PracticeAttempt.objects.get().verdict == "right"
+
+
+def test_a_loss_is_no_share_and_reads_a_bare_number_as_it_is():
+    problem = draw_problem(SPECS["l18-loss"], 1)
+    assert not problem.share and draw_problem(SPECS["l13-break-even"], 1).share

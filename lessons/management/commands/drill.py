@@ -63,7 +63,7 @@ class Command(BaseCommand):
 
     def _grade(self, problem, typed: str, as_json: bool) -> None:
         try:
-            read = read_answer(typed, problem.unit, above_zero=True)
+            read = read_answer(typed, problem.unit, above_zero=True, share=problem.share)
         except AnswerError as error:
             raise CommandError(f"not counted: {error}") from None
         graded = problem.grade(read.value)
