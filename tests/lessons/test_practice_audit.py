@@ -4,6 +4,7 @@ is one draw a student could see, with the number a student would type."""
 import io
 import json
 import math
+import re
 
 import pytest
 import yaml
@@ -188,3 +189,18 @@ def test_a_share_typed_as_a_bare_percent_is_asked_about_not_counted(client, less
 def test_a_loss_is_no_share_and_reads_a_bare_number_as_it_is():
     problem = draw_problem(SPECS["l18-loss"], 1)
     assert not problem.share and draw_problem(SPECS["l13-break-even"], 1).share
+
+
+def test_no_question_doubles_a_phrase_and_every_worked_operation_has_its_result():
+    for slug, spec in SPECS.items():
+        problem = draw_problem(spec, 1)
+        words = problem.question.split()
+        for size in (2, 3, 4):
+            grams = [" ".join(words[i : i + size]) for i in range(len(words) - size + 1)]
+            doubled = [g for i, g in enumerate(grams) if i + size < len(grams) and grams[i + size] == g]
+            assert not doubled, (slug, doubled)
+        if slug not in ("l03-replicas-with-headroom", "l10-serving-bill"):
+            continue
+        for step in problem.steps:
+            if re.search(r"\d\S*\s*[×÷]\s*[$\d(]", step):  # arithmetic on the draw's numbers
+                assert "=" in step, (slug, step)
