@@ -204,3 +204,14 @@ def test_no_question_doubles_a_phrase_and_every_worked_operation_has_its_result(
         for step in problem.steps:
             if re.search(r"\d\S*\s*[×÷]\s*[$\d(]", step):  # arithmetic on the draw's numbers
                 assert "=" in step, (slug, step)
+
+
+def test_bits_for_bytes_names_the_drawn_format():
+    for seed in range(60):
+        problem = draw_problem(SPECS["l05-kv-per-conversation"], seed)
+        if problem.inputs["kv_dtype"] != "q8_0":
+            continue
+        sentence = says("l05-kv-per-conversation", seed, problem.answer * 8)
+        assert "q8_0" in sentence and "f16" not in sentence and "1.0625 B" in sentence
+        return
+    raise AssertionError("no q8_0 draw in 60 seeds")
