@@ -215,3 +215,12 @@ def test_bits_for_bytes_names_the_drawn_format():
         assert "q8_0" in sentence and "f16" not in sentence and "1.0625 B" in sentence
         return
     raise AssertionError("no q8_0 draw in 60 seeds")
+
+
+def test_the_gradient_fade_reads_without_1_nats_or_a_value_only_scientific_notation_can_type():
+    for seed in range(100):
+        problem = draw_problem(SPECS["l18-gradient-fade"], seed)
+        assert " 1 nats" not in problem.question
+        assert problem.answer > 1e-5, (seed, problem.answer)
+        weight = [m for m in problem.mistakes if m.slug == "with-beta"]
+        assert not weight or "whole weight" not in weight[0].says
