@@ -184,7 +184,13 @@ def _post(request: HttpRequest, template: PracticeTemplate, problem: Problem) ->
         return _page(request, template, problem, attempt=attempt, hints=hints, counted=True)
     typed = request.POST.get("answer", "")
     try:
-        read = answers.read_answer(typed, problem.unit, above_zero=True, share=problem.share)
+        read = answers.read_answer(
+            typed,
+            problem.unit,
+            above_zero=True,
+            share=problem.share,
+            right_as_typed=problem.right_as_typed(typed),
+        )
     except answers.AnswerError as error:
         return _page(request, template, problem, error=str(error), typed=typed, attempt=attempt, hints=hints)
     graded = problem.grade(read.value)

@@ -110,14 +110,18 @@ class ReadAnswer:
     note: str  # "no unit given: read as 17.2 GB" or "17,180 MB = 17.2 GB"
 
 
-def read_answer(text: str, unit: str, *, above_zero: bool = False, share: bool = False) -> ReadAnswer:
+def read_answer(
+    text: str, unit: str, *, above_zero: bool = False, share: bool = False, right_as_typed: bool = False
+) -> ReadAnswer:
     """The typed answer as a number in ``unit``; ``AnswerError`` with what to type instead.
 
     With ``above_zero`` (every practice answer is: a template refuses draws whose answer is not),
     zero or below is refused as no value of the quantity. A bare number between 0 and 1 where
     a percent is asked is either a share or a small percent: refused with both readings, so the
     student says which instead of being marked 100× off. With ``share`` (the answer is a share or a
-    probability from 0 to 1), a bare number from 1 to 100 is as likely a percent: refused the same way."""
+    probability from 0 to 1), a bare number from 1 to 100 is as likely a percent: refused the same way.
+    ``right_as_typed`` (the caller found the bare number right as written) spares the question a
+    student whose bare 0.44 is the 0.44% asked for."""
     typed = _SPACES.sub(" ", text).strip()
     example = format_with_unit(24, unit) if unit not in {"×", "$"} else ("2.4×" if unit == "×" else "$0.03")
     if not typed:
@@ -142,7 +146,7 @@ def read_answer(text: str, unit: str, *, above_zero: bool = False, share: bool =
     unit_text = _UNIT_WORDS.get(rest, rest)
     wanted = pint_unit(unit)
     if not unit_text:
-        if unit == "%" and rest == "" and 0 < number < 1:
+        if unit == "%" and rest == "" and 0 < number < 1 and not right_as_typed:
             raise AnswerError(
                 f"“{typed}”: the answer is a percent. Did you mean {format_with_unit(number * 100, '%')}"
                 f" (a share of {typed}) or {typed}%? Type it with the % sign."

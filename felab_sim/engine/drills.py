@@ -294,6 +294,13 @@ class Problem:
         output = spec.calc.outputs[spec.calc.output_keys.index(spec.output)]
         return output.share and spec.asks != "ratio" and not spec.unit
 
+    def right_as_typed(self, typed: str) -> bool:
+        """The typed text's first number, read in the answer's own unit, is right."""
+        number = parse_number(typed)
+        return (
+            number is not None and number > 0 and abs(number / self.answer - 1) <= self.spec.tolerance + 1e-12
+        )
+
     @property
     def answer_number(self) -> str:
         """The answer as the page prints it, without its unit: the site's rule, with more digits

@@ -224,3 +224,19 @@ def test_the_gradient_fade_reads_without_1_nats_or_a_value_only_scientific_notat
         assert problem.answer > 1e-5, (seed, problem.answer)
         weight = [m for m in problem.mistakes if m.slug == "with-beta"]
         assert not weight or "whole weight" not in weight[0].says
+
+
+@pytest.mark.django_db
+def test_a_bare_small_percent_that_is_right_as_typed_is_not_asked_about(client, lessons):
+    from quiz.models import PracticeAttempt
+
+    template = PracticeTemplate.objects.get(slug="l16-lora-share")
+    seed = next(s for s in range(50) if template.problem(s).answer < 1)
+    typed = f"{template.problem(seed).answer:.4f}"  # 0.44, meaning the 0.44% asked for
+    page = client.post(template.get_absolute_url(), {"seed": seed, "answer": typed}).content.decode()
+    assert "Did you mean" not in page and PracticeAttempt.objects.get().verdict == "right"
+    other = next(
+        s for s in range(50) if s != seed and template.problem(s).answer > 5 * template.problem(seed).answer
+    )
+    page = client.post(template.get_absolute_url(), {"seed": other, "answer": typed}).content.decode()
+    assert "Did you mean" in page  # neither right nor sure: still asked

@@ -63,7 +63,13 @@ class Command(BaseCommand):
 
     def _grade(self, problem, typed: str, as_json: bool) -> None:
         try:
-            read = read_answer(typed, problem.unit, above_zero=True, share=problem.share)
+            read = read_answer(
+                typed,
+                problem.unit,
+                above_zero=True,
+                share=problem.share,
+                right_as_typed=problem.right_as_typed(typed),
+            )
         except AnswerError as error:
             raise CommandError(f"not counted: {error}") from None
         graded = problem.grade(read.value)
