@@ -585,7 +585,7 @@ class LearnerProfile(models.Model):
 
 class Verdict(models.TextChoices):
     RIGHT = "right", "right"
-    CLOSE = "close", "close (within 2×)"
+    CLOSE = "close", "close (within 3× the tolerance)"
     OFF = "off", "off"
 
 

@@ -30,7 +30,6 @@ from accounts.instructors import is_instructor
 from felab_sim.engine import answers
 from felab_sim.engine.drills import DrawnQuestion, DrillError, DrillSpec, Problem, draw_problem, draw_question
 from felab_sim.engine.mistakes import NamedMistake
-from felab_sim.engine.numbers import format_with_unit
 from lessons.models import PracticeTemplate
 from lessons.simulator import simulator
 from serving.content_cache import kept
@@ -150,7 +149,8 @@ def _new_draw_page(
     draw = {"seed": str(drawn.seed), "question": drawn.question, "shown_at": str(int(time.time()))}
     context = {"template": template, "lesson": template.lesson, "has_problem": True,
                "unit": spec.answer_unit, "error": "", "typed": "", "feedback": None,
-               "tolerance_text": answers.tolerance_text(spec.tolerance), "hints": 0, "steps_shown": [],
+               "tolerance_text": answers.tolerance_text(spec.tolerance),
+               "close_text": answers.tolerance_text(answers.close_band(spec.tolerance)), "hints": 0, "steps_shown": [],
                "open": True, "tries_left": MAX_TRIES, "attempt": None, "more_hints": True}  # fmt: skip
     key = ("practice", template.pk, is_instructor(request.user))
     return render_kept(request, "quiz/practice.html", lambda: context, key, {"draw": draw})
@@ -190,7 +190,13 @@ def _post(request: HttpRequest, template: PracticeTemplate, problem: Problem) ->
         return _page(request, template, problem, attempt=attempt, hints=hints, counted=True)
     typed = request.POST.get("answer", "")
     try:
-        read = answers.read_answer(typed, problem.unit, above_zero=True)
+        read = answers.read_answer(
+            typed,
+            problem.unit,
+            above_zero=True,
+            share=problem.share,
+            right_as_typed=problem.right_as_typed(typed),
+        )
     except answers.AnswerError as error:
         return _page(request, template, problem, error=str(error), typed=typed, attempt=attempt, hints=hints)
     graded = problem.grade(read.value)
@@ -239,6 +245,7 @@ def _page(
         "feedback": feedback,
         "ratings": Rating.choices,
         "tolerance_text": answers.tolerance_text(template.tolerance),
+        "close_text": answers.tolerance_text(answers.close_band(template.tolerance)),
         "attempt": attempt,
         "open": not finished,
         "finished": finished,
@@ -259,7 +266,7 @@ def _page(
                 "another_url": f"{template.get_absolute_url()}?seed={fresh_seed(problem.seed)}",
                 "calculator_url": f"{simulator().calculator_page_url(result)}#output-{template.output}",
                 "calculator_title": problem.spec.calc.title,
-                "answer_text": format_with_unit(problem.answer, problem.unit),
+                "answer_text": problem.answer_text,
                 "output_text": output.text(),
                 "output_label": output.label,
                 "before_text": problem.before.outputs[template.output].text(),

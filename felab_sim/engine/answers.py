@@ -22,7 +22,8 @@ import pint
 from .numbers import format_number, format_with_unit
 
 Verdict = Literal["right", "close", "off"]
-CLOSE_FACTOR = 2.0  # within 2x is "close"
+CLOSE_FACTOR = 2.0  # beyond 2x an off answer's distance reads as a factor ("2.3× too high")
+CLOSE_TIMES = 3  # "close": within 3 times the tolerance (10% allowed: close to 30%), and within 2×
 FAR_FACTOR = 10.0  # the instructor's groups: within 2x, 2-10x, over 10x
 # Answered within this many seconds of the problem being shown counts as "quickly" (Easy).
 QUICK_SECONDS = 90
@@ -109,13 +110,18 @@ class ReadAnswer:
     note: str  # "no unit given: read as 17.2 GB" or "17,180 MB = 17.2 GB"
 
 
-def read_answer(text: str, unit: str, *, above_zero: bool = False) -> ReadAnswer:
+def read_answer(
+    text: str, unit: str, *, above_zero: bool = False, share: bool = False, right_as_typed: bool = False
+) -> ReadAnswer:
     """The typed answer as a number in ``unit``; ``AnswerError`` with what to type instead.
 
     With ``above_zero`` (every practice answer is: a template refuses draws whose answer is not),
     zero or below is refused as no value of the quantity. A bare number between 0 and 1 where
     a percent is asked is either a share or a small percent: refused with both readings, so the
-    student says which instead of being marked 100× off."""
+    student says which instead of being marked 100× off. With ``share`` (the answer is a share or a
+    probability from 0 to 1), a bare number from 1 to 100 is as likely a percent: refused the same way.
+    ``right_as_typed`` (the caller found the bare number right as written) spares the question a
+    student whose bare 0.44 is the 0.44% asked for."""
     typed = _SPACES.sub(" ", text).strip()
     example = format_with_unit(24, unit) if unit not in {"×", "$"} else ("2.4×" if unit == "×" else "$0.03")
     if not typed:
@@ -140,10 +146,15 @@ def read_answer(text: str, unit: str, *, above_zero: bool = False) -> ReadAnswer
     unit_text = _UNIT_WORDS.get(rest, rest)
     wanted = pint_unit(unit)
     if not unit_text:
-        if unit == "%" and rest == "" and 0 < number < 1:
+        if unit == "%" and rest == "" and 0 < number < 1 and not right_as_typed:
             raise AnswerError(
                 f"“{typed}”: the answer is a percent. Did you mean {format_with_unit(number * 100, '%')}"
                 f" (a share of {typed}) or {typed}%? Type it with the % sign."
+            )
+        if share and unit == "" and rest == "" and 1 < number <= 100:
+            raise AnswerError(
+                f"“{typed}”: the answer is a share from 0 to 1. Did you mean {format_number(number / 100)}"
+                f" ({typed}%)? Type the share, or the percent with the % sign."
             )
         if wanted != registry().dimensionless and rest == "":
             note = f"no unit given: read as {format_with_unit(number, unit)}"
@@ -224,12 +235,13 @@ class Checked:
 
 
 def check(given: float, expected: float, tolerance: float) -> Checked:
-    """Right within the tolerance, close within 2×, off beyond it.
+    """Right within the tolerance, close within CLOSE_TIMES the tolerance (and 2×), off beyond it.
 
     The words are the verdict's own numbers: a right answer's distance is printed no larger than
-    the tolerance, a close one's larger than it, an off one's factor beyond 2×, with as many
-    decimals as that takes, so a verdict never reads "Close: 1× too high" or "Right" beside
-    the same distance called "Close" on another answer."""
+    the tolerance, a close one's larger than it and no larger than the close band, an off one's
+    beyond the band (as a percent within 2×, as a factor beyond), with as many decimals as that
+    takes, so a verdict never reads "Close: 1× too high", "Close: 100% too high" beside a 10%
+    tolerance, or "Right" beside the same distance called "Close" on another answer."""
     if expected <= 0 or not math.isfinite(expected):
         raise ValueError(f"expected answer must be above 0, got {expected!r}")
     if given <= 0:
@@ -243,13 +255,25 @@ def check(given: float, expected: float, tolerance: float) -> Checked:
         if float(shown) == 0:
             return Checked("right", ratio, f"on the calculator's value (right within {allowed})")
         return Checked("right", ratio, f"{shown}% {side}, within the {allowed} allowed")
-    if 1 / CLOSE_FACTOR <= ratio <= CLOSE_FACTOR:
-        shown = _printed_beyond(off_by, tolerance * 100)
+    within_two = 1 / CLOSE_FACTOR <= ratio <= CLOSE_FACTOR
+    band = close_band(tolerance) * 100
+    if within_two and off_by <= band + 1e-10:
+        shown = _printed_within(off_by, band)
+        if float(shown) <= tolerance * 100:
+            shown = _printed_beyond(off_by, tolerance * 100)
         return Checked("close", ratio, f"{shown}% too {side}; right is within {allowed}")
     factor = ratio if ratio > 1 else 1 / ratio
     if not math.isfinite(factor):  # beyond any float: no factor to print
         return Checked("off", ratio, f"too {side} by more than any factor this site prints")
+    if factor <= CLOSE_FACTOR:
+        shown = _printed_beyond(off_by, band)
+        return Checked("off", ratio, f"{shown}% too {side}; right is within {allowed}")
     return Checked("off", ratio, f"{_printed_beyond(factor, CLOSE_FACTOR)}× too {side}")
+
+
+def close_band(tolerance: float) -> float:
+    """How far (a share) an answer may be and still be close: CLOSE_TIMES the tolerance."""
+    return CLOSE_TIMES * tolerance
 
 
 def tolerance_text(tolerance: float) -> str:

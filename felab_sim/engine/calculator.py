@@ -41,6 +41,7 @@ class OutputSpec(NamedTuple):
     key: str
     unit: str
     label: str
+    share: bool = False  # a share or probability from 0 to 1: a bare 45 typed for it reads as 45%?
 
 
 class Output(NamedTuple):

@@ -25,7 +25,7 @@ from .answers import Checked, check, convert, unit_problem
 from .calculator import Calculator, Result
 from .calculators import CALCULATORS
 from .mistakes import Mistake, MistakeError, NamedMistake, matching, mistake_problems, offered
-from .numbers import format_number, format_significant, with_unit
+from .numbers import format_number, format_significant, parse_number, with_unit
 from .params import ParamError, ParamValue
 from .step_check import false_steps
 
@@ -287,6 +287,38 @@ class Problem:
         """The result the answer is read from (the changed settings' when it asks after a change)."""
         return self.after if self.after is not None and self.spec.asks == "after" else self.before
 
+    @property
+    def share(self) -> bool:
+        """The answer is a share or probability from 0 to 1 (a bare 45 may mean 45%)."""
+        spec = self.spec
+        output = spec.calc.outputs[spec.calc.output_keys.index(spec.output)]
+        return output.share and spec.asks != "ratio" and not spec.unit
+
+    def right_as_typed(self, typed: str) -> bool:
+        """The typed text's first number, read in the answer's own unit, is right."""
+        number = parse_number(typed)
+        return (
+            number is not None and number > 0 and abs(number / self.answer - 1) <= self.spec.tolerance + 1e-12
+        )
+
+    @property
+    def answer_number(self) -> str:
+        """The answer as the page prints it, without its unit: the site's rule, with more digits
+        where that rounding would fall outside half the tolerance, so the printed answer retyped
+        is graded right."""
+        text = format_number(self.answer)
+        for digits in range(2, 13):
+            printed = parse_number(text)
+            if "×" in text or printed is None or abs(printed / self.answer - 1) <= self.spec.tolerance / 2:
+                break
+            text = format_significant(self.answer, digits + 1)
+        return text
+
+    @property
+    def answer_text(self) -> str:
+        """The answer as the page prints it, with its unit."""
+        return with_unit(self.answer_number, self.unit)
+
     def solution_values(self) -> dict[str, str]:
         """Every name a worked solution may use: inputs, ``out.KEY``, ``after.KEY``, ``answer``."""
         values = dict(self.shown)
@@ -299,7 +331,7 @@ class Problem:
                 values[f"after.{name}"] = _shown(value)
             for key, output in self.after.outputs.items():
                 values[f"after.{key}"] = output.text()
-        values["answer"] = format_number(self.answer)
+        values["answer"] = self.answer_number
         return values
 
     def solution_numbers(self) -> dict[str, tuple[float, str]]:

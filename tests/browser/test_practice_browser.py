@@ -61,8 +61,8 @@ def test_a_student_answers_right_close_off_and_in_another_unit_and_it_reaches_fs
     expect(student.get_by_text("Proposed from your error: Got it")).to_be_visible()
 
     student.goto(problem_url(live_lessons, 8))
-    answer(student, f"{expected(8) * 1.5:.4f} GB")  # close: the draw stays open for another try
-    expect(student.get_by_role("heading", name="Close: 50% too high; right is within 10%")).to_be_visible()
+    answer(student, f"{expected(8) * 1.25:.4f} GB")  # close: the draw stays open for another try
+    expect(student.get_by_role("heading", name="Close: 25% too high; right is within 10%")).to_be_visible()
     expect(student.get_by_label("Try again (2 tries left)", exact=False)).to_be_visible()
     expect(student.get_by_role("heading", name="Worked solution")).to_have_count(0)
     student.get_by_role("button", name="Show me").click()

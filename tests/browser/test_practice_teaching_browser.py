@@ -51,7 +51,7 @@ def test_a_named_mistake_a_hint_a_right_second_try_mastery_and_the_instructors_c
     template = PracticeTemplate.objects.get(slug=SLUG)
     problem = template.problem(3)
     phone.goto(f"{live_lessons}{template.get_absolute_url()}?seed=3")
-    expect(phone.get_by_text("Right within 10% of the calculator's value.")).to_be_visible()
+    expect(phone.get_by_text("Right within 10% of the calculator's value; close within 30%.")).to_be_visible()
     shot(phone, "1-question")
 
     type_answer(phone, f"{problem.answer / 2:.3f} GB")  # K and V counted once

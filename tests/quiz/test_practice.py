@@ -69,8 +69,8 @@ def test_another_unit_is_converted_not_string_matched(client, template):
 
 def test_close_and_off_answers_say_how_far_and_which_way(client, template):
     value = expected(template, 4)
-    close = answer(client, 4, f"{value * 1.5} GB")
-    assert "Close: 50% too high; right is within 10%" in close
+    close = answer(client, 4, f"{value * 1.25} GB")
+    assert "Close: 25% too high; right is within 10%" in close
     off = answer(client, 5, f"{expected(template, 5) / 2.3}")
     assert "Off: 2.3× too low" in off
     ratings = list(PracticeAttempt.objects.order_by("answered_at", "id").values_list("verdict", "rating"))
@@ -250,16 +250,20 @@ def test_a_bare_share_where_a_percent_is_asked_is_asked_about_not_marked_100x_of
 
 
 def test_the_tolerance_is_shown_with_the_question(client, template, lessons):
-    assert "Right within 10% of the calculator's value." in client.get(f"{URL}?seed=3").content.decode()
+    assert (
+        "Right within 10% of the calculator's value; close within 30%."
+        in client.get(f"{URL}?seed=3").content.decode()
+    )
     tight = PracticeTemplate.objects.get(slug="l05-context-doubles")
     page = client.get(f"{tight.get_absolute_url()}?seed=3").content.decode()
-    assert "Right within 1% of the calculator's value." in page
+    assert "Right within 1% of the calculator's value; close within 3%." in page
 
 
 @pytest.mark.parametrize(
     ("factor", "title"),
     [
-        (1.04, "Close: 4% too high; right is within 1%"),
+        (1.02, "Close: 2% too high; right is within 1%"),
+        (1.04, "Off: 4% too high; right is within 1%"),
         (1.0101, "Close: 1.01% too high; right is within 1%"),
         (1.009, "Right: 1% high, within the 1% allowed"),
         (1.0, "Right: on the calculator&#x27;s value (right within 1%)"),
@@ -308,7 +312,11 @@ def test_an_off_answer_can_be_tried_again_without_the_answer_shown(client, templ
     assert "counting the cache once" in first and "Try again (2 tries left)" in first
     assert "Worked solution" not in first and format_with_unit(value, "GB") not in first
     attempt = PracticeAttempt.objects.get()
-    assert (attempt.first_verdict, attempt.first_mistake, attempt.rating) == ("close", "kv-once", Rating.HARD)
+    assert (attempt.first_verdict, attempt.first_mistake, attempt.rating) == (
+        "off",
+        "kv-once",
+        Rating.MISSED_IT,
+    )
     second = answer(client, 3, f"{value} GB")
     assert "Right" in second and "Worked solution" in second
     attempt.refresh_from_db()

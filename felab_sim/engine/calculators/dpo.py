@@ -162,7 +162,7 @@ CALCULATOR = Calculator(
         OutputSpec("loss", "", "DPO loss"),
         OutputSpec("gradient_weight", "", "gradient weight β × σ(−β × margin)"),
         OutputSpec("fade", "", "fading factor σ(−β × margin), 0.5 at the start"),
-        OutputSpec("preference_probability", "", "implied probability chosen is preferred"),
+        OutputSpec("preference_probability", "", "implied probability chosen is preferred", share=True),
         OutputSpec("loss_at_start", "", "loss with no margin (ln 2)"),
     ),
     compute=_compute,

@@ -18,7 +18,9 @@ scenario's) and works the replicas out again at each volume (``crossover_growing
 
 Headroom is spare capacity: replicas with headroom = ceil(peak × (1 + headroom) ÷ capacity).
 Lesson 03's example (120 ÷ 8 = 15, +20% → 18) is the same either way, but rounding up twice would turn
-one replica into two for 20% headroom.
+one replica into two for 20% headroom. Lesson 03's replica formula and its live numbers do round twice,
+headroom added to whole replicas: ``replicas_plus_headroom`` = ceil(ceil(peak ÷ capacity) × (1 +
+headroom)), which lesson 03's practice asks for.
 """
 
 from __future__ import annotations
@@ -73,6 +75,8 @@ def _compute(p: Params) -> dict[str, float | str | None]:
     return {
         "replicas": replicas,
         "replicas_with_headroom": with_headroom,
+        "replicas_plus_headroom": ceil_count(replicas * (1 + p["headroom"])),
+        "replicas_plus_headroom_unrounded": replicas * (1 + p["headroom"]),
         "usd_per_ticket": per_ticket,
         "serverless_usd_month": serverless,
         "dedicated_usd_month": dedicated,
@@ -111,6 +115,12 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
         "replicas": f"{out('replicas')} = ⌈{users} ÷ {capacity} per replica⌉",
         "replicas_with_headroom": (
             f"{out('replicas_with_headroom')} = ⌈{users} × (1 + {typed(p['headroom'])}) ÷ {capacity}⌉"
+        ),
+        "replicas_plus_headroom": (
+            f"{out('replicas_plus_headroom')} = ⌈⌈{users} ÷ {capacity}⌉ × (1 + {typed(p['headroom'])})⌉"
+        ),
+        "replicas_plus_headroom_unrounded": (
+            f"{out('replicas_plus_headroom_unrounded')} = ⌈{users} ÷ {capacity}⌉ × (1 + {typed(p['headroom'])})"
         ),
         "usd_per_ticket": f"{out('usd_per_ticket')} = {price}",
         "serverless_usd_month": (
@@ -239,6 +249,14 @@ CALCULATOR = Calculator(
     outputs=(
         OutputSpec("replicas", "replicas", "replicas for peak"),
         OutputSpec("replicas_with_headroom", "replicas", "replicas with headroom"),
+        OutputSpec(
+            "replicas_plus_headroom", "replicas", "whole replicas for peak, plus headroom (lesson 03)"
+        ),
+        OutputSpec(
+            "replicas_plus_headroom_unrounded",
+            "replicas",
+            "whole replicas for peak × (1 + headroom), before rounding up",
+        ),
         OutputSpec("usd_per_ticket", "$", "serverless cost per ticket"),
         OutputSpec("serverless_usd_month", "$", "serverless per month"),
         OutputSpec("dedicated_usd_month", "$", "dedicated per month"),

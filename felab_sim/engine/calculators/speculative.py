@@ -222,7 +222,7 @@ CALCULATOR = Calculator(
         OutputSpec("tokens_per_pass", "tokens", "tokens per target pass"),
         OutputSpec("verify_pass_steps", "steps", "verify pass, in target steps"),
         OutputSpec("speedup", "×", "speed-up"),
-        OutputSpec("break_even_acceptance", "", "acceptance where it stops paying"),
+        OutputSpec("break_even_acceptance", "", "acceptance where it stops paying", share=True),
         OutputSpec("expected_tok_s", "tok/s", "expected speed with speculation"),
     ),
     compute=_compute,

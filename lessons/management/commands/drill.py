@@ -8,9 +8,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from felab_sim.engine.answers import AnswerError, read_answer
+from felab_sim.engine.answers import AnswerError, close_band, read_answer
 from felab_sim.engine.drills import DrillError
-from felab_sim.engine.numbers import format_with_unit
 from lessons.models import PracticeTemplate
 
 
@@ -60,11 +59,17 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(problem.as_json(), indent=2, ensure_ascii=False))
         else:
             self.stdout.write(problem.question)
-            self.stdout.write(f"Answer: {format_with_unit(problem.answer, problem.unit)}")
+            self.stdout.write(f"Answer: {problem.answer_text}")
 
     def _grade(self, problem, typed: str, as_json: bool) -> None:
         try:
-            read = read_answer(typed, problem.unit, above_zero=True)
+            read = read_answer(
+                typed,
+                problem.unit,
+                above_zero=True,
+                share=problem.share,
+                right_as_typed=problem.right_as_typed(typed),
+            )
         except AnswerError as error:
             raise CommandError(f"not counted: {error}") from None
         graded = problem.grade(read.value)
@@ -72,6 +77,7 @@ class Command(BaseCommand):
             shown = {
                 **graded.as_json(),
                 "tolerance": problem.spec.tolerance,
+                "close_within": close_band(problem.spec.tolerance),
                 "read": {"value": read.value, "unit": problem.unit, "note": read.note},
                 "answer": {"value": problem.answer, "unit": problem.unit},
             }
