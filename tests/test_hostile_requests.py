@@ -312,3 +312,36 @@ def test_an_answer_too_large_for_any_problem_is_refused_not_counted(client, less
     response = client.post(f"/practice/{slug}/", {"seed": "132", "answer": answer})
     assert response.status_code < 500
     assert "too large" in response.content.decode()
+
+
+TINY_CALIBRATIONS = [
+    {"kind": "bandwidth", "op": "read", "gbs": 5e-324},
+    {"kind": "bandwidth", "op": "read", "gbs": 2.2250738585072014e-308},
+    [{"kind": "bandwidth", "op": "read", "gbs": 4000}, {"kind": "gemm", "dtype": "bf16", "tflops": 5e-324}],
+    {"kind": "knee", "B": 1, "K": 4096, "N": 14336, "s": 3e-5, "gbs": 1e-320},
+    [
+        {"kind": "bandwidth", "op": "read", "gbs": 4000},
+        {"kind": "overhead", "s": 1e-4, "layers": 1e-320, "kernels_per_layer": 10},
+    ],
+    [
+        {"kind": "bandwidth", "op": "read", "gbs": 4000},
+        {"kind": "overhead", "s": 1e-4, "layers": 32, "kernels_per_layer": 5e-324},
+    ],
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("row", TINY_CALIBRATIONS)
+@pytest.mark.parametrize("page", ["prefill", "step-time", "continuous-batching"])
+def test_a_calibration_with_figures_too_small_to_divide_by_is_a_400_naming_it(client, settings, page, row):
+    """Every reader of a calibration holds its figures to the typed fields' bounds, not only the
+    ceilings: a subnormal bandwidth, FLOP/s or kernel count is refused, never divided by."""
+    settings.RATE_LIMITS = {name: (0, 60) for name in settings.RATE_LIMITS}
+    calibration = "\n".join(json.dumps(line) for line in (row if isinstance(row, list) else [row]))
+    data = {"calibration": calibration, "hardware": "h200"} | (
+        {"model": "Llama-3.1-70B"} if page == "prefill" else {}
+    )
+    for response in (client.get(f"/sim/calc/{page}.json", data), client.post(f"/sim/calc/{page}/", data)):
+        assert response.status_code == 400, (response.status_code, response.content[:300])
+        assert "calibration" in response.content.decode()
+        assert "outside its field" in response.content.decode()

@@ -85,10 +85,32 @@ def read_rows(text: str) -> list[dict[str, Any]]:
     return rows
 
 
+# Each figure a row gives, held to the bounds of the typed field it stands for (memory bandwidth
+# 0.1 to 100,000 GB/s, peak 0.001 to 1,000,000 TFLOP/s, as the calculators declare them), and the
+# counts and times to what a measurement can be: every reader of a calibration (ceilings, prefill,
+# step time, continuous batching, the engine) divides by these, and a figure such as 5e-324 is
+# above zero yet turns a quotient into zero or infinity.
+FIGURE_BOUNDS: dict[str, tuple[float, float, str]] = {
+    "gbs": (0.1, 100_000, "GB/s, the memory bandwidth field's range"),
+    "tflops": (0.001, 1_000_000, "TFLOP/s, the peak FLOP/s field's range"),
+    "s": (1e-9, 3_600, "seconds"),
+    "B": (1, 1e7, "rows"),
+    "K": (1, 1e7, "columns"),
+    "N": (1, 1e7, "columns"),
+    "layers": (1, 1e6, "layers"),
+    "kernels_per_layer": (1, 1e6, "kernels"),
+}
+
+
 def _number(row: dict[str, Any], key: str) -> float:
     value = row.get(key)
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1e30:
         raise CalibrationError(f"a {row['kind']} row's {key} must be a positive number (got {value!r})")
+    low, high, unit = FIGURE_BOUNDS[key]
+    if not low <= value <= high:
+        raise CalibrationError(
+            f"a {row['kind']} row's {key} is outside its field's range: {low:g} to {high:,g} {unit} (got {value!r})"
+        )
     return float(value)
 
 
