@@ -345,3 +345,44 @@ def test_a_calibration_with_figures_too_small_to_divide_by_is_a_400_naming_it(cl
         assert response.status_code == 400, (response.status_code, response.content[:300])
         assert "calibration" in response.content.decode()
         assert "outside its field" in response.content.decode()
+
+
+def _refused_not_counted(client, slug: str, answer: str) -> str:
+    from quiz.models import PracticeAttempt
+
+    response = client.post(f"/practice/{slug}/", {"seed": "7", "answer": answer})
+    assert response.status_code == 200, (response.status_code, response.content[:300])
+    assert not PracticeAttempt.objects.exists()
+    return response.content.decode()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "answer",
+    ["5 9**2**2", "5 9**9**3", "5 GB**2**2**2**2", "5 GB^99999999999", "5 GB**1e308", "5 GB**0.5**-99"],
+)
+@pytest.mark.parametrize(
+    "slug", ["l05-kv-per-conversation", "l06-speedup", "l04-efficiency", "l00-decode-ceiling"]
+)
+def test_an_answer_with_a_power_in_its_unit_is_refused_before_it_is_evaluated(client, lessons, slug, answer):
+    """The answer's unit is read by a grammar that allows no power past 3, so a power tower
+    ("9**9**9" runs for minutes) never reaches pint: refused, not counted, never a 500."""
+    assert "is not a unit the site knows" in _refused_not_counted(client, slug, answer)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("answer", ["5e-324", "4.9 × 10^-324", "1e-320", "5·10⁻³²⁴"])
+@pytest.mark.parametrize(
+    "slug", ["l00-decode-ceiling", "l05-kv-per-conversation", "l06-speedup", "l04-efficiency"]
+)
+def test_an_answer_too_small_for_any_problem_is_refused_not_counted(client, lessons, slug, answer):
+    answer = answer + (" %" if slug == "l04-efficiency" else "")
+    assert "too small" in _refused_not_counted(client, slug, answer)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("answer", ["5 GB", "5 B", "40 Gbit"])
+@pytest.mark.parametrize("slug", ["l06-speedup", "l04-efficiency"])
+def test_a_size_is_refused_where_the_answer_is_no_size(client, lessons, slug, answer):
+    """pint counts bytes as no dimension: "5 GB" would read as 5e9 for a plain number."""
+    assert "is a size in bytes or bits" in _refused_not_counted(client, slug, answer)

@@ -67,6 +67,18 @@ _FROM_SUPERSCRIPT = str.maketrans("⁻⁺⁰¹²³⁴⁵⁶⁷⁸⁹", "-+012345
 _SPACES = re.compile(r"\s+")
 
 
+# A unit as people type one: up to six words ("GB", "tok", "µs", "%", "$", "tokens per second
+# per user"), joined by "/", "*", "·" or a space, each raised at most to a power of 3 ("m^2",
+# "s**-1", "m²"). pint evaluates any exponent it is handed, a power tower such as "9**9**9"
+# included, before a check could refuse it; no answer here needs more than this, so nothing else
+# reaches pint (a product past a float's range within it is refused where it is converted).
+_UNIT_WORD = r"[A-Za-zµμΩ%$]+(?:(?:\^|\*\*)\s?-?[1-3]|[²³])?"
+_UNIT_TEXT = re.compile(rf"{_UNIT_WORD}(?:\s?[/*·⋅ ]\s?{_UNIT_WORD}){{0,5}}")
+# Answers whose value no problem comes near: a ratio to the expected answer past this would
+# underflow to zero or overflow to infinity, which no verdict can print.
+SMALLEST_ANSWER = 1e-100
+
+
 class AnswerError(ValueError):
     """An answer that cannot be read or compared: the message says why and what to type."""
 
@@ -162,18 +174,34 @@ def read_answer(
             note = ""
         _refuse_impossible(number, typed, above_zero)
         return ReadAnswer(number, typed, note)
+    unknown = f"“{rest}” is not a unit the site knows; give the answer in {unit or 'a plain number'}."
+    if not _UNIT_TEXT.fullmatch(unit_text):
+        raise AnswerError(unknown)
     try:
         given = registry().parse_units(_pint_words(unit_text))
+        # pint counts bits and bytes as no dimension at all, so "5 GB" would convert to a plain
+        # number or a percent: a size only stands for a size.
+        same_kind = given.dimensionality == wanted.dimensionality and _size_power(given) == _size_power(
+            wanted
+        )
     except Exception:  # pint's parser raises what it meets (even AssertionError on "× GB")
+        raise AnswerError(unknown) from None
+    if not same_kind and _size_power(wanted) == 0 and given.dimensionality == wanted.dimensionality:
         raise AnswerError(
-            f"“{rest}” is not a unit the site knows; give the answer in {unit or 'a plain number'}."
-        ) from None
-    if given.dimensionality != wanted.dimensionality:
+            f"“{rest}” is a size in bytes or bits, and this answer is not one: give it in"
+            f" {unit or 'a plain number'}."
+        )
+    if not same_kind:
         raise AnswerError(
             f"“{rest}” is not the kind of unit this answer is in: give it in {unit or 'a plain number'}"
             f" (or a unit that converts to it)."
         )
-    value = float(registry().Quantity(number, given).to(wanted).magnitude)
+    try:
+        value = float(registry().Quantity(number, given).to(wanted).magnitude)
+    except (ArithmeticError, ValueError):  # a conversion past a float's range
+        raise AnswerError(
+            f"“{typed}” cannot be read as an answer: type the number and its unit, for example {example}."
+        ) from None
     _refuse_impossible(value, typed, above_zero)
     note = "" if given == wanted else f"{typed} = {format_with_unit(value, unit)}"
     return ReadAnswer(value, typed, note)
@@ -193,6 +221,10 @@ def _refuse_impossible(value: float, typed: str, above_zero: bool) -> None:
         raise AnswerError(
             f"“{typed}” cannot be the answer: the quantity asked for is above zero. Type the value you worked out."
         )
+    if value != 0 and abs(value) < SMALLEST_ANSWER:
+        raise AnswerError(
+            f"“{typed}” is too small to be the answer to any problem here. Type the value you worked out."
+        )
 
 
 def _number(match: re.Match[str]) -> float:
@@ -205,6 +237,12 @@ def _number(match: re.Match[str]) -> float:
         return float(f"{match.group('sign')}{digits}{'e' + exponent if exponent else ''}")
     except OverflowError:  # float() gives inf for a large exponent; this guards the rest
         return math.inf
+
+
+def _size_power(unit: pint.Unit) -> float:
+    """The power of bits in ``unit`` (GB 1, GB/s 1, % 0): pint's dimensions leave sizes out."""
+    _, root = registry().get_root_units(unit)
+    return dict(root._units).get("bit", 0)
 
 
 def _pint_words(text: str) -> str:
@@ -262,7 +300,9 @@ def check(given: float, expected: float, tolerance: float) -> Checked:
         if float(shown) <= tolerance * 100:
             shown = _printed_beyond(off_by, tolerance * 100)
         return Checked("close", ratio, f"{shown}% too {side}; right is within {allowed}")
-    factor = ratio if ratio > 1 else 1 / ratio
+    # An answer so far below the expected one that the ratio underflows to zero is off by more
+    # than any factor, not a division by zero.
+    factor = ratio if ratio > 1 else (1 / ratio if ratio > 0 else math.inf)
     if not math.isfinite(factor):  # beyond any float: no factor to print
         return Checked("off", ratio, f"too {side} by more than any factor this site prints")
     if factor <= CLOSE_FACTOR:

@@ -107,3 +107,35 @@ def test_a_verdicts_words_never_contradict_it(ratio, tolerance):
         assert 3 * tolerance * 100 < number <= 100 and words.endswith(
             f"right is within {tolerance_text(tolerance)}"
         )
+
+
+@pytest.mark.parametrize("given", [5e-324, 1e-320, 2.2e-308])
+def test_an_answer_whose_ratio_underflows_to_zero_is_off_by_more_than_any_factor(given):
+    checked = check(given, 1e10, 0.1)
+    assert checked.verdict == "off"
+    assert "too low" in checked.words
+
+
+@pytest.mark.parametrize(
+    ("typed", "unit"),
+    [("5 9**9**9", ""), ("5 9**9**9", "tok/s"), ("5 GB**9**9**9", "GB"), ("5 GB^9", "GB"), ("5 s**-4", "×"),
+     ("5 GB GB GB GB GB GB GB", "GB"), ("5 (GB)**2", "GB"), ("5 YB^3 YB^3 YB^3 YB^3 YB^3 YB^3", "")],
+)  # fmt: skip
+def test_a_unit_past_the_units_grammar_is_refused_before_pint_reads_it(typed, unit):
+    """Only words raised to at most 3 reach pint, which evaluates any power it is given."""
+    with pytest.raises(AnswerError, match="not a unit the site knows"):
+        read_answer(typed, unit)
+
+
+@pytest.mark.parametrize(("typed", "unit", "value"), [("3 GB^2/GB", "GB", 3), ("3 GB·s/s", "GB", 3),
+                                                     ("3 s²/s", "ms", 3000), ("3 tokens per second", "tok/s", 3)])  # fmt: skip
+def test_a_unit_within_the_grammar_still_reads(typed, unit, value):
+    assert math.isclose(read_answer(typed, unit).value, value)
+
+
+@pytest.mark.parametrize(
+    ("typed", "unit"), [("5 GB", ""), ("5 B", "%"), ("5 GB", "×"), ("5 %", "GB"), ("5 GB/s", "")]
+)
+def test_a_size_stands_only_for_a_size(typed, unit):
+    with pytest.raises(AnswerError):
+        read_answer(typed, unit)
