@@ -242,7 +242,7 @@ def _number(match: re.Match[str]) -> float:
 def _size_power(unit: pint.Unit) -> float:
     """The power of bits in ``unit`` (GB 1, GB/s 1, % 0): pint's dimensions leave sizes out."""
     _, root = registry().get_root_units(unit)
-    return dict(root._units).get("bit", 0)
+    return dict(registry().Quantity(1, root).unit_items()).get("bit", 0)
 
 
 def _pint_words(text: str) -> str:
