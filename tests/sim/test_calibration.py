@@ -83,3 +83,15 @@ def test_a_file_that_cannot_be_read_is_refused_naming_the_calibration(text, mess
     with pytest.raises(ParamError) as refused:
         gpu_calibration(H200, text)
     assert refused.value.param == "calibration" and message in refused.value.message
+
+
+def test_a_calibrations_bounds_are_the_typed_fields_bounds():
+    # The reader holds measured figures to the ranges a student could type; a change to one of
+    # the declarations must move the calibration's bound with it.
+    from felab_sim.engine.calculators import CALCULATORS
+    from felab_sim.engine.calibration import FIGURE_BOUNDS
+
+    declared = {param.name: param for param in CALCULATORS["decode-ceiling"].params}
+    for figure, field in (("gbs", "bandwidth_gbs"), ("tflops", "peak_tflops")):
+        low, high, _ = FIGURE_BOUNDS[figure]
+        assert (low, high) == (declared[field].low, declared[field].high), figure
