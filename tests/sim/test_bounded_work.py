@@ -374,3 +374,14 @@ def test_any_engine_page_settings_are_a_result_or_a_400(client, unlimited, query
         client.get("/sim/engine.json", query), {param.name for param in ENGINE_PARAMS} | {"model_config"}
     )
     assert client.get("/sim/engine/", query).status_code in (200, 400)
+
+
+@pytest.mark.django_db
+def test_a_vanishing_memory_utilization_is_refused_naming_it(client):
+    # 5e-324 of the GPU once overflowed working out how much memory would fit the model.
+    response = client.get(
+        "/sim/engine.json",
+        {"model": "Llama-3.1-70B", "hardware": "rtx-4090", "gpu_memory_utilization": "5e-324"},
+    )
+    assert response.status_code == 400
+    assert response.json()["error"]["param"] == "gpu_memory_utilization"
