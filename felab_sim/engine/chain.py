@@ -15,6 +15,7 @@ from typing import Any
 
 from .calculator import Output, OutputValue, Result, counted, typed
 from .calculators import CALCULATORS
+from .calculators.step_time import BANDWIDTH_GBS, PEAK_TFLOPS
 from .hardware import GB, HARDWARE, TERA, Hardware, hardware_preset
 from .model_params import model_name, shape_of
 from .model_presets import BY_NAME as MODEL_PRESETS
@@ -106,28 +107,8 @@ PARAMS: tuple[Param, ...] = (
         high=100_000,
         optional=True,
     ),
-    Param(
-        "bandwidth_gbs",
-        "float",
-        None,
-        "Memory bandwidth of one GPU (empty: the preset's).",
-        "GB/s",
-        label="memory bandwidth",
-        low=0.1,
-        high=100_000,
-        optional=True,
-    ),
-    Param(
-        "peak_tflops",
-        "float",
-        None,
-        "Dense tensor peak of one GPU at the weights' precision, no sparsity (empty: the preset's).",
-        "TFLOP/s",
-        label="peak compute",
-        low=0.001,
-        high=100_000,
-        optional=True,
-    ),
+    BANDWIDTH_GBS,
+    PEAK_TFLOPS,
     Param(
         "memory_utilization",
         "float",
