@@ -33,11 +33,11 @@ class ContentSection(Protocol):
 @dataclass
 class SectionFile:
     """What a section's import is given: its file's entries, and lessons' rules for reading
-    them and for merging each row with an instructor's edits (lessons/content_files.py)."""
+    them and for merging each row with an instructor's edits (lessons/content_import.py)."""
 
     path: Path
     entries: list[Any]
-    # require(entry, key), text(entry, key), merge(label, row, created, values): see content_files.
+    # require(entry, key), text(entry, key), merge(label, row, created, values): see content_import.
     require: Callable[[Any, str], Any]
     text: Callable[[dict[str, Any], str], str]
     merge: Callable[[str, Any, bool, dict[str, Any]], None]

@@ -25,7 +25,7 @@ from django.utils.html import strip_tags
 from playwright.sync_api import Browser, BrowserContext, Page, Response, expect
 
 from felab_sim.models import ParameterSet, Scenario
-from lessons.content_files import CONTENT_DIR
+from lessons.content_format import CONTENT_DIR
 from lessons.models import Card, Course, GlossaryTerm, Lesson, PracticeTemplate
 from tests.conftest import PASSWORD
 

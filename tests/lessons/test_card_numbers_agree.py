@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from felab_sim.engine.numbers import agrees, numbers_in, parse_number
-from lessons.content_files import CONTENT_DIR
+from lessons.content_format import CONTENT_DIR
 from tests.textutil import text_of
 
 pytestmark = pytest.mark.django_db

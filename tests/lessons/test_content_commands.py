@@ -7,7 +7,7 @@ from django.db.models import Value
 from django.db.models.functions import Replace
 
 from felab_sim.models import Scenario
-from lessons.content_files import CONTENT_DIR
+from lessons.content_format import CONTENT_DIR
 from lessons.models import Card, CardTerm, Course, GlossaryTerm, ImportBaseline, Lesson
 
 SEED = Path(__file__).resolve().parent.parent / "data" / "lesson03-step1-concurrency-sweep.txt"

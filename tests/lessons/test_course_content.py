@@ -12,7 +12,7 @@ import pytest
 import yaml
 from django.core.management import call_command
 
-from lessons.content_files import CONTENT_DIR
+from lessons.content_format import CONTENT_DIR
 from lessons.models import Card, GlossaryTerm, Lesson
 
 pytestmark = pytest.mark.django_db

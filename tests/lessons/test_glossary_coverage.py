@@ -18,7 +18,7 @@ import re
 
 import yaml
 
-from lessons.content_files import CONTENT_DIR
+from lessons.content_format import CONTENT_DIR
 from lessons.models import Card
 
 COURSE_TERMS = (

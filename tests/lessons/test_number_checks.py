@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from lessons import number_checks
-from lessons.content_files import CONTENT_DIR
+from lessons.content_format import CONTENT_DIR
 from lessons.models import Card
 from lessons.number_checks import ExpressionError, check_card, evaluate, find_derived
 

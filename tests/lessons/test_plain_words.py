@@ -16,7 +16,7 @@ import re
 import pytest
 import yaml
 
-from lessons.content_files import CONTENT_DIR
+from lessons.content_format import CONTENT_DIR
 
 MAX_WORDS = 50
 _LIVE = re.compile(r"\{\{[^}]*\}\}")

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from felab_sim.engine.drills import draw_problem
-from lessons.content_files import CONTENT_DIR
+from lessons.content_format import CONTENT_DIR
 from lessons.models import PracticeTemplate
 from tests.lessons.test_practice_bundled import SPECS
 

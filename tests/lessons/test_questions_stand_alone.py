@@ -13,7 +13,7 @@ import re
 import pytest
 import yaml
 
-from lessons.content_files import CONTENT_DIR
+from lessons.content_format import CONTENT_DIR
 
 # Each pattern names a way a question can point outside itself.
 REFERS_ELSEWHERE = {

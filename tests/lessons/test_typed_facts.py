@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from felab_sim.engine import facts
-from lessons.content_files import CONTENT_DIR
+from lessons.content_format import CONTENT_DIR
 from lessons.models import Card
 
 _NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"

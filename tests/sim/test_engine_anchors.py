@@ -236,7 +236,7 @@ def test_bench_engines_figures_are_the_pages(bench):
 def _lesson_14_card(step: int) -> dict:
     import yaml
 
-    from lessons.content_files import CONTENT_DIR
+    from lessons.content_format import CONTENT_DIR
 
     path = CONTENT_DIR / "llm-inference-performance" / "lesson-14-spark-track.yaml"
     return next(card for card in yaml.safe_load(path.read_text())["cards"] if card["step"] == step)
@@ -268,7 +268,7 @@ LLAMA_CPP_SPARK_S_TG = {1: 29.24, 2: 54.46, 4: 104.33, 8: 195.67, 16: 335.01, 32
 def test_lesson_14s_spark_card_and_its_parameter_sets_quote_llama_cpps_bench():
     import yaml
 
-    from lessons.content_files import CONTENT_DIR
+    from lessons.content_format import CONTENT_DIR
 
     text = _lesson_14_card(7)["real_numbers"]
     sets = {

@@ -2,7 +2,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from lessons.content_files import CONTENT_DIR, export_content
+from lessons.content_export import export_content
+from lessons.content_format import CONTENT_DIR
 
 
 class Command(BaseCommand):

@@ -2,7 +2,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from lessons.content_files import CONTENT_DIR, Conflict, ContentError, import_content
+from lessons.content_format import CONTENT_DIR
+from lessons.content_import import Conflict, ContentError, import_content
 
 
 class Command(BaseCommand):

@@ -1,23 +1,15 @@
-"""Lesson content as YAML files, so instructors can keep lessons in git.
+"""Reading lesson content files into the database (their layout: lessons/content_format.py).
 
-Layout under a content directory:
-
-    glossary.yaml                     every word to know: term, definition, example
-    scenarios.yaml                    simulator scenarios that cards cite by slug
-    parameter_sets.yaml               calculators' named parameter sets ({{calc.SLUG.OUTPUT}})
-                                      (these two are felab_sim's: lessons/content_sections.py)
-    <course-slug>/course.yaml         the course: slug, title, description, order
-    <course-slug>/lesson-NN-<slug>.yaml  one lesson and its cards, in step order
-
-Cards name their glossary terms in the order the card lists them, their scenario by
-slug, the live numbers of their "Computed live" panel (`live_numbers:`), and the checks of the numbers their text
-works out (`checks:`, see lessons/number_checks.py). A lesson may carry an `intro`
-(Markdown) and `minutes`; a lesson or card is published unless it says `published: false`.
+Matching is by natural key. Each import remembers the values it wrote (ImportBaseline), so the
+next one can tell an instructor's edit in the database from a stale row: an edited field is kept
+and reported as a Conflict unless forced. A file that cannot be imported (not YAML, the wrong
+shape, a number its card cannot cite, a template its calculator cannot draw) is refused with a
+ContentError naming the file and the reason, and the whole import is rolled back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
@@ -28,11 +20,22 @@ import yaml
 from django.db import transaction
 
 from felab_sim.engine import citations, facts, live_numbers
-from felab_sim.engine.calculators import CALCULATORS
-from felab_sim.engine.mistakes import KEYS as MISTAKE_KEYS
 
-from . import models as lesson_models
 from . import number_checks
+from .content_format import (
+    CONTENT_DIR,
+    COURSE_FIELDS,
+    LESSON_FIELDS,
+    LIVE_NUMBER_FIELDS,
+    PRACTICE_DEFAULTS,
+    PRACTICE_FIELDS,
+    PRACTICE_FILE_GLOB,
+    PRACTICE_TEXT_FIELDS,
+    TERM_FIELDS,
+    card_values,
+    field_values,
+    template_values,
+)
 from .content_sections import SectionFile, installed_sections
 from .markdown import as_written_and_shown, live_number_markup_problems, normalise_line_ends
 from .models import (
@@ -43,17 +46,10 @@ from .models import (
     GlossaryTerm,
     ImportBaseline,
     Lesson,
+    PracticeTemplate,
     is_measured_number,
 )
 from .simulator import simulator
-
-CONTENT_DIR = Path(__file__).resolve().parent / "content"
-
-COURSE_FIELDS = ("title", "description", "order")
-LESSON_FIELDS = ("number", "title", "order", "intro", "minutes", "published")
-TERM_FIELDS = ("definition", "example")
-LIVE_NUMBER_FIELDS = ("label", "live", "stated")
-CARD_FIELDS = ("title", *Card.TEXT_FIELDS)
 
 
 class ContentError(ValueError):
@@ -147,26 +143,6 @@ class ImportReport:
             f"{len(self.created)} created, {len(self.updated)} updated, {self.unchanged} unchanged, "
             f"{len(self.conflicts)} conflicts"
         )
-
-
-class _BlockDumper(yaml.SafeDumper):
-    """Writes multi-line text as YAML block scalars, so diffs read like the lesson."""
-
-
-def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    # A \r (from a text area saved before line breaks were normalised) would force a quoted string.
-    value = normalise_line_ends(value)
-    style = "|" if "\n" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_BlockDumper.add_representer(str, _represent_str)
-
-
-def _dump(data: Any, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = yaml.dump(data, Dumper=_BlockDumper, allow_unicode=True, sort_keys=False, width=10_000)
-    path.write_text(text, encoding="utf-8")
 
 
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -298,10 +274,6 @@ def _unedited(db_value: Any, last: dict[str, Any] | None, name: str) -> bool:
     return db_value in _EMPTY_VALUES
 
 
-def _field_values(obj: Any, names: Iterable[str]) -> dict[str, Any]:
-    return {name: getattr(obj, name) for name in names}
-
-
 def _write_fields(obj: Any, to_write: dict[str, Any], created: bool) -> None:
     for name, value in to_write.items():
         setattr(obj, name, value)
@@ -368,7 +340,7 @@ def _import_glossary(path: Path, merger: _Merger) -> dict[str, GlossaryTerm]:
         values = {name_: _text(entry, name_) for name_ in TERM_FIELDS}
         if problems := facts.problems(values.values()):
             raise ContentError(f"{path}: term {name}: {'; '.join(problems)}")
-        to_write = merger.merge(f"term {name}", created, values, _field_values(term, TERM_FIELDS))
+        to_write = merger.merge(f"term {name}", created, values, field_values(term, TERM_FIELDS))
         _write_fields(term, to_write, created)
         terms[name] = term
     return terms
@@ -379,7 +351,7 @@ def _import_section(section: Any, path: Path, merger: _Merger) -> dict[str, Any]
         return {}
 
     def merge(label: str, row: Any, created: bool, values: dict[str, Any]) -> None:
-        _write_fields(row, merger.merge(label, created, values, _field_values(row, values)), created)
+        _write_fields(row, merger.merge(label, created, values, field_values(row, values)), created)
 
     file = SectionFile(
         path=path,
@@ -400,7 +372,7 @@ def _import_course(path: Path, merger: _Merger) -> Course:
     course = Course.objects.filter(slug=slug).first()
     created = course is None
     course = course or Course(slug=slug)
-    to_write = merger.merge(f"course {slug}", created, values, _field_values(course, COURSE_FIELDS))
+    to_write = merger.merge(f"course {slug}", created, values, field_values(course, COURSE_FIELDS))
     _write_fields(course, to_write, created)
     return course
 
@@ -427,7 +399,7 @@ def _import_lesson(
     created = lesson is None
     lesson = lesson or Lesson(course=course, slug=slug)
     label = f"lesson {course.slug}/{slug}"
-    _write_fields(lesson, merger.merge(label, created, values, _field_values(lesson, LESSON_FIELDS)), created)
+    _write_fields(lesson, merger.merge(label, created, values, field_values(lesson, LESSON_FIELDS)), created)
 
     for card_data in _require(data, "cards", path) or []:
         _import_card(lesson, card_data, path, terms, scenarios, merger)
@@ -484,20 +456,6 @@ def _import_card(
         )
 
 
-def card_values(card: Card) -> dict[str, Any]:
-    """A card as its file holds it: text, scenario by slug, live numbers and terms in order."""
-    return {
-        **_field_values(card, CARD_FIELDS),
-        "published": card.published,
-        "scenario": card.scenario.slug if card.scenario else None,
-        "live_numbers": [
-            _live_number_entry(row) for row in sorted(card.numbers.all(), key=lambda n: n.order)
-        ],
-        "terms": [ct.term.term for ct in sorted(card.card_terms.all(), key=lambda ct: ct.order)],
-        "checks": [number_checks.in_written_order(row) for row in card.number_checks or []],
-    }
-
-
 def _check_row(row: Any, path: Path, step: int) -> dict[str, Any]:
     """A check of a derived number from a file, its keys in the order export writes them.
 
@@ -546,15 +504,6 @@ def _live_number_row(row: Any, path: Path, step: int) -> dict[str, Any]:
     if note := _text(row, "note"):
         values["note"] = note
     return values
-
-
-def _live_number_entry(number: CardNumber) -> dict[str, Any]:
-    entry = _field_values(number, LIVE_NUMBER_FIELDS)
-    if number.tolerance is not None:
-        entry["tolerance"] = number.tolerance
-    if number.note:
-        entry["note"] = number.note
-    return entry
 
 
 def _minutes(value: Any, path: Path) -> int | None:
@@ -607,92 +556,6 @@ def _check_live_numbers(values: dict[str, Any], scenarios: dict[str, Any], path:
         raise ContentError(f"{path}: card step {step}: {'; '.join(problems)}")
 
 
-def export_content(directory: Path = CONTENT_DIR) -> list[Path]:
-    """Write every course, lesson, card and term to YAML files; returns the files written."""
-    written: list[Path] = []
-    glossary = [
-        {"term": t.term, "definition": t.definition, "example": t.example}
-        for t in GlossaryTerm.objects.order_by("term")
-    ]
-    _dump(glossary, directory / "glossary.yaml")
-    written.append(directory / "glossary.yaml")
-    for section in installed_sections():
-        if entries := section.export_entries():
-            _dump(entries, directory / section.file_name)
-            written.append(directory / section.file_name)
-    courses = Course.objects.prefetch_related("lessons__cards__card_terms__term", "lessons__cards__numbers")
-    for course in courses.prefetch_related("lessons__cards__scenario"):
-        course_dir = directory / course.slug
-        _dump({"slug": course.slug, "title": course.title, "description": course.description,
-               "order": course.order}, course_dir / "course.yaml")  # fmt: skip
-        written.append(course_dir / "course.yaml")
-        for lesson in course.lessons.all():
-            cards = [_card_entry(card) for card in sorted(lesson.cards.all(), key=lambda c: c.step)]
-            path = course_dir / f"lesson-{lesson.number:02d}-{lesson.slug}.yaml"
-            _dump({**_lesson_entry(lesson), "cards": cards}, path)
-            written.append(path)
-        written += _export_practice_files(course, course_dir)
-    return written
-
-
-def _lesson_entry(lesson: Lesson) -> dict[str, Any]:
-    """A lesson's own keys; optional ones only when set, so files that omit them export unchanged."""
-    entry: dict[str, Any] = {"number": lesson.number, "slug": lesson.slug, "title": lesson.title,
-                             "order": lesson.order}  # fmt: skip
-    if lesson.intro:
-        entry["intro"] = lesson.intro
-    if lesson.minutes is not None:
-        entry["minutes"] = lesson.minutes
-    if not lesson.published:
-        entry["published"] = False
-    return entry
-
-
-def _card_entry(card: Card) -> dict[str, Any]:
-    """A card's keys in file order, from the same values the import compares against."""
-    values = card_values(card)
-    entry: dict[str, Any] = {"step": card.step}
-    if not values["published"]:
-        entry["published"] = False
-    entry.update({name: values[name] for name in CARD_FIELDS})
-    if values["scenario"]:
-        entry["scenario"] = values["scenario"]
-    if values["live_numbers"]:
-        entry["live_numbers"] = values["live_numbers"]
-    entry["terms"] = values["terms"]
-    if values["checks"]:
-        entry["checks"] = values["checks"]
-    return entry
-
-
-# Practice templates, one file per lesson beside its cards:
-#     <course-slug>/practice-NN-<lesson-slug>.yaml   lesson: <lesson-slug>, templates: [...]
-# Each template's keys are written in PRACTICE_FIELDS' order, optional ones only when they differ
-# from their default, so an export reproduces the file byte for byte; a template its calculator
-# cannot draw is refused with felab_sim.engine.drills' reason, naming the file and the slug.
-
-PRACTICE_FILE_GLOB = "practice-*.yaml"
-PRACTICE_TEXT_FIELDS = ("question", "hint", "solution")
-# In file order; each optional one is written only when it differs from its default.
-PRACTICE_FIELDS = ("title", "published", "calculator", "output", "asks", "question", "draws", "fixed", "change",
-          "tolerance", "unit", "hint", "solution", "mistakes")  # fmt: skip
-PRACTICE_DEFAULTS: dict[str, Any] = {"published": True, "asks": "value", "fixed": {}, "change": {}, "tolerance": 0.1,
-                            "unit": "", "hint": "", "solution": "", "mistakes": []}  # fmt: skip
-
-
-def practice_file_name(lesson: Lesson) -> str:
-    return f"practice-{lesson.number:02d}-{lesson.slug}.yaml"
-
-
-def template_values(template: lesson_models.PracticeTemplate) -> dict[str, Any]:
-    """A template as its file holds it (what the import compares against)."""
-    return {
-        "order": template.order,
-        "lesson": template.lesson.slug,
-        **{n: getattr(template, n) for n in PRACTICE_FIELDS},
-    }
-
-
 def _import_practice_file(course: Course, path: Path, merger: _Merger) -> None:
     data = _load(path)
     lesson_slug = str(_require(data, "lesson", path))
@@ -712,82 +575,23 @@ def _import_template(lesson: Lesson, order: int, entry: Any, path: Path, merger:
             raise ContentError(f"{path}: template {slug}: missing '{name}'")
         values[name] = _text(entry, name) if name in PRACTICE_TEXT_FIELDS else value
     values["published"] = _published(entry, path)
-    template = lesson_models.PracticeTemplate.objects.filter(slug=slug).select_related("lesson").first()
+    template = PracticeTemplate.objects.filter(slug=slug).select_related("lesson").first()
     created = template is None
-    template = template or lesson_models.PracticeTemplate(slug=slug, lesson=lesson)
+    template = template or PracticeTemplate(slug=slug, lesson=lesson)
     to_write = merger.merge(f"practice {slug}", created, values, {} if created else template_values(template))
     if "lesson" in to_write:
         to_write.pop("lesson")
         to_write["lesson"] = lesson
-    candidate = lesson_models.PracticeTemplate(**{**_model_values(template), **to_write})
+    candidate = PracticeTemplate(**{**_model_values(template), **to_write})
     if problems := candidate.problems():
         reasons = "; ".join(f"{problem.field}: {problem.message}" for problem in problems)
         raise ContentError(f"{path}: template {slug}: {reasons}")
     _write_fields(template, to_write, created)
 
 
-def _model_values(template: lesson_models.PracticeTemplate) -> dict[str, Any]:
+def _model_values(template: PracticeTemplate) -> dict[str, Any]:
     return {
         "slug": template.slug,
         "lesson": template.lesson,
         **{n: getattr(template, n) for n in PRACTICE_FIELDS},
     }
-
-
-def _export_practice_files(course: Course, course_dir: Path) -> list[Path]:
-    """One file per lesson that has templates; returns the files written."""
-    written = []
-    templates = lesson_models.PracticeTemplate.objects.filter(lesson__course=course).select_related("lesson")
-    by_lesson: dict[Lesson, list[lesson_models.PracticeTemplate]] = {}
-    for template in templates.order_by("lesson__order", "lesson__number", "order", "slug"):
-        by_lesson.setdefault(template.lesson, []).append(template)
-    for lesson, rows in by_lesson.items():
-        path = course_dir / practice_file_name(lesson)
-        _dump({"lesson": lesson.slug, "templates": [_practice_entry(t) for t in rows]}, path)
-        written.append(path)
-    return written
-
-
-# PostgreSQL's jsonb keeps no key order (it sorts keys shortest first), so a template's mappings
-# are written in one order of their own: a draw's keys as below, a calculator's inputs in the
-# order the calculator declares its parameters.
-_DRAW_KEYS = ("name", "values", "presets", "range", "log", "step")
-_PRESET_KEYS = ("label", "inputs")
-
-
-def _ordered(mapping: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
-    rank = {key: index for index, key in enumerate(order)}
-    return {key: mapping[key] for key in sorted(mapping, key=lambda key: (rank.get(key, len(rank)), key))}
-
-
-def _in_file_order(name: str, value: Any, param_order: tuple[str, ...]) -> Any:
-    if name in ("fixed", "change"):
-        return _ordered(value, param_order)
-    if name == "mistakes":
-        return [_ordered(m, MISTAKE_KEYS) if isinstance(m, dict) else m for m in value]
-    if name != "draws":
-        return value
-    draws = []
-    for draw in value:
-        draw = _ordered(draw, _DRAW_KEYS)
-        if "presets" in draw:
-            draw["presets"] = [
-                {**_ordered(preset, _PRESET_KEYS), "inputs": _ordered(preset["inputs"], param_order)}
-                if isinstance(preset.get("inputs"), dict)
-                else _ordered(preset, _PRESET_KEYS)
-                for preset in draw["presets"]
-            ]
-        draws.append(draw)
-    return draws
-
-
-def _practice_entry(template: lesson_models.PracticeTemplate) -> dict[str, Any]:
-    entry: dict[str, Any] = {"slug": template.slug}
-    calculator = CALCULATORS.get(template.calculator)
-    param_order = tuple(param.name for param in calculator.params) if calculator else ()
-    for name in PRACTICE_FIELDS:
-        value = getattr(template, name)
-        if name in PRACTICE_DEFAULTS and value == PRACTICE_DEFAULTS[name]:
-            continue
-        entry[name] = _in_file_order(name, value, param_order)
-    return entry
