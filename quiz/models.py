@@ -820,7 +820,7 @@ class PracticeStateQuerySet(LearnerQuerySet):
 
     def due(self, now: datetime) -> PracticeStateQuerySet:
         """Templates due at `now` (scheduling.is_due, in SQL), the longest overdue first: the
-        practice index's marks; /review/ and /progress/ read quiz.pages.Schedules."""
+        practice index's marks; /review/ and /progress/ read quiz.selectors.Schedules."""
         return self.of_published_templates().filter(due__lte=now).order_by("due", "template_id")
 
 

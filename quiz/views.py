@@ -31,6 +31,7 @@ from serving.kept_pages import render_kept
 from . import charts, clock, practice_stats, scheduling
 from .forms import SharingForm
 from .learners import Learner
+from .lesson_runs import ProgressRun
 from .models import (
     Layer,
     LayerOpening,
@@ -41,7 +42,8 @@ from .models import (
     Review,
     Showing,
 )
-from .pages import FORECAST_DAYS, CardOverview, LessonProgress, ProgressRun, ProgressSummary, Schedules
+from .progress_summary import FORECAST_DAYS, ProgressSummary
+from .selectors import CardOverview, LessonProgress, Schedules
 
 LATEST_ANSWERS = 20
 

@@ -11,7 +11,8 @@ from django.test.utils import CaptureQueriesContext
 
 from quiz.learners import Learner
 from quiz.models import Rating, Review, Showing
-from quiz.pages import CardStudy, Preview
+from quiz.rating_previews import Preview
+from quiz.selectors import CardStudy
 from tests.conftest import SEED_CARD_URL
 from tests.quiz.conftest import rate, show
 

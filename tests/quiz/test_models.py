@@ -20,7 +20,7 @@ from quiz.models import (
     Showing,
     shared_name,
 )
-from quiz.pages import LessonProgress
+from quiz.selectors import LessonProgress
 
 pytestmark = pytest.mark.django_db
 

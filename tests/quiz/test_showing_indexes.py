@@ -7,7 +7,7 @@ from django.db import connection
 
 from quiz.learners import Learner
 from quiz.models import _LATEST_SHOWING, Rating, Review, Showing
-from quiz.pages import _CARD_SHOWINGS
+from quiz.selectors import _CARD_SHOWINGS
 
 pytestmark = [
     pytest.mark.django_db,
