@@ -36,3 +36,4 @@ def untouched_runs(items: Iterable[T], untouched: Callable[[T], bool]) -> list[t
         else:
             runs.append([item])
         last_untouched = this_untouched
+    return [tuple(run) for run in runs]

@@ -15,19 +15,8 @@ from django.utils.functional import cached_property
 from lessons.models import Card, Lesson
 
 from . import clock, scheduling
-from .models import (
-    RATING_LABELS,
-    CardState,
-    Layer,
-    LayerOpening,
-    LearnerQuery,
-    LearnerRead,
-    Owner,
-    PracticeState,
-    Rating,
-    Review,
-    Showing,
-)
+from .learner_rows import LearnerQuery, LearnerRead, Owner
+from .models import RATING_LABELS, CardState, Layer, LayerOpening, PracticeState, Rating, Review, Showing
 from .rating_previews import Preview
 
 
