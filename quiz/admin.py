@@ -17,7 +17,8 @@ from django.contrib import admin
 from django.db.models.constants import LOOKUP_SEP
 from django.http import HttpRequest
 
-from .models import CardState, LayerOpening, Review, Showing, shared_name
+from .models import CardState, LayerOpening, Review, Showing
+from .shared_names import shared_name
 
 # What the Instructors group may view here (migration 0005 grants it, accounts.instructors
 # gives it back after a flush): the student's profile, their consent flag, stays out.

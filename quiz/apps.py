@@ -11,7 +11,7 @@ class QuizConfig(AppConfig):
         from serving.warm import warm_paths
 
         from . import learners  # noqa: F401  (connects the merge at log in)
-        from .models import run_starter_shown_to
+        from .shared_names import run_starter_shown_to
         from .templatetags import quiz_tags
 
         # The apps below ask quiz through hooks, since they must not import it.

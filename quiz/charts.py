@@ -9,8 +9,9 @@ from typing import Any
 import plotly.graph_objects as go
 
 from .models import Rating
-from .pages import CardOverview, ProgressSummary
 from .practice_stats import CALIBRATION_WINDOW, LessonPractice
+from .progress_summary import ProgressSummary
+from .selectors import CardOverview
 
 # The rating buttons' colours in felab.css, so the chart reads like the card.
 RATING_COLOURS = {

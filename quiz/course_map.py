@@ -2,7 +2,7 @@
 
 Built from rows already loaded (the course's prefetched lessons and cards, the learner's
 schedules and the cards they have opened), so it adds no query however long the course is.
-Lessons are named by ``id`` rather than ``pk`` here, as in quiz.pages.LessonProgress: ``pk`` is a
+Lessons are named by ``id`` rather than ``pk`` here, as in quiz.selectors.LessonProgress: ``pk`` is a
 property that looks the primary key's field up, and these run for every lesson on every visit.
 """
 
@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from lessons.models import Card, Course, Lesson
 
 from . import scheduling
-from .pages import LessonProgress, untouched_runs
+from .lesson_runs import untouched_runs
+from .selectors import LessonProgress
 
 
 @dataclass(frozen=True)

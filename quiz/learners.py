@@ -19,9 +19,7 @@ from django.dispatch import receiver
 from django.http import HttpRequest
 
 from accounts.signals import account_created
-from felab_sim.models import Run
 
-from . import clock
 from .models import CardState, LearnerProfile, PracticeAttempt, PracticeState, Review, Showing
 
 # The anonymous learner's id lives in the session's data. It is a random id of its own,
@@ -109,41 +107,6 @@ class Learner:
         PracticeState.objects.for_learner(self).delete()
         for template_id in sorted(template_ids):
             PracticeState.rebuild(account, template_id)
-
-    def export(self) -> dict[str, Any]:
-        """Everything recorded about this learner, as plain JSON-ready data."""
-        showings = (
-            Showing.objects.for_learner(self)
-            .select_related("card__lesson__course", "review")
-            .prefetch_related("openings")
-            .order_by("shown_at", "id")
-        )
-        states = CardState.objects.for_learner(self).select_related("card__lesson__course").order_by("due")
-        attempts = (
-            PracticeAttempt.objects.for_learner(self).select_related("template").order_by("answered_at", "id")
-        )
-        practice_states = PracticeState.objects.for_learner(self).select_related("template").order_by("due")
-        # A run is an account's (started_by): an anonymous visitor cannot start one.
-        runs = (
-            Run.objects.filter(started_by=self.user)
-            .prefetch_related("levels", "orders")
-            .order_by("queued_at", "pk")
-            if self.user is not None
-            else Run.objects.none()
-        )
-        return {
-            "learner": {
-                "account": self.user.get_username() if self.user is not None else None,
-                "shares_name_with_instructors": self.user is not None
-                and LearnerProfile.of(self.user).share_name,
-            },
-            "exported_at": clock.now().isoformat(),
-            "showings": [showing.as_export() for showing in showings],
-            "schedule": [state.as_export() for state in states],
-            "practice_attempts": [attempt.as_export() for attempt in attempts],
-            "practice_schedule": [state.as_export() for state in practice_states],
-            "runs": [run.as_export() for run in runs],
-        }
 
 
 @receiver(user_logged_in, dispatch_uid="quiz_join_session_progress")

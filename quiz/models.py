@@ -1,28 +1,38 @@
-"""What students do with cards: show the answer, rate themselves, come back when due.
+"""What students do with cards and practice problems, as rows: an answer shown (Showing), rated
+(Review) and its optional parts opened (LayerOpening); each card's and practice template's
+schedule (CardState, PracticeState); the answers to a drawn problem (PracticeAttempt); a
+student's choices (LearnerProfile).
 
-Every row here belongs to exactly one learner (quiz.learners: an account, or an
-anonymous visitor), and every read goes through `for_learner`, so nobody sees
-another's answers or ratings.
+Every row here belongs to exactly one learner (quiz.learners: an account, or an anonymous
+visitor), and every read goes through `for_learner` (quiz.learner_rows), so nobody sees
+another's answers or ratings. What is done with the rows lives beside them: rating a card
+(card_rating.py), a drawn problem's tries (practice_tries.py), FSRS (scheduling.py), what pages
+read (selectors.py), the learner's export (learner_export.py).
 """
 
 from __future__ import annotations
 
-import enum
 from collections import defaultdict
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
+from typing import Any, ClassVar, Self
 
 from django.conf import settings
 from django.db import IntegrityError, models, transaction
 
-from accounts.instructors import is_instructor
-from felab_sim.engine import answers
 from lessons.models import Card
-from serving.prepared import PreparedQuery
 
 from . import clock, scheduling
+from .learner_rows import (
+    LearnerQuery,
+    LearnerQuerySet,
+    LearnerRead,
+    Owner,
+    distinct_learners,
+    has_a_learner,
+    once_per_learner,
+    owner_filter_of,
+)
+from .shared_names import shared_name
 
 # A rating may be changed for this long after it was first given.
 CHANGE_WINDOW = timedelta(minutes=1)
@@ -49,126 +59,6 @@ class Layer(models.TextChoices):
     DEEPER = "deeper", "Go deeper"
 
 
-def run_starter_shown_to(owner: Any, viewer: Any) -> str:
-    """A simulator run's starter as another signed-in user may see them: to an instructor, as
-    on /instructor/; to anyone else, not at all. felab_sim asks through runs.show_starters_by."""
-    return shared_name(owner) if is_instructor(viewer) else ""
-
-
-def shared_name(user: Any) -> str:
-    """A learner as an instructor may see them: a name only with the student's consent."""
-    if user is None:
-        return "anonymous"
-    try:
-        shares = user.learner_profile.share_name
-    except LearnerProfile.DoesNotExist:
-        shares = False
-    if shares:
-        return user.get_full_name() or user.get_username()
-    return "a student (name not shared)"
-
-
-class Owner(Protocol):
-    """Whom rows belong to: a quiz.learners.Learner, or a row that already belongs to one."""
-
-    @property
-    def known(self) -> bool: ...
-
-    def owner_filter(self) -> models.Q: ...
-
-    def owner_fields(self) -> dict[str, Any]: ...
-
-
-class LearnerQuerySet(models.QuerySet):
-    def for_learner(self, learner: Owner) -> models.QuerySet:
-        """Only this learner's rows: their account's, or their anonymous id's."""
-        return self.filter(learner.owner_filter()) if learner.known else self.none()
-
-    def learner_count(self) -> int:
-        return self.aggregate(n=_distinct_learners())["n"]
-
-
-RowModel = TypeVar("RowModel", bound=models.Model)
-
-
-class LearnerRead(Generic[RowModel]):
-    """A learner's rows: ``build(learner, **values)`` makes the queryset, none for an unknown learner."""
-
-    def __init__(self, build: Callable[..., models.QuerySet[RowModel]]) -> None:
-        self._build = build
-
-    def run(self, learner: Owner, **values: Any) -> list[RowModel]:
-        return list(self._build(learner, **values)) if learner.known else []
-
-
-class LearnerQuery(Generic[RowModel]):
-    """A learner's read that is a large share of a hot page, its SQL built once per process
-    (serving/prepared.py).
-
-    An account's rows and an anonymous learner's are different SQL (``user_id = %s`` against
-    ``user_id IS NULL AND anonymous_id = %s``), so each kind has its own prepared query.
-    ``build(owner, **values)`` makes the queryset for an owner standing in for the learner.
-    """
-
-    def __init__(
-        self, model: type[RowModel], build: Callable[..., models.QuerySet[RowModel]], **stand_ins: int | str
-    ) -> None:
-        def of_account(user: int, **values: Any) -> models.QuerySet[RowModel]:
-            return build(Showing(user_id=user), **values)
-
-        def of_anonymous(anonymous_id: str, **values: Any) -> models.QuerySet[RowModel]:
-            return build(Showing(user_id=None, anonymous_id=anonymous_id), **values)
-
-        self._account = PreparedQuery(model, of_account, user=-7_340_219, **stand_ins)
-        self._anonymous = PreparedQuery(
-            model, of_anonymous, anonymous_id="felab-stand-in-anonymous-learner", **stand_ins
-        )
-
-    def run(self, learner: Owner, **values: Any) -> list[RowModel]:
-        if not learner.known:
-            return []
-        fields = learner.owner_fields()
-        # A Learner names its account ("user"), a row its account's id ("user_id").
-        user = fields["user"].pk if fields.get("user") is not None else fields.get("user_id")
-        if user is not None:
-            return self._account.run(user=user, **values)
-        return self._anonymous.run(anonymous_id=fields["anonymous_id"], **values)
-
-
-def _distinct_learners(prefix: str = "") -> models.Expression:
-    """How many different learners: accounts plus anonymous learners."""
-    return models.Count(f"{prefix}user", distinct=True) + models.Count(
-        f"{prefix}anonymous_id", distinct=True, filter=models.Q(**{f"{prefix}user__isnull": True})
-    )
-
-
-def _has_a_learner(name: str) -> models.CheckConstraint:
-    return models.CheckConstraint(
-        condition=models.Q(user__isnull=False, anonymous_id="")
-        | models.Q(user__isnull=True) & ~models.Q(anonymous_id=""),
-        name=name,
-    )
-
-
-def _once_per_learner(
-    fields: list[str], per_account: str, per_anonymous: str
-) -> list[models.UniqueConstraint]:
-    """``fields`` unique for each account and, apart, for each anonymous learner (a row has one
-    of the two: _has_a_learner)."""
-    return [
-        models.UniqueConstraint(
-            fields=[*fields, "user"], condition=models.Q(user__isnull=False), name=per_account
-        ),
-        models.UniqueConstraint(
-            fields=[*fields, "anonymous_id"], condition=models.Q(user__isnull=True), name=per_anonymous
-        ),
-    ]
-
-
-def _card_key(card: Card) -> str:
-    return "/".join(str(part) for part in card.natural_key())
-
-
 class ShowingQuerySet(LearnerQuerySet):
     def current_for(self, learner: Owner, card: Card | int, now: datetime) -> Showing | None:
         """The showing a rating would belong to: the latest, while it is still open for rating."""
@@ -185,7 +75,7 @@ class ShowingQuerySet(LearnerQuerySet):
 
     def revealed_by(self) -> dict[int, int]:
         """Per card id, how many learners revealed its answer."""
-        rows = self.values("card_id").annotate(n=_distinct_learners()).order_by()
+        rows = self.values("card_id").annotate(n=distinct_learners()).order_by()
         return {row["card_id"]: row["n"] for row in rows}
 
     def latest_answers(self, limit: int) -> ShowingQuerySet:
@@ -219,7 +109,7 @@ class Showing(models.Model):
 
     class Meta:
         ordering = ["-shown_at"]
-        constraints = [_has_a_learner("showing_has_one_learner")]
+        constraints = [has_a_learner("showing_has_one_learner")]
         # A learner's latest showing of a card (every card page with its answer shown, every Show
         # answer and rating) is found in the index, however often they pressed Show answer: with
         # the learner's column alone, 5,000 showings doubled a Show answer POST's time (the
@@ -269,9 +159,7 @@ class Showing(models.Model):
 
     def owner_filter(self) -> models.Q:
         """This showing's learner's rows (a Showing always has one)."""
-        if self.user_id is not None:
-            return models.Q(user_id=self.user_id)
-        return models.Q(user__isnull=True, anonymous_id=self.anonymous_id)
+        return owner_filter_of(self.user_id, self.anonymous_id)
 
     def owner_fields(self) -> dict[str, Any]:
         return {"user_id": self.user_id, "anonymous_id": self.anonymous_id}
@@ -289,38 +177,6 @@ class Showing(models.Model):
 
     def shared_name(self) -> str:
         return shared_name(self.user)
-
-    def as_export(self) -> dict[str, Any]:
-        review = self.review_or_none
-        return {
-            "card": _card_key(self.card),
-            "card_title": self.card.label,
-            "shown_at": self.shown_at.isoformat(),
-            "answer": self.answer,
-            "layers_opened": [opening.layer for opening in self.openings.all()],
-            "rating": (
-                {
-                    "value": review.rating,
-                    "label": review.get_rating_display(),
-                    "reviewed_at": review.reviewed_at.isoformat(),
-                }
-                if review
-                else None
-            ),
-        }
-
-
-class Outcome(enum.Enum):
-    SAVED = "saved"
-    CHANGED = "changed"
-    FINAL = "final"
-
-
-@dataclass(frozen=True)
-class Rated:
-    review: Review
-    outcome: Outcome
-    state: CardState | None
 
 
 class ReviewQuerySet(LearnerQuerySet):
@@ -364,48 +220,6 @@ class Review(models.Model):
         """get_rating_display(), looked up directly."""
         return RATING_LABELS[self.rating]
 
-    @classmethod
-    def rate(cls, showing: Showing, rating: Rating) -> Rated:
-        """Record a rating for a showing, or change it within the window; then reschedule the card.
-
-        The showing comes with its review (Showing.for_rating), so a rating that changes nothing
-        (the same button again, or one past the window) writes nothing: 1 query where a write
-        costs 9 (bench/bench_http.py's rate POST sends the same rating over and over).
-        """
-        now = clock.now()
-        loaded = showing.review_or_none
-        if loaded is not None:
-            if now - loaded.reviewed_at >= CHANGE_WINDOW:  # reviewed_at never changes
-                return Rated(loaded, Outcome.FINAL, None)
-            if loaded.rating == rating:
-                states = _CARD_STATE.run(showing, card=showing.card_id)
-                return Rated(loaded, Outcome.CHANGED, states[0] if states else None)
-        with transaction.atomic():
-            review = None
-            if loaded is None:
-                try:
-                    with transaction.atomic():  # a savepoint: another request may have rated it first
-                        review = cls.objects.create(
-                            showing=showing,
-                            card_id=showing.card_id,
-                            rating=rating,
-                            reviewed_at=now,
-                            **showing.owner_fields(),
-                        )
-                    outcome = Outcome.SAVED
-                except IntegrityError:
-                    review = None
-            if review is None:
-                review = cls.objects.select_for_update().get(showing=showing)
-                if now - review.reviewed_at >= CHANGE_WINDOW:
-                    return Rated(review, Outcome.FINAL, None)
-                outcome = Outcome.CHANGED
-                if review.rating != rating:
-                    review.rating = rating
-                    review.save(update_fields=["rating"])
-            state = CardState.rebuild(showing, showing.card_id)
-        return Rated(review, outcome, state)
-
 
 class ScheduleState(models.Model):
     """Where one learner stands with one thing they review: FSRS's memory of it and when it is
@@ -444,14 +258,7 @@ class ScheduleState(models.Model):
         if not history:
             mine.delete()
             return None
-        fsrs_card = scheduling.replay(subject_id, history, start=history[0][1])
-        fields = {
-            "fsrs_card": fsrs_card.to_dict(),
-            "due": fsrs_card.due,
-            "last_rating": history[-1][0],
-            "last_reviewed_at": history[-1][1],
-            "review_count": len(history),
-        }
+        fields = scheduling.schedule_after(subject_id, history)
         # Read, then one UPDATE, in the caller's transaction: update_or_create would add a
         # savepoint around them (two more statements on every rating). The savepoint is kept for
         # the first rating of a subject, whose INSERT another request may make first.
@@ -499,8 +306,8 @@ class CardState(ScheduleState):
         verbose_name = "schedule"
         verbose_name_plural = "schedules"
         constraints = [
-            *_once_per_learner(["card"], "one_schedule_per_account", "one_schedule_per_anonymous_learner"),
-            _has_a_learner("schedule_has_one_learner"),
+            *once_per_learner(["card"], "one_schedule_per_account", "one_schedule_per_anonymous_learner"),
+            has_a_learner("schedule_has_one_learner"),
         ]
 
     def __str__(self) -> str:
@@ -510,23 +317,11 @@ class CardState(ScheduleState):
     def history(cls, learner: Owner, subject_id: int) -> list[tuple[int, datetime]]:
         return Review.objects.for_learner(learner).history(subject_id)
 
-    def as_export(self) -> dict[str, Any]:
-        return {
-            "card": _card_key(self.card),
-            "card_title": self.card.label,
-            "due": self.due.isoformat(),
-            "last_rating": self.last_rating,
-            "last_rating_label": self.get_last_rating_display(),
-            "last_reviewed_at": self.last_reviewed_at.isoformat(),
-            "reviews": self.review_count,
-            "fsrs": self.fsrs_card,
-        }
-
 
 class LayerOpeningQuerySet(models.QuerySet):
     def opened_by(self) -> dict[tuple[int, str], int]:
         """Per (card id, layer), how many learners opened it."""
-        rows = self.values("showing__card_id", "layer").annotate(n=_distinct_learners("showing__")).order_by()
+        rows = self.values("showing__card_id", "layer").annotate(n=distinct_learners("showing__")).order_by()
         return {(row["showing__card_id"], row["layer"]): row["n"] for row in rows}
 
 
@@ -645,10 +440,10 @@ class PracticeAttempt(models.Model):
     class Meta:
         ordering = ["-answered_at"]
         constraints = [
-            _has_a_learner("practice_attempt_has_one_learner"),
+            has_a_learner("practice_attempt_has_one_learner"),
             # A problem counts once: answering the same draw again, after its solution, would
             # feed the schedule an answer read off the page.
-            *_once_per_learner(
+            *once_per_learner(
                 ["template", "seed"],
                 "practice_problem_counted_once_per_account",
                 "practice_problem_counted_once_per_anonymous_learner",
@@ -657,73 +452,6 @@ class PracticeAttempt(models.Model):
 
     def __str__(self) -> str:
         return f"{self.template.slug} seed {self.seed}: {self.verdict}"
-
-    @classmethod
-    def record(
-        cls, learner: Owner, template_id: int, seed: int, typed: str, value: float, expected: float,
-        checked: answers.Checked, seconds: float | None, *, mistake: str = "", hints: int = 0,
-    ) -> tuple[PracticeAttempt, bool]:  # fmt: skip
-        """One try at this draw, rated and scheduled: the first creates the attempt, a later one
-        (while the draw is open: not right, under MAX_TRIES, no Show me) updates it; (the attempt,
-        False) when the draw is finished and this answer is not counted."""
-        mine = cls.objects.for_learner(learner)
-        earlier = mine.filter(template_id=template_id, seed=seed).first()
-        if earlier is not None and earlier.finished:
-            return earlier, False
-        latest = mine.exclude(pk=earlier.pk if earlier else None).latest_for(template_id)
-        previous_right = latest is not None and latest.verdict == Verdict.RIGHT
-        with transaction.atomic():
-            if earlier is None:
-                attempt = cls(
-                    template_id=template_id, seed=seed, tries=0, first_verdict=checked.verdict,
-                    first_mistake=mistake, first_hints=hints, first_ratio=checked.ratio,
-                    **learner.owner_fields(),
-                )  # fmt: skip
-            else:
-                attempt = earlier
-            attempt.typed, attempt.value, attempt.expected = typed[:80], value, expected
-            attempt.ratio, attempt.verdict, attempt.mistake = checked.ratio, checked.verdict, mistake
-            attempt.seconds, attempt.tries = seconds, attempt.tries + 1
-            attempt.hints_used = max(attempt.hints_used, hints)
-            attempt.answered_at = clock.now()
-            attempt.proposed_rating = attempt.rating = attempt.propose(previous_right)
-            attempt.save()
-            PracticeState.rebuild(learner, template_id)
-        return attempt, True
-
-    @classmethod
-    def show_me(
-        cls, learner: Owner, template_id: int, seed: int, expected: float, hints: int
-    ) -> PracticeAttempt:
-        """ "Show me": the steps revealed, the draw finished and rated Missed it."""
-        mine = cls.objects.for_learner(learner)
-        attempt = mine.filter(template_id=template_id, seed=seed).first()
-        if attempt is not None and attempt.finished:
-            return attempt
-        with transaction.atomic():
-            if attempt is None:
-                attempt = cls(
-                    template_id=template_id, seed=seed, tries=0, typed="", value=0.0, expected=expected,
-                    ratio=0.0, verdict=Verdict.OFF, first_hints=hints, **learner.owner_fields(),
-                )  # fmt: skip
-            attempt.shown_solution = True
-            attempt.hints_used = max(attempt.hints_used, hints)
-            attempt.answered_at = clock.now()
-            attempt.proposed_rating = attempt.rating = Rating.MISSED_IT
-            attempt.save()
-            PracticeState.rebuild(learner, template_id)
-        return attempt
-
-    def propose(self, previous_right: bool) -> int:
-        """The rating its tries propose: Show me → Missed it; right at the first try without hints
-        as answers.proposed_rating says (Got it, Easy when quick after a right one); right after a
-        hint or another try no better than Hard; close Hard; off Missed it."""
-        if self.shown_solution:
-            return Rating.MISSED_IT
-        rating = answers.proposed_rating(self.verdict, previous_right, self.seconds)
-        if self.tries > 1 or self.hints_used:
-            rating = min(rating, Rating.HARD)
-        return rating
 
     def record_hints(self, hints: int) -> None:
         """A hint taken while the draw is open, so a later try is rated with it."""
@@ -745,9 +473,8 @@ class PracticeAttempt(models.Model):
         return True
 
     def owner_filter(self) -> models.Q:
-        if self.user_id is not None:
-            return models.Q(user_id=self.user_id)
-        return models.Q(user__isnull=True, anonymous_id=self.anonymous_id)
+        """This attempt's learner's rows (an attempt always has one)."""
+        return owner_filter_of(self.user_id, self.anonymous_id)
 
     def owner_fields(self) -> dict[str, Any]:
         return {"user_id": self.user_id, "anonymous_id": self.anonymous_id}
@@ -762,32 +489,6 @@ class PracticeAttempt(models.Model):
             return float("inf")
         return max(self.ratio, 1 / self.ratio)
 
-    def as_export(self) -> dict[str, Any]:
-        return {
-            "template": self.template.slug,
-            "template_title": self.template.title,
-            "seed": self.seed,
-            "typed": self.typed,
-            "value": self.value,
-            "expected": self.expected,
-            "ratio": self.ratio,
-            "verdict": self.verdict,
-            "seconds": self.seconds,
-            "proposed_rating": {"value": self.proposed_rating, "label": self.get_proposed_rating_display()},
-            "rating": {"value": self.rating, "label": self.get_rating_display()},
-            "tries": self.tries,
-            "hints_used": self.hints_used,
-            "shown_solution": self.shown_solution,
-            "mistake": self.mistake,
-            "first_try": {
-                "verdict": self.first_verdict,
-                "mistake": self.first_mistake,
-                "ratio": self.first_ratio,
-                "hints": self.first_hints,
-            },
-            "answered_at": self.answered_at.isoformat(),
-        }
-
     @property
     def first_error_ratio(self) -> float | None:
         """How many times off the first try was (calibration reads first tries: a retry after
@@ -801,17 +502,6 @@ class PracticeAttempt(models.Model):
     def right_first_time(self) -> bool:
         return (self.first_verdict or self.verdict) == Verdict.RIGHT
 
-    def change_rating(self, rating: Rating) -> bool:
-        """The student's own rating instead of the proposed one, within the window; False after."""
-        if not self.open_for_rating(clock.now()):
-            return False
-        with transaction.atomic():
-            if self.rating != rating:
-                self.rating = rating
-                self.save(update_fields=["rating"])
-            PracticeState.rebuild(self, self.template_id)
-        return True
-
 
 class PracticeStateQuerySet(LearnerQuerySet):
     def of_published_templates(self) -> PracticeStateQuerySet:
@@ -820,7 +510,7 @@ class PracticeStateQuerySet(LearnerQuerySet):
 
     def due(self, now: datetime) -> PracticeStateQuerySet:
         """Templates due at `now` (scheduling.is_due, in SQL), the longest overdue first: the
-        practice index's marks; /review/ and /progress/ read quiz.pages.Schedules."""
+        practice index's marks; /review/ and /progress/ read quiz.selectors.Schedules."""
         return self.of_published_templates().filter(due__lte=now).order_by("due", "template_id")
 
 
@@ -843,28 +533,16 @@ class PracticeState(ScheduleState):
     class Meta(ScheduleState.Meta):
         verbose_name = "practice schedule"
         constraints = [
-            *_once_per_learner(
+            *once_per_learner(
                 ["template"],
                 "one_practice_schedule_per_account",
                 "one_practice_schedule_per_anonymous_learner",
             ),
-            _has_a_learner("practice_schedule_has_one_learner"),
+            has_a_learner("practice_schedule_has_one_learner"),
         ]
 
     def __str__(self) -> str:
         return f"{self.template.slug} due {self.due:%Y-%m-%d %H:%M}"
-
-    def as_export(self) -> dict[str, Any]:
-        return {
-            "template": self.template.slug,
-            "template_title": self.template.title,
-            "due": self.due.isoformat(),
-            "last_rating": self.last_rating,
-            "last_rating_label": self.get_last_rating_display(),
-            "last_reviewed_at": self.last_reviewed_at.isoformat(),
-            "reviews": self.review_count,
-            "fsrs": self.fsrs_card,
-        }
 
     @classmethod
     def history(cls, learner: Owner, subject_id: int) -> list[tuple[int, datetime]]:
@@ -887,7 +565,4 @@ _NAMED_SHOWING = LearnerRead(
     lambda owner, card, showing: (
         Showing.objects.for_learner(owner).filter(card_id=card, pk=showing).select_related("review")
     ),
-)
-_CARD_STATE = LearnerRead(
-    lambda owner, card: CardState.objects.of_showing(Showing(card_id=card, **owner.owner_fields())),
 )

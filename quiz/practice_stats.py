@@ -18,7 +18,8 @@ from felab_sim.engine.answers import ratio_group
 from felab_sim.engine.numbers import format_number
 from lessons.models import Lesson, PracticeTemplate
 
-from .models import LearnerQuerySet, LearnerRead, Owner, PracticeAttempt, PracticeState, Verdict
+from .learner_rows import LearnerQuerySet, LearnerRead, Owner
+from .models import PracticeAttempt, PracticeState, Verdict
 
 # Calibration is the median error of each run of this many attempts, oldest first.
 CALIBRATION_WINDOW = 5

@@ -2,8 +2,8 @@
 
 GET ``/practice/SLUG/?seed=N`` shows the problem seed N draws (no seed: a redirect to a fresh
 one, so the address always carries the draw). POST to the same address
-with ``answer`` checks it (felab_sim.engine.answers), records the learner's first answer to
-that draw (quiz.models.PracticeAttempt, which schedules the template with FSRS) and shows the
+with ``answer`` checks it (felab_sim.engine.answers), records the learner's try at
+that draw (quiz.practice_tries, which schedules the template with FSRS) and shows the
 verdict and the worked solution; htmx swaps the problem in place, a plain form does the same
 page without JavaScript. An answer that cannot be read is explained and not counted.
 ``/practice/`` lists every published template by lesson with the learner's record on it.
@@ -35,7 +35,7 @@ from lessons.simulator import simulator
 from serving.content_cache import kept
 from serving.kept_pages import render_kept
 
-from . import clock, practice_stats, scheduling
+from . import clock, practice_stats, practice_tries, scheduling
 from .learners import Learner
 from .models import MAX_TRIES, PracticeAttempt, PracticeState, Rating
 
@@ -184,7 +184,7 @@ def _post(request: HttpRequest, template: PracticeTemplate, problem: Problem) ->
             attempt.record_hints(hints)
         return _page(request, template, problem, attempt=attempt, hints=hints)
     if action == "show":
-        attempt = PracticeAttempt.show_me(
+        attempt = practice_tries.show_solution(
             Learner.of_or_start(request), template.pk, problem.seed, problem.answer, hints
         )
         return _page(request, template, problem, attempt=attempt, hints=hints, counted=True)
@@ -201,7 +201,7 @@ def _post(request: HttpRequest, template: PracticeTemplate, problem: Problem) ->
         return _page(request, template, problem, error=str(error), typed=typed, attempt=attempt, hints=hints)
     graded = problem.grade(read.value)
     mistake = graded.mistake.slug if graded.mistake else ""
-    attempt, counted = PracticeAttempt.record(
+    attempt, counted = practice_tries.record_try(
         Learner.of_or_start(request), template.pk, problem.seed, read.typed, read.value, problem.answer,
         graded.checked, _seconds(request.POST.get("shown_at")), mistake=mistake, hints=hints,
     )  # fmt: skip
@@ -292,7 +292,7 @@ def rate_practice(request: HttpRequest, template_slug: str) -> HttpResponse:
     attempt = PracticeAttempt.objects.for_learner(learner).filter(template=template, pk=attempt_id).first()
     if attempt is None:
         raise Http404("No such attempt of yours.")
-    changed = attempt.change_rating(rating)
+    changed = practice_tries.change_rating(attempt, rating)
     stored = Rating(attempt.rating).label
     if changed:
         state = PracticeState.objects.for_learner(learner).filter(template=template).first()

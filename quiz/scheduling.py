@@ -7,8 +7,9 @@ Pure Python on top of the fsrs package, no Django models: the models hand in
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any, TypedDict
 
 import fsrs
 
@@ -39,6 +40,29 @@ def replay(card_id: int, history: Iterable[tuple[int, datetime]], start: datetim
     for rating, reviewed_at in history:
         card, _ = SCHEDULER.review_card(card, fsrs.Rating(rating), review_datetime=as_utc(reviewed_at))
     return card
+
+
+class ScheduleFields(TypedDict):
+    """What a schedule row (quiz.models.ScheduleState) stores of a learner's ratings of one thing."""
+
+    fsrs_card: dict[str, Any]
+    due: datetime
+    last_rating: int
+    last_reviewed_at: datetime
+    review_count: int
+
+
+def schedule_after(subject_id: int, history: Sequence[tuple[int, datetime]]) -> ScheduleFields:
+    """The schedule after the ratings in ``history`` (at least one, oldest first), replayed from
+    the first of them."""
+    card = replay(subject_id, history, start=history[0][1])
+    return {
+        "fsrs_card": card.to_dict(),
+        "due": card.due,
+        "last_rating": history[-1][0],
+        "last_reviewed_at": history[-1][1],
+        "review_count": len(history),
+    }
 
 
 def previews(card: fsrs.Card, at: datetime) -> dict[int, datetime]:

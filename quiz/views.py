@@ -28,20 +28,21 @@ from lessons.views import card_for_page, render_card
 from serving.content_cache import kept
 from serving.kept_pages import render_kept
 
-from . import charts, clock, practice_stats, scheduling
+from . import charts, clock, learner_export, practice_stats, scheduling
+from .card_rating import Outcome, rate_showing
 from .forms import SharingForm
 from .learners import Learner
+from .lesson_runs import ProgressRun
 from .models import (
     Layer,
     LayerOpening,
     LearnerProfile,
-    Outcome,
     PracticeAttempt,
     Rating,
-    Review,
     Showing,
 )
-from .pages import FORECAST_DAYS, CardOverview, LessonProgress, ProgressRun, ProgressSummary, Schedules
+from .progress_summary import FORECAST_DAYS, ProgressSummary
+from .selectors import CardOverview, LessonProgress, Schedules
 
 LATEST_ANSWERS = 20
 
@@ -89,7 +90,7 @@ def rate_card(request: HttpRequest, course_slug: str, lesson_slug: str, step: in
         allowed = ", ".join(f"{value} ({label})" for value, label in Rating.choices)
         return HttpResponseBadRequest(f"rating must be one of {allowed}.", content_type="text/plain")
     showing = _showing_or_404(request, Learner.of_or_start(request), card)
-    rated = Review.rate(showing, rating)
+    rated = rate_showing(showing, rating)
     review_mode = request.POST.get("review") == "1"
     comes_back = scheduling.humanize_interval(rated.state.due - clock.now()) if rated.state else ""
     if request.htmx:
@@ -185,7 +186,7 @@ def sharing(request: HttpRequest) -> HttpResponse:
 
 @never_cache
 def export(request: HttpRequest) -> HttpResponse:
-    response = JsonResponse(Learner.of(request).export(), json_dumps_params={"indent": 2})
+    response = JsonResponse(learner_export.export_data(Learner.of(request)), json_dumps_params={"indent": 2})
     response["Content-Disposition"] = 'attachment; filename="felab-progress.json"'
     return response
 

@@ -8,6 +8,7 @@ import pytest
 from django.db import connection, models
 from django.test.utils import CaptureQueriesContext
 
+from quiz.card_rating import rate_showing
 from quiz.learners import Learner
 from quiz.models import Rating, Review, Showing
 from serving.prepared import CHECKED_DJANGO, PreparedQuery
@@ -33,7 +34,7 @@ def test_each_call_returns_what_the_orm_returns_for_its_own_values(student, othe
 
     prepared = PreparedQuery(Showing, build, user=-7_001, card=-7_002)
     mine = [Showing.record(Learner(user=student), seed_card, f"mine {index}") for index in range(3)]
-    Review.rate(mine[1], Rating.HARD)
+    rate_showing(mine[1], Rating.HARD)
     Showing.record(Learner(user=other_student), seed_card, "theirs")
 
     for user in (student, other_student, student):

@@ -11,7 +11,8 @@ from django.utils.safestring import SafeString
 
 from serving.templatetags.content_fragments import kept_part
 
-from ..pages import LessonProgress, ProgressRun
+from ..lesson_runs import ProgressRun
+from ..selectors import LessonProgress
 
 register = template.Library()
 

@@ -21,7 +21,8 @@ from .. import clock
 from ..course_map import CourseMap, LessonOnMap, LessonRun
 from ..learners import Learner
 from ..models import Showing
-from ..pages import SEEN_CARDS, CardStudy, LessonProgress, Preview
+from ..rating_previews import Preview
+from ..selectors import SEEN_CARDS, CardStudy, LessonProgress
 
 register = template.Library()
 

@@ -9,6 +9,7 @@ from django.core import mail
 from django.test import Client
 
 from felab_sim.models import Run
+from quiz.card_rating import rate_showing
 from quiz.learners import Learner
 from quiz.models import CardState, Layer, LayerOpening, LearnerProfile, Rating, Review, Showing
 from tests.conftest import PASSWORD
@@ -175,7 +176,7 @@ def _records_of(user: User) -> dict[str, int]:
 
 def _study(user: User, card) -> None:
     showing = Showing.record(Learner(user=user), card, "my answer")
-    Review.rate(showing, Rating.GOT_IT)
+    rate_showing(showing, Rating.GOT_IT)
     LayerOpening.record(showing, Layer.DEEPER)
     LearnerProfile.objects.create(user=user, share_name=True)
     Run.objects.create(

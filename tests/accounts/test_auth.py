@@ -4,6 +4,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from quiz.card_rating import rate_showing
 from quiz.learners import Learner
 from quiz.models import CardState, LearnerProfile, Rating, Review, Showing
 from tests.conftest import PASSWORD, SEED_CARD_URL
@@ -29,7 +30,7 @@ def test_log_in_joins_the_sessions_progress_without_losing_or_duplicating(
     client, student, seed_card, second_card, clock
 ):
     account = Learner(user=student)
-    Review.rate(Showing.record(account, seed_card, "from before"), Rating.EASY)
+    rate_showing(Showing.record(account, seed_card, "from before"), Rating.EASY)
     clock.advance(minutes=30)
     visitor = study_anonymously(client, (SEED_CARD_URL, 1), (second_card.get_absolute_url(), 3))
     old_key = client.session.session_key

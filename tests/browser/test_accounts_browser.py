@@ -8,6 +8,7 @@ from django.contrib.auth.models import User
 from playwright.sync_api import Page, expect
 
 from lessons.models import Card
+from quiz.card_rating import rate_showing
 from quiz.learners import Learner
 from quiz.models import CardState, Rating, Review, Showing
 from tests.browser.test_accessibility import serious_violations
@@ -79,7 +80,7 @@ def test_a_student_resets_a_forgotten_password_from_the_email(page: Page, live_l
 
 def test_a_student_deletes_their_account(page: Page, live_lessons, sam):
     card = Card.objects.get(lesson__slug="concurrency-sweep", step=1)
-    Review.rate(Showing.record(Learner(user=sam), card, "my answer"), Rating.GOT_IT)
+    rate_showing(Showing.record(Learner(user=sam), card, "my answer"), Rating.GOT_IT)
     log_in(page, live_lessons)
     page.goto(live_lessons + "/progress/")
     page.get_by_role("link", name="Delete your account and everything recorded about it").click()

@@ -12,8 +12,9 @@ from playwright.sync_api import Browser, BrowserContext, Page, expect
 from accounts.instructors import VIEW_ONLY, grant_permissions
 from lessons.models import Card
 from quiz.admin import INSTRUCTORS_VIEW
+from quiz.card_rating import rate_showing
 from quiz.learners import Learner
-from quiz.models import LearnerProfile, Rating, Review, Showing
+from quiz.models import LearnerProfile, Rating, Showing
 from tests.browser.conftest import _new_context
 from tests.conftest import PASSWORD, SEED_CARD_URL
 
@@ -56,7 +57,7 @@ def class_records(page: Page, live_lessons) -> dict[str, str]:
         (sam, "sam's private guess", Rating.HARD),
         (alex, "alex's guess", Rating.EASY),
     ):
-        Review.rate(Showing.record(Learner(user=user), card, answer), rating)
+        rate_showing(Showing.record(Learner(user=user), card, answer), rating)
     anonymous = Showing.objects.get(user__isnull=True)
     return {
         "session_key": session_key,

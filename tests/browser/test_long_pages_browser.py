@@ -5,8 +5,9 @@ from django.contrib.auth.models import User
 from playwright.sync_api import Page, expect
 
 from lessons.models import Card
+from quiz.card_rating import rate_showing
 from quiz.learners import Learner
-from quiz.models import Rating, Review, Showing
+from quiz.models import Rating, Showing
 from tests.browser.test_accessibility import serious_violations
 from tests.conftest import PASSWORD
 
@@ -32,7 +33,7 @@ def page_height(page: Page) -> int:
 def rated_student(live_lessons) -> User:
     user = User.objects.create_user("sam", "sam@example.org", PASSWORD)
     for card in Card.objects.filter(lesson__slug="concurrency-sweep").order_by("step")[:3]:
-        Review.rate(Showing.record(Learner(user=user), card), Rating.GOT_IT)
+        rate_showing(Showing.record(Learner(user=user), card), Rating.GOT_IT)
     return user
 
 

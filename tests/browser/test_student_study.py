@@ -6,6 +6,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from lessons.models import Card
+from quiz.card_rating import rate_showing
 from quiz.models import CardState, LayerOpening, Rating, Review, Showing
 from tests.browser.conftest import _new_context
 from tests.browser.test_accessibility import serious_violations
@@ -166,7 +167,7 @@ def test_log_in_keeps_what_was_studied(page: Page, live_lessons, clock, student)
 
 def test_instructor_sees_the_class_chart(page: Page, live_lessons, clock, instructor, console_errors):
     card = Card.objects.get(lesson__slug="concurrency-sweep", step=1)
-    Review.rate(Showing.objects.create(card=card, anonymous_id="visitor", answer="hi"), Rating.GOT_IT)
+    rate_showing(Showing.objects.create(card=card, anonymous_id="visitor", answer="hi"), Rating.GOT_IT)
     page.goto(live_lessons + "/accounts/login/?next=/instructor/")
     page.get_by_label("Username").fill("ines")
     page.get_by_label("Password").fill(PASSWORD)

@@ -9,9 +9,11 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from quiz.card_rating import rate_showing
 from quiz.learners import Learner
 from quiz.models import Rating, Review, Showing
-from quiz.pages import CardStudy, Preview
+from quiz.rating_previews import Preview
+from quiz.selectors import CardStudy
 from tests.conftest import SEED_CARD_URL
 from tests.quiz.conftest import rate, show
 
@@ -104,7 +106,7 @@ def test_the_card_page_reads_the_rated_showings_and_the_latest_only(clock, stude
 
     learner = Learner(user=student)
     rated = Showing.record(learner, seed_card, "first")
-    Review.rate(rated, Rating.HARD)
+    rate_showing(rated, Rating.HARD)
     clock.advance(minutes=2)
     for index in range(30):  # Show answer pressed again and again, never rated
         Showing.record(learner, seed_card, f"again {index}")

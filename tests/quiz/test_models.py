@@ -8,19 +8,19 @@ from django.db import IntegrityError, transaction
 from django.db.models import Prefetch
 
 from accounts.instructors import is_instructor
+from quiz.card_rating import Outcome, rate_showing
 from quiz.learners import Learner
 from quiz.models import (
     ANSWER_MAX_LENGTH,
     CardState,
     Layer,
     LayerOpening,
-    Outcome,
     Rating,
     Review,
     Showing,
-    shared_name,
 )
-from quiz.pages import LessonProgress
+from quiz.selectors import LessonProgress
+from quiz.shared_names import shared_name
 
 pytestmark = pytest.mark.django_db
 
@@ -59,7 +59,7 @@ def test_for_learner_sees_only_that_learners_rows(student, other_student, seed_c
 
 def test_rating_records_a_review_and_schedules_the_card(student, seed_card, clock):
     showing = Showing.record(Learner(user=student), seed_card)
-    rated = Review.rate(showing, Rating.GOT_IT)
+    rated = rate_showing(showing, Rating.GOT_IT)
     assert rated.outcome is Outcome.SAVED
     review = Review.objects.get()
     assert (review.showing, review.card, review.user, review.rating) == (showing, seed_card, student, 3)
@@ -71,9 +71,9 @@ def test_rating_records_a_review_and_schedules_the_card(student, seed_card, cloc
 
 def test_changing_the_rating_within_a_minute_replaces_it(student, seed_card, clock):
     showing = Showing.record(Learner(user=student), seed_card)
-    Review.rate(showing, Rating.GOT_IT)
+    rate_showing(showing, Rating.GOT_IT)
     clock.advance(seconds=59)
-    rated = Review.rate(showing, Rating.MISSED_IT)
+    rated = rate_showing(showing, Rating.MISSED_IT)
     assert rated.outcome is Outcome.CHANGED
     review = Review.objects.get()
     assert review.rating == Rating.MISSED_IT
@@ -85,10 +85,10 @@ def test_changing_the_rating_within_a_minute_replaces_it(student, seed_card, clo
 
 def test_after_a_minute_the_rating_is_final(student, seed_card, clock):
     showing = Showing.record(Learner(user=student), seed_card)
-    Review.rate(showing, Rating.GOT_IT)
+    rate_showing(showing, Rating.GOT_IT)
     due = CardState.objects.get().due
     clock.advance(minutes=1)
-    rated = Review.rate(showing, Rating.EASY)
+    rated = rate_showing(showing, Rating.EASY)
     assert rated.outcome is Outcome.FINAL
     assert Review.objects.get().rating == Rating.GOT_IT
     assert CardState.objects.get().due == due
@@ -96,14 +96,14 @@ def test_after_a_minute_the_rating_is_final(student, seed_card, clock):
 
 def test_one_review_per_showing_is_a_database_rule(student, seed_card):
     showing = Showing.record(Learner(user=student), seed_card)
-    Review.rate(showing, Rating.HARD)
+    rate_showing(showing, Rating.HARD)
     with pytest.raises(IntegrityError), transaction.atomic():
         Review.objects.create(card=seed_card, user=student, showing=showing, rating=Rating.EASY)
 
 
 def test_one_schedule_per_learner_and_card_is_a_database_rule(student, seed_card, clock, visitor):
     for learner in (Learner(user=student), visitor):
-        Review.rate(Showing.record(learner, seed_card), Rating.HARD)
+        rate_showing(Showing.record(learner, seed_card), Rating.HARD)
         fields = learner.owner_fields()
         with pytest.raises(IntegrityError), transaction.atomic():
             CardState.objects.create(
@@ -119,9 +119,9 @@ def test_ratings_are_one_to_four_in_the_database(student, seed_card):
 
 def test_schedule_replays_the_whole_history(student, seed_card, clock):
     learner = Learner(user=student)
-    Review.rate(Showing.record(learner, seed_card), Rating.GOT_IT)
+    rate_showing(Showing.record(learner, seed_card), Rating.GOT_IT)
     clock.advance(minutes=11)
-    Review.rate(Showing.record(learner, seed_card), Rating.GOT_IT)
+    rate_showing(Showing.record(learner, seed_card), Rating.GOT_IT)
     state = CardState.objects.get()
     assert state.review_count == 2
     assert state.fsrs_card["state"] == 2  # Review: past the learning steps
@@ -134,7 +134,7 @@ def test_current_showing_is_the_latest_while_open_for_rating(student, seed_card,
     clock.advance(seconds=5)
     latest = Showing.record(learner, seed_card)
     assert Showing.objects.current_for(learner, seed_card, clock.now()) == latest
-    Review.rate(latest, Rating.EASY)
+    rate_showing(latest, Rating.EASY)
     clock.advance(seconds=30)
     assert Showing.objects.current_for(learner, seed_card, clock.now()) == latest
     clock.advance(seconds=30)
@@ -146,13 +146,13 @@ def test_merge_moves_a_sessions_work_to_the_account_without_loss_or_duplicates(
     student, seed_card, second_card, clock, visitor
 ):
     account = Learner(user=student)
-    Review.rate(Showing.record(account, seed_card, "before"), Rating.GOT_IT)
+    rate_showing(Showing.record(account, seed_card, "before"), Rating.GOT_IT)
     clock.advance(minutes=20)
     first = Showing.record(visitor, seed_card, "as a visitor")
-    Review.rate(first, Rating.MISSED_IT)
+    rate_showing(first, Rating.MISSED_IT)
     LayerOpening.record(first, Layer.DEEPER)
     clock.advance(minutes=2)
-    Review.rate(Showing.record(visitor, second_card, ""), Rating.EASY)
+    rate_showing(Showing.record(visitor, second_card, ""), Rating.EASY)
     Showing.record(visitor, second_card, "shown, not rated")
 
     assert visitor.merge_into(student) == 2
@@ -172,7 +172,7 @@ def test_merge_moves_a_sessions_work_to_the_account_without_loss_or_duplicates(
 
 def test_lesson_progress_counts_rated_good_and_due(student, seed_card, second_card, clock):
     learner = Learner(user=student)
-    Review.rate(Showing.record(learner, seed_card), Rating.EASY)
+    rate_showing(Showing.record(learner, seed_card), Rating.EASY)
     lessons = type(seed_card.lesson).objects.prefetch_related(Prefetch("cards", to_attr="listed_cards"))
     lesson = lessons.get(pk=seed_card.lesson_id)
     progress = LessonProgress.by_lesson(learner, [lesson], clock.now())[lesson.pk]
@@ -181,7 +181,7 @@ def test_lesson_progress_counts_rated_good_and_due(student, seed_card, second_ca
     assert (progress.rated, progress.total, progress.good_percent) == (1, total, 100)
     assert progress.percent == round(100 / total)
     assert progress.due_count == 0
-    Review.rate(Showing.record(learner, second_card), Rating.HARD)
+    rate_showing(Showing.record(learner, second_card), Rating.HARD)
     clock.advance(days=60)
     progress = LessonProgress.by_lesson(learner, [lesson], clock.now())[lesson.pk]
     assert (progress.rated, progress.good_percent, progress.due_count) == (2, 50, 2)

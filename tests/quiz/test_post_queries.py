@@ -7,8 +7,9 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from quiz.card_rating import Outcome, rate_showing
 from quiz.learners import Learner
-from quiz.models import CardState, Outcome, Rating, Review, Showing
+from quiz.models import CardState, Rating, Review, Showing
 from tests.quiz.conftest import SHOW_URL, rate, show
 
 pytestmark = pytest.mark.django_db
@@ -76,9 +77,9 @@ def test_a_rating_stored_by_another_request_meanwhile_is_changed_not_doubled(stu
     showing = Showing.record(learner, seed_card, "typed")
     stale = Showing.objects.select_related("review").get(pk=showing.pk)  # loaded before the other rating
     stale.review_or_none  # noqa: B018 (read now: no review yet)
-    Review.rate(Showing.objects.get(pk=showing.pk), Rating.HARD)  # the other request
+    rate_showing(Showing.objects.get(pk=showing.pk), Rating.HARD)  # the other request
 
-    rated = Review.rate(stale, Rating.EASY)
+    rated = rate_showing(stale, Rating.EASY)
 
     assert rated.outcome is Outcome.CHANGED
     assert Review.objects.get().rating == Rating.EASY

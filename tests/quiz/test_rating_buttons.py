@@ -1,12 +1,12 @@
-"""The rating buttons' two due times, formatted from the date's numbers (quiz.pages.Preview), print
-as strftime prints them."""
+"""The rating buttons' two due times, formatted from the date's numbers
+(quiz.rating_previews.Preview), print as strftime prints them."""
 
 from datetime import UTC, datetime, timedelta, timezone
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from quiz.pages import Preview
+from quiz.rating_previews import Preview
 from quiz.templatetags.quiz_tags import rating_buttons
 
 moments = st.datetimes(

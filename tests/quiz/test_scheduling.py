@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from quiz import scheduling
 from quiz.models import CardState, Rating
-from quiz.pages import Preview
+from quiz.rating_previews import Preview
 from tests.conftest import SEED_CARD_URL
 from tests.quiz.conftest import rate, show
 

@@ -5,9 +5,10 @@ showing they made of the card (5,000 of them doubled a Show answer POST's time; 
 import pytest
 from django.db import connection
 
+from quiz.card_rating import rate_showing
 from quiz.learners import Learner
-from quiz.models import _LATEST_SHOWING, Rating, Review, Showing
-from quiz.pages import _CARD_SHOWINGS
+from quiz.models import _LATEST_SHOWING, Rating, Showing
+from quiz.selectors import _CARD_SHOWINGS
 
 pytestmark = [
     pytest.mark.django_db,
@@ -28,7 +29,7 @@ def plan_of(prepared, student, card) -> list[str]:
 @pytest.fixture
 def pressed_often(student, seed_card) -> Learner:
     learner = Learner(user=student)
-    Review.rate(Showing.record(learner, seed_card, "first"), Rating.HARD)
+    rate_showing(Showing.record(learner, seed_card, "first"), Rating.HARD)
     Showing.objects.bulk_create([Showing(card=seed_card, user=student, answer="again") for _ in range(200)])
     return learner
 

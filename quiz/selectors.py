@@ -1,13 +1,13 @@
-"""What the quiz pages show, built from quiz.models: rating previews, a card's study
-state, a lesson's progress, and the class's use of each card for instructors.
+"""What the quiz's pages read of the database, as the objects they show: a card's study state
+(the learner's showings and the previews they replay), lessons' progress, what is due for
+/review/ and /progress/, and the class's use of each card for instructors.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import TypeVar
+from datetime import datetime
 
 from django.db import models
 from django.utils.functional import cached_property
@@ -15,68 +15,9 @@ from django.utils.functional import cached_property
 from lessons.models import Card, Lesson
 
 from . import clock, scheduling
-from .models import (
-    RATING_LABELS,
-    CardState,
-    Layer,
-    LayerOpening,
-    LearnerQuery,
-    LearnerRead,
-    Owner,
-    PracticeState,
-    Rating,
-    Review,
-    Showing,
-)
-
-T = TypeVar("T")
-
-# Month abbreviations as strftime's %b prints them in the C locale the server runs in; index 0 unused.
-_MONTHS = ("", "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-
-
-@dataclass(frozen=True)
-class Preview:
-    """One rating button: what it means and when the card would come back."""
-
-    value: int
-    label: str
-    due: datetime
-    when: str
-
-    @property
-    def due_text(self) -> str:
-        """The due time as the button's tooltip prints it ("3 Dec 2026, 09:15", UTC).
-
-        It prints as ``f"{due.day} {due:%b %Y, %H:%M}"`` does (tests/quiz/test_rating_buttons.py),
-        from the date's numbers: it runs for four buttons on every card page with its answer shown.
-        """
-        due = self._due_utc
-        return f"{due.day} {_MONTHS[due.month]} {due.year}, {due.hour:02d}:{due.minute:02d}"
-
-    @property
-    def due_iso(self) -> str:
-        """The due time for the button's data-due ("2026-12-03T09:15:00Z"), as ``%Y-%m-%dT%H:%M:%SZ``."""
-        due = self._due_utc
-        return (
-            f"{due.year:04d}-{due.month:02d}-{due.day:02d}T{due.hour:02d}:{due.minute:02d}:{due.second:02d}Z"
-        )
-
-    @cached_property
-    def _due_utc(self) -> datetime:
-        # Both of a button's times print it: converted once.
-        return self.due.astimezone(UTC)
-
-    @classmethod
-    def for_history(cls, card_id: int, history: list[tuple[int, datetime]], now: datetime) -> list[Preview]:
-        if history:
-            dues = scheduling.previews(scheduling.replay(card_id, history, start=history[0][1]), now)
-        else:
-            dues = scheduling.first_rating_previews(now)
-        return [
-            cls(value, label, dues[value], scheduling.humanize_interval(dues[value] - now))
-            for value, label in RATING_LABELS.items()  # Rating.choices builds its list on each call
-        ]
+from .learner_rows import LearnerQuery, LearnerRead, Owner
+from .models import RATING_LABELS, CardState, Layer, LayerOpening, PracticeState, Rating, Review, Showing
+from .rating_previews import Preview
 
 
 @dataclass
@@ -169,114 +110,6 @@ class LessonProgress:
     def due_count(self) -> int:
         now = self.now
         return sum(1 for state in self.states.values() if scheduling.is_due(state.due, now))
-
-
-@dataclass(frozen=True)
-class ProgressRun:
-    """Lessons next to each other on /progress/ that the learner has rated nothing in, or one
-    lesson they have: untouched lessons are shown side by side, as on home's map."""
-
-    lessons: tuple[LessonProgress, ...]
-
-    @classmethod
-    def runs_of(cls, lessons: Iterable[LessonProgress]) -> list[ProgressRun]:
-        return [cls(run) for run in untouched_runs(lessons, lambda progress: not progress.states)]
-
-
-def untouched_runs(items: Iterable[T], untouched: Callable[[T], bool]) -> list[tuple[T, ...]]:
-    """The items in order, in runs: each untouched item with the untouched ones next to it, each
-    touched one alone (home's map and /progress/ keep each run as one fragment)."""
-    runs: list[list[T]] = []
-    last_untouched = False  # whether the run before this item is of untouched ones
-    for item in items:
-        this_untouched = untouched(item)  # asked once an item: pages ask it per lesson per request
-        if this_untouched and last_untouched:
-            runs[-1].append(item)
-        else:
-            runs.append([item])
-        last_untouched = this_untouched
-    return [tuple(run) for run in runs]
-
-
-# The due forecast looks this many days ahead, as Anki's "future due" chart does by default
-# for a month; two weeks fits a phone's width with a bar per day.
-FORECAST_DAYS = 14
-SOON = timedelta(days=7)
-
-
-@dataclass(frozen=True)
-class ProgressSummary:
-    """What /progress/ opens with: cards rated, how it went, what is due now and soon, and a
-    forecast of reviews per day. Cards rated come from the lessons' progress; what is due, from
-    the learner's Schedules, cards and practice problems, as /review/ lists them. No query."""
-
-    total: int
-    rated: int
-    good: int
-    scheduled: int  # cards and practice problems with a schedule
-    due_now: int
-    due_soon: int  # due within SOON, not now
-    forecast: tuple[int, ...]  # [0]: due now; [d]: due between d - 1 and d days from now
-    later: int  # due after FORECAST_DAYS
-
-    @classmethod
-    def of(cls, lessons: Iterable[LessonProgress], schedules: Schedules, now: datetime) -> ProgressSummary:
-        # One pass over the lessons, with no per-lesson property or generator: this runs for every
-        # lesson on every visit to /progress/.
-        total = 0
-        states: list[CardState] = []
-        for lesson in lessons:
-            total += len(lesson.lesson.listed_cards)
-            states.extend(lesson.states.values())
-        forecast = [0] * (FORECAST_DAYS + 1)
-        later = due_soon = 0
-        dues = schedules.dues
-        for due in dues:
-            if scheduling.is_due(due, now):
-                forecast[0] += 1
-                continue
-            ahead = due - now
-            due_soon += ahead <= SOON
-            day = -(-ahead // timedelta(days=1))  # ceiling: 1 h ahead is day 1
-            if day <= FORECAST_DAYS:
-                forecast[day] += 1
-            else:
-                later += 1
-        return cls(
-            total=total,
-            rated=len(states),
-            good=sum(1 for state in states if state.last_rating >= Rating.GOT_IT),
-            scheduled=len(dues),
-            due_now=forecast[0],
-            due_soon=due_soon,
-            forecast=tuple(forecast),
-            later=later,
-        )
-
-    @property
-    def good_percent(self) -> int | None:
-        return round(100 * self.good / self.rated) if self.rated else None
-
-    @property
-    def forecast_note(self) -> str:
-        """The forecast chart's numbers as a line of text ("2 now · 1 within a day · 3 in 5 days ·
-        0 later."), for readers without the chart."""
-        parts = []
-        for day, count in enumerate(self.forecast):
-            if count:
-                parts.append(
-                    f"{count} now"
-                    if day == 0
-                    else f"{count} within a day"
-                    if day == 1
-                    else f"{count} in {day} days"
-                )
-        return " · ".join([*parts, f"{self.later} later."])
-
-    @property
-    def forecast_days(self) -> list[tuple[str, int]]:
-        """(label, count due) per forecast bar: "now", then "1" to FORECAST_DAYS days ahead."""
-        return [("now" if day == 0 else str(day), count) for day, count in enumerate(self.forecast)]
 
 
 def _showings_of(owner: Owner, card: int) -> models.QuerySet[Showing]:
