@@ -33,18 +33,10 @@ from felab_sim.engine.mistakes import KEYS as MISTAKE_KEYS
 
 from . import models as lesson_models
 from . import number_checks
+from .card_citations import is_measured_number
 from .content_sections import SectionFile, installed_sections
 from .markdown import as_written_and_shown, live_number_markup_problems, normalise_line_ends
-from .models import (
-    Card,
-    CardNumber,
-    CardTerm,
-    Course,
-    GlossaryTerm,
-    ImportBaseline,
-    Lesson,
-    is_measured_number,
-)
+from .models import Card, CardNumber, CardTerm, Course, GlossaryTerm, ImportBaseline, Lesson
 from .simulator import simulator
 
 CONTENT_DIR = Path(__file__).resolve().parent / "content"
