@@ -22,6 +22,7 @@ from django.db import transaction
 from felab_sim.engine import citations, facts, live_numbers
 
 from . import number_checks
+from .card_citations import is_measured_number
 from .content_format import (
     CONTENT_DIR,
     COURSE_FIELDS,
@@ -47,7 +48,6 @@ from .models import (
     ImportBaseline,
     Lesson,
     PracticeTemplate,
-    is_measured_number,
 )
 from .simulator import simulator
 

@@ -1,69 +1,23 @@
 from __future__ import annotations
 
-from dataclasses import dataclass
-from html import unescape as unescape_html
-
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.urls import reverse
 from django.utils.functional import cached_property
-from django.utils.html import escape, strip_tags
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.text import Truncator, slugify
+from django.utils.text import slugify
 
-from felab_sim.engine import citations, facts, live_numbers
+from felab_sim.engine import citations, facts
 from felab_sim.engine import drills as drill_engine
 from felab_sim.engine.calculator import Result
-from felab_sim.engine.calculators import CALCULATORS
 from felab_sim.engine.metrics import SweepResult
-from felab_sim.engine.numbers import format_like
 from felab_sim.engine.params import ParamError
 from felab_sim.engine.sweep_params import SweepParams
 from serving.content_cache import ContentQuerySet, kept_without_request
 
-from . import number_checks
-from .markdown import as_written_and_shown, live_number_markup_problems, normalise_line_ends, render_markdown
-from .simulator import CitedSet, simulator
-
-# Django's admin shows help text as HTML, unescaped: say everything here without markup
-# (a literal tag here once swallowed the rest of the admin's form). A test checks it.
-MARKDOWN_HELP = (
-    "Markdown: a blank line starts a new paragraph, a line starting with '- ' is a bullet, "
-    "**bold**, *italic*, `code`, [link text](https://example.org). "
-    "Raw HTML tags such as scripts and frames are removed when the page is shown."
-)
-CARD_TEXT_HELP = (
-    MARKDOWN_HELP + " A live number goes in the text, never in a link target: "
-    "{{sim.c8.agg_tok_s}} from the card's scenario (names in felab_sim/engine/live_numbers.py), "
-    "{{calc.SET_SLUG.OUTPUT_KEY}} from a parameter set (outputs in docs/calculators.md). "
-    "A hardware, model, price or published figure is cited from its table, never typed: "
-    "{{hw.m4-max-32c.bandwidth_gbs}}, {{model.Llama-3.1-8B.layers}}, {{price.dedicated-gpu-hour.usd}}, "
-    "{{measured.l01-mac-ollama-8b.short_tok_s}} (names in felab_sim/engine/facts.py)."
-)
-
-NUMBER_CHECKS_HELP = (
-    "How each number the text works out is checked: a list such as "
-    '[{"number": "29%", "expr": "(1 - 38.9 / 54.9) * 100"}, '
-    '{"number": "12%", "source": "the course\'s lesson 07 run"}]. '
-    "expr is arithmetic over the numbers it comes from (+ - * / ^, brackets, ceil, round, min, max) "
-    'and must give the number to the digits the text writes; add "tolerance": 0.05 for an '
-    '"about". A measured number gets its source instead and is never recomputed. Numbers the '
-    "text works out that are neither live nor checked are listed below when the card is saved."
-)
-
-
-def _live_span(name: str, value: str) -> str:
-    return f'<span class="live-number" title="Computed live: sim.{escape(name)}">{escape(value)}</span>'
-
-
-def _calc_span(citation: citations.Citation, value: str) -> str:
-    return f'<span class="live-number" title="Computed live: {escape(citation)}">{escape(value)}</span>'
-
-
-def _fact_span(name: str, value: str) -> str:
-    return (
-        f'<span class="live-number" title="From the course\'s tables: {escape(name)}">{escape(value)}</span>'
-    )
+from . import card_citations, card_html, card_live, number_checks
+from .help_texts import CARD_TEXT_HELP, MARKDOWN_HELP, NUMBER_CHECKS_HELP, PRACTICE_DRAWS_HELP
+from .markdown import normalise_line_ends, render_markdown
 
 
 def normalise_text_fields(obj: models.Model) -> None:
@@ -190,27 +144,6 @@ class Lesson(models.Model):
     def natural_key(self) -> tuple[str, str]:
         return (self.course.slug, self.slug)
 
-    def page(self, *, drafts: bool) -> LessonPage:
-        """The lesson page: its visible cards, ready to show, and where to try their numbers.
-
-        Three queries whatever the number of cards: the cards (with scenarios), their live numbers,
-        and the parameter sets they cite, which every card shares.
-        """
-        cards = list(
-            Card.objects.visible(drafts=drafts)
-            .filter(lesson=self)
-            .select_related("scenario")
-            .prefetch_related(models.Prefetch("numbers", queryset=CardNumber.objects.order_by("order")))
-            .order_by("step")
-        )
-        cited = [found for card in cards for found in card.calc_citations()]
-        sets = simulator().cited_sets(citations.slugs(cited)) if cited else {}
-        results = {slug: found.result for slug, found in sets.items()}
-        for card in cards:
-            card.lesson = self  # already loaded: spares a query per card
-            card.calc_results = results  # a superset of each card's own: one query, not one per card
-        return LessonPage(cards=cards, try_it=_try_it(cards, sets))
-
     @cached_property
     def following(self) -> Lesson | None:
         """The course's next published lesson in reading order (order, then number), or None after the last.
@@ -226,38 +159,6 @@ class Lesson(models.Model):
             .order_by("order", "number")
             .first()
         )
-
-
-@dataclass(frozen=True)
-class TryIt:
-    """A link from a lesson to a simulator page where its numbers can be changed."""
-
-    title: str
-    url: str
-
-
-@dataclass(frozen=True)
-class LessonPage:
-    cards: list[Card]
-    try_it: list[TryIt]
-
-
-def _try_it(cards: list[Card], sets: dict[str, CitedSet]) -> list[TryIt]:
-    """Where to turn the knobs of what these cards compute: the sweep, then each calculator once."""
-    links: list[TryIt] = []
-    if sweep_card := next((card for card in cards if card.scenario_id), None):
-        links.append(TryIt("The concurrency sweep, simulated", sweep_card.sim_url()))
-    first_set_of: dict[str, CitedSet] = {}
-    for card in cards:
-        for cited in card.calc_citations():
-            if cited.slug in sets:
-                first_set_of.setdefault(sets[cited.slug].calculator, sets[cited.slug])
-    for name, parameter_set in first_set_of.items():
-        if (calculator := CALCULATORS.get(name)) is None:
-            continue
-        # The calculator's page, opened at the first set the lesson cites.
-        links.append(TryIt(calculator.title, parameter_set.page_url))
-    return links
 
 
 class GlossaryTermQuerySet(ContentQuerySet["GlossaryTerm"]):
@@ -342,10 +243,7 @@ class GlossaryTerm(models.Model):
     def html(self) -> dict[str, SafeString]:
         # Sanitized by nh3 when saved, so it is safe to mark as such.
         # Facts ({{hw.…}}, {{model.…}}) are read from the engine's tables on each showing.
-        return {
-            name: mark_safe(facts.fill(self.rendered.get(name, ""), _fact_span))
-            for name in ("definition", "example")
-        }
+        return {name: card_html.with_facts(self.rendered.get(name, "")) for name in ("definition", "example")}
 
 
 class CardQuerySet(ContentQuerySet["Card"]):
@@ -473,26 +371,10 @@ class Card(models.Model):
     def render(self) -> None:
         """Each section's sanitized HTML, from the text as it stands (save() calls it; so does a preview)."""
         normalise_text_fields(self)
-        self.rendered = {name: render_markdown(getattr(self, name)) for name in self.TEXT_FIELDS}
+        self.rendered = {name: render_markdown(text) for name, text in self.texts().items()}
 
     def clean(self) -> None:
-        params = self.scenario_params
-        errors: dict[str, list[str]] = {}
-        texts = {name: as_written_and_shown(getattr(self, name)) for name in self.TEXT_FIELDS}
-        cited = {
-            name: list(dict.fromkeys(found for text in both for found in citations.in_text(text)))
-            for name, both in texts.items()
-        }
-        known_sets = simulator().calculators_by_slug(
-            citations.slugs(c for found in cited.values() for c in found)
-        )
-        for name in self.TEXT_FIELDS:
-            problems = live_numbers.problems(texts[name], params)
-            problems += citations.problems(cited[name], known_sets)
-            problems += facts.problems(texts[name])
-            problems += live_number_markup_problems(getattr(self, name))
-            if problems:
-                errors.setdefault(name, []).extend(problems)
+        errors = card_citations.text_problems(self.texts(), self.scenario_params)
         if self.number_checks is None:  # the admin's box left empty: no checks
             self.number_checks = []
         if shape_problem := number_checks.shape_problem(self.number_checks):
@@ -500,10 +382,14 @@ class Card(models.Model):
         if errors:
             raise ValidationError(errors)
 
+    def texts(self) -> dict[str, str]:
+        """Each section's Markdown as written, in the order the card shows them."""
+        return {name: getattr(self, name) for name in self.TEXT_FIELDS}
+
     def number_findings(self) -> tuple[list[number_checks.Finding], list[str]]:
         """Each derived number in the card's text and how it is covered, and its checks' problems."""
         return number_checks.check_card(
-            {name: getattr(self, name) for name in self.TEXT_FIELDS},
+            self.texts(),
             [number.stated for number in self.numbers.all()],
             self.number_checks if isinstance(self.number_checks, list) else [],
         )
@@ -537,7 +423,7 @@ class Card(models.Model):
 
         Plain text (entities decoded), so the template escapes it once, quotes included.
         """
-        question = Truncator(unescape_html(strip_tags(self.html["question"]))).chars(150)
+        question = card_html.plain_text(self.html["question"], 150)
         return f"Lesson {self.lesson.number:02d}, {self.label}: {question}"
 
     @property
@@ -575,103 +461,43 @@ class Card(models.Model):
     @cached_property
     def live_result(self) -> SweepResult | None:
         """The scenario's simulated sweep (cached by parameters), or None without one."""
-        params = self.scenario_params
-        return None if params is None else simulator().sweep(params)
+        return card_live.sweep_of(self.scenario_params)
 
     def calc_citations(self) -> list[citations.Citation]:
         """Every calculator output the card cites, in its text and its Computed live panel."""
-        found = [cited for name in self.TEXT_FIELDS for cited in citations.in_text(getattr(self, name))]
-        found += [
-            cited for number in self.panel_numbers if (cited := citations.parse_calc_number(number.live))
-        ]
-        return found
+        return card_citations.calc_citations(
+            self.texts().values(), (number.live for number in self.panel_numbers)
+        )
 
     @cached_property
     def calc_results(self) -> dict[str, Result | None]:
-        """The cited parameter sets' results: one query for the whole card, not one per citation."""
-        cited = self.calc_citations()
-        if not cited:
-            return {}
-        return {slug: found.result for slug, found in simulator().cited_sets(citations.slugs(cited)).items()}
+        """The cited parameter sets' results: one query for the whole card, not one per citation.
+        The lesson page sets it for all its cards at once (lessons/lesson_page.py)."""
+        return card_live.results_of(card_live.cited_sets(self.calc_citations()))
 
     @cached_property
     def html(self) -> dict[str, SafeString]:
-        """Each section's HTML, ready for a template, with live numbers filled in.
-
-        The HTML was sanitized by nh3 when saved; live numbers are escaped again.
-        """
+        """Each section's HTML, ready for a template, with live numbers filled in (lessons/card_html.py)."""
         result, calc_results = self.live_result, self.calc_results
         return {
-            name: mark_safe(
-                facts.fill(
-                    citations.fill(
-                        live_numbers.fill(self.rendered.get(name, ""), result, _live_span),
-                        calc_results,
-                        _calc_span,
-                    ),
-                    _fact_span,
-                )
-            )
+            name: card_html.with_live_numbers(self.rendered.get(name, ""), result, calc_results)
             for name in self.TEXT_FIELDS
         }
 
     def live_chart(self) -> str | None:
         """The card's chart as plotly JSON, or None without a scenario."""
-        params = self.scenario_params
-        return None if params is None else simulator().sweep_chart(params, compact=True)
+        return card_live.chart_of(self.scenario_params)
 
     def sim_url(self) -> str:
-        params = self.scenario_params
-        return reverse("sim") + ("?" + simulator().sim_query(params) if params else "")
+        return card_live.sim_url(self.scenario_params)
 
     def live_rows(self) -> list[dict[str, str]]:
-        """The "Computed live" panel: each number the card states, beside the model's value, and
-        where to turn its knobs: the calculator's page or /sim/ at the settings it was computed
-        from (empty when nothing was computed). A row citing a published measurement
-        (``measured.RUN.FIELD``) shows that run's number and names the run instead: the model
-        would give the same quantity a second value."""
-        return [
-            {
-                "label": number.label,
-                "stated": number.stated,
-                "live": self._live_text(number.live, number.stated),
-                "url": self._live_url(number.live),
-                "note": number.note,
-                "source": _measured_source(number.live),
-            }
-            for number in self.panel_numbers
-        ]
+        """The "Computed live" panel's rows (lessons/card_live.py)."""
+        return card_live.panel_rows(self)
 
     def published_sources(self) -> list[str]:
         """The published runs the panel's rows quote, each named once."""
-        return list(
-            dict.fromkeys(
-                source for number in self.panel_numbers if (source := _measured_source(number.live))
-            )
-        )
-
-    def _live_text(self, name: str, stated: str) -> str:
-        """The live value with the stated number's decimals, so that equal numbers look equal."""
-        if is_measured_number(name):
-            try:
-                return format_like(facts.parse(name).value, stated)
-            except facts.UnknownFact:
-                return format_like(None, stated)
-        if cited := citations.parse_calc_number(name):
-            value = citations.value_of(cited, self.calc_results)
-            return value if isinstance(value, str) else format_like(value, stated)
-        return format_like(live_numbers.value_of(name, self.live_result), stated)
-
-    def _live_url(self, name: str) -> str:
-        if is_measured_number(name):
-            return ""  # a published number has no settings to change
-        if citations.is_calc_number(name):
-            cited = citations.parse_calc_number(name)
-            result = self.calc_results.get(cited.slug) if cited else None
-            if result is None or cited.key not in result.outputs:
-                return ""
-            return f"{simulator().calculator_page_url(result)}#output-{cited.key}"
-        return f"{self.sim_url()}#sim-results" if self.scenario_params is not None else ""
+        return card_live.published_sources(self.panel_numbers)
 
     # The live numbers and terms as the page shows them. An admin preview sets both from its unsaved
     # inline rows (lessons/admin.py), so the page reads the form, not the database.
@@ -707,21 +533,6 @@ class CardTerm(models.Model):
         return f"{self.term} on {self.card.label}"
 
 
-def is_measured_number(name: str) -> bool:
-    """Whether a panel row cites one of the course's published measurements (measurements.py)."""
-    return name.startswith("measured.")
-
-
-def _measured_source(name: str) -> str:
-    """Where a published measurement was published; empty for a computed number."""
-    if not is_measured_number(name):
-        return ""
-    try:
-        return facts.parse(name).source
-    except facts.UnknownFact:
-        return ""
-
-
 class CardNumber(models.Model):
     """A number the card states, shown beside the simulator's live value for it."""
 
@@ -750,27 +561,17 @@ class CardNumber(models.Model):
         verbose_name = "live number"
 
     def __str__(self) -> str:
-        cited = citations.is_calc_number(self.live) or is_measured_number(self.live)
+        cited = citations.is_calc_number(self.live) or card_citations.is_measured_number(self.live)
         name = self.live if cited else f"sim.{self.live}"
         return f"{self.label} ({name})"
 
     def clean(self) -> None:
-        if is_measured_number(self.live):
-            if problems := facts.problems(["{{" + self.live + "}}"]):
-                raise ValidationError({"live": problems})
-            return
-        if citations.is_calc_number(self.live):
-            cited = citations.parse_calc_number(self.live)
-            if cited is None:
-                raise ValidationError({"live": "write a calculator's number as calc.SET_SLUG.OUTPUT_KEY"})
-            known_sets = simulator().calculators_by_slug([cited.slug])
-            if problem := citations.problem(cited, known_sets):
-                raise ValidationError({"live": problem})
-            return
-        card = getattr(self, "card", None)  # unset on a blank inline row
-        params = card.scenario_params if card is not None else None
-        if problems := live_numbers.problems([live_numbers.placeholder(self.live)], params):
+        if problems := card_citations.panel_name_problems(self.live, self._scenario_params):
             raise ValidationError({"live": problems})
+
+    def _scenario_params(self) -> SweepParams | None:
+        card = getattr(self, "card", None)  # unset on a blank inline row
+        return card.scenario_params if card is not None else None
 
 
 class ImportBaseline(models.Model):
@@ -790,16 +591,6 @@ class ImportBaseline(models.Model):
 
 # Practice templates (issue 22): numeric problems drawn from a calculator. The drawing,
 # checking and validating are felab_sim.engine.drills'; this is the content row.
-
-PRACTICE_DRAWS_HELP = (
-    "How each input is drawn, a list in question order: "
-    '[{"name": "prompt_tokens", "range": [1000, 8000], "step": 1000}, '
-    '{"name": "context_tokens", "log": [1024, 131072]}, {"name": "kv_dtype", "values": ["f16", "fp8"]}, '
-    '{"name": "gpu", "presets": [{"label": "an H100 SXM (3,350 GB/s)", "inputs": {"bandwidth_gbs": 3350}}]}]. '
-    "A log range draws two significant digits. Each name is a placeholder in the question."
-)
-
-
 class PracticeTemplateQuerySet(ContentQuerySet["PracticeTemplate"]):
     def published(self) -> PracticeTemplateQuerySet:
         return self.filter(published=True, lesson__published=True)

@@ -9,7 +9,8 @@ from accounts.instructors import is_instructor
 from serving.content_cache import kept
 from serving.kept_pages import render_kept
 
-from .models import Card, Course, GlossaryTerm, Lesson, LessonPage
+from .lesson_page import LessonPage, page_of
+from .models import Card, Course, GlossaryTerm, Lesson
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -92,7 +93,7 @@ def _lesson_page(course_slug: str, lesson_slug: str, *, drafts: bool) -> tuple[L
         course__slug=course_slug,
         slug=lesson_slug,
     )
-    return lesson, lesson.page(drafts=drafts)
+    return lesson, page_of(lesson, drafts=drafts)
 
 
 def card_detail(request: HttpRequest, course_slug: str, lesson_slug: str, step: int) -> HttpResponse:
