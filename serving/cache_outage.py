@@ -24,7 +24,6 @@ import redis
 from django.contrib.sessions.backends import cached_db
 from django.contrib.sessions.backends.cached_db import KEY_PREFIX as SESSION_KEY_PREFIX
 from django.core.cache import caches
-from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.redis import RedisCache
 from redis.exceptions import RedisError
 
@@ -105,87 +104,60 @@ def redis_client(url: str) -> redis.Redis:
     return redis.Redis.from_url(url, socket_connect_timeout=0.25, socket_timeout=0.25)
 
 
+def _false(*args: Any, **kwargs: Any) -> bool:
+    return False
+
+
+def _none(*args: Any, **kwargs: Any) -> None:
+    return None
+
+
+def _resilient(name: str, doing: str, fallback: Callable[..., Any]) -> Callable[..., Any]:
+    """RedisCache's method ``name``, which answers ``fallback(*its arguments)`` while Redis does not."""
+    method = getattr(RedisCache, name)
+
+    @functools.wraps(method)
+    def attempt(cache: ResilientRedisCache, *args: Any, **kwargs: Any) -> Any:
+        return cache._attempt(
+            doing, lambda: method(cache, *args, **kwargs), lambda: fallback(*args, **kwargs)
+        )
+
+    return attempt
+
+
 class ResilientRedisCache(RedisCache):
     """Django's RedisCache, which reads a failure as a miss and drops a write it cannot make."""
 
     outage = redis_outage
 
-    def _attempt(self, doing: str, operation: Callable[[], Any], fallback: Any) -> Any:
+    def _attempt(self, doing: str, operation: Callable[[], Any], fallback: Callable[[], Any]) -> Any:
         if not self.outage.should_try():
-            return fallback
-        if self.outage.down_since is not None:
-            # Coming back: a probe first, so the recovery callbacks (a new content version,
-            # dropping sessions that went stale meanwhile) run before this operation reads
-            # anything Redis kept from before the outage.
-            try:
-                super().has_key(PROBE_KEY)
-            except RedisError as error:
-                self.outage.failed(error, doing)
-                return fallback
-            self.outage.answered()
+            return fallback()
         try:
+            if self.outage.down_since is not None:
+                # Coming back: a probe first, so the recovery callbacks (a new content version,
+                # dropping sessions that went stale meanwhile) run before this operation reads
+                # anything Redis kept from before the outage.
+                RedisCache.has_key(self, PROBE_KEY)
+                self.outage.answered()
             result = operation()
         except RedisError as error:
             self.outage.failed(error, doing)
-            return fallback
+            return fallback()
         self.outage.answered()
         return result
 
-    def add(self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None) -> bool:
-        return self._attempt(
-            "adding to the cache",
-            lambda: super(ResilientRedisCache, self).add(key, value, timeout, version),
-            False,
-        )
-
-    def get(self, key: Any, default: Any = None, version: int | None = None) -> Any:
-        return self._attempt(
-            "reading the cache", lambda: super(ResilientRedisCache, self).get(key, default, version), default
-        )
-
-    def set(self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None) -> None:
-        self._attempt(
-            "writing the cache",
-            lambda: super(ResilientRedisCache, self).set(key, value, timeout, version),
-            None,
-        )
-
-    def touch(self, key: Any, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None) -> bool:
-        return self._attempt(
-            "touching the cache", lambda: super(ResilientRedisCache, self).touch(key, timeout, version), False
-        )
-
-    def delete(self, key: Any, version: int | None = None) -> bool:
-        return self._attempt(
-            "deleting from the cache", lambda: super(ResilientRedisCache, self).delete(key, version), False
-        )
-
-    def get_many(self, keys: Any, version: int | None = None) -> dict[Any, Any]:
-        return self._attempt(
-            "reading the cache", lambda: super(ResilientRedisCache, self).get_many(keys, version), {}
-        )
-
-    def has_key(self, key: Any, version: int | None = None) -> bool:
-        return self._attempt(
-            "reading the cache", lambda: super(ResilientRedisCache, self).has_key(key, version), False
-        )
-
-    def set_many(self, data: Any, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None) -> list[Any]:
-        return self._attempt(
-            "writing the cache",
-            lambda: super(ResilientRedisCache, self).set_many(data, timeout, version),
-            list(data),
-        )
-
-    def delete_many(self, keys: Any, version: int | None = None) -> None:
-        self._attempt(
-            "deleting from the cache",
-            lambda: super(ResilientRedisCache, self).delete_many(keys, version),
-            None,
-        )
-
-    def clear(self) -> bool:
-        return self._attempt("clearing the cache", lambda: super(ResilientRedisCache, self).clear(), False)
+    add = _resilient("add", "adding to the cache", _false)
+    get = _resilient("get", "reading the cache", lambda key, default=None, version=None: default)
+    get_many = _resilient("get_many", "reading the cache", lambda *args, **kwargs: {})
+    has_key = _resilient("has_key", "reading the cache", _false)
+    set = _resilient("set", "writing the cache", _none)
+    # set_many answers the keys it could not set: all of them.
+    set_many = _resilient("set_many", "writing the cache", lambda data, *args, **kwargs: list(data))
+    touch = _resilient("touch", "touching the cache", _false)
+    delete = _resilient("delete", "deleting from the cache", _false)
+    delete_many = _resilient("delete_many", "deleting from the cache", _none)
+    clear = _resilient("clear", "clearing the cache", _false)
 
 
 def forget_cached_sessions() -> None:
