@@ -24,7 +24,7 @@ class FelabSimConfig(AppConfig):
     card_simulator = None
 
     def ready(self) -> None:
-        from serving.content_cache import watch
+        from serving.content_cache import CONTENT
         from serving.warm import warm_paths
 
         from . import calc_views, prefix_runs
@@ -33,7 +33,7 @@ class FelabSimConfig(AppConfig):
         from .models import RUNS, ParameterSet, Run, Scenario
 
         # Cards and calculator pages show them: an edit to either is a new content version.
-        watch(Scenario, ParameterSet)
+        CONTENT.watch(Scenario, ParameterSet)
         RUNS.watch(Run)
         warm_paths(simulator_pages)
         # In the order import_lessons has always read them.
