@@ -28,17 +28,17 @@ def healthz(request: HttpRequest) -> HttpResponse:
 
 def _timed(check: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     started = time.perf_counter()
-    result = check()
+    try:
+        result = check()
+    except DatabaseError as error:
+        result = {"ok": False, "error": f"{type(error).__name__}: {error}"}
     return {**result, "ms": round((time.perf_counter() - started) * 1000, 1)}
 
 
 def _database() -> dict[str, Any]:
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-            cursor.fetchone()
-    except DatabaseError as error:
-        return {"ok": False, "error": f"{type(error).__name__}: {error}"}
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+        cursor.fetchone()
     return {"ok": True}
 
 
@@ -51,7 +51,7 @@ def _cache() -> dict[str, Any]:
                 "ok": False,
                 "backend": "redis",
                 "error": f"{type(error).__name__}: {error}",
-                "meanwhile": "pages from the database, rate limits counted per host",
+                "meanwhile": "pages, sessions and rate limits from the database",
             }
         return {"ok": True, "backend": "redis"}
     probe = f"felab:readyz:{time.monotonic_ns()}"
@@ -62,18 +62,14 @@ def _cache() -> dict[str, Any]:
 
 
 def _queue() -> dict[str, Any]:
-    try:
-        waiting = DBTaskResult.objects.ready()
-        count = waiting.count()
-        oldest = waiting.order_by("enqueued_at").values_list("enqueued_at", flat=True).first()
-        running = DBTaskResult.objects.running().exists()
-    except DatabaseError as error:
-        return {"ok": False, "error": f"{type(error).__name__}: {error}"}
+    waiting = DBTaskResult.objects.ready()
+    oldest = waiting.order_by("enqueued_at").values_list("enqueued_at", flat=True).first()
+    running = DBTaskResult.objects.running().exists()
     waited = (timezone.now() - oldest) if oldest else timedelta(0)
     stalled = not running and waited > QUEUE_STALLED_AFTER
     return {
         "ok": not stalled,
-        "waiting": count,
+        "waiting": waiting.count(),
         "running": running,
         "oldest_wait_s": round(waited.total_seconds()),
         **({"error": "tasks wait and none runs: is a worker (make worker) up?"} if stalled else {}),
@@ -82,10 +78,7 @@ def _queue() -> dict[str, Any]:
 
 def _mail() -> dict[str, Any]:
     """How the site's last mail send went, on whichever host (serving/mail.py); none yet is ok."""
-    try:
-        last = last_send()
-    except DatabaseError as error:
-        return {"ok": False, "error": f"{type(error).__name__}: {error}"}
+    last = last_send()
     if last is None:
         return {"ok": True, "last_send": None}
     return {
@@ -100,8 +93,9 @@ def _mail() -> dict[str, Any]:
 def readyz(request: HttpRequest) -> JsonResponse:
     """Readiness for load balancers: each dependency's state, and 503 only when this host cannot
     serve pages (its database is unreachable). The cache, the task queue and mail (whether the
-    last send failed) are reported but do not take the host out: every host shares them, so a proxy dropping hosts for them would
-    take the whole site down, while the site carries on without them (docs/deploy.md)."""
+    last send failed) are reported but do not take the host out: every host shares them, so a
+    proxy dropping hosts for them would take the whole site down, while the site carries on
+    without them (docs/deploy.md)."""
     checks = {
         "database": _timed(_database),
         "cache": _timed(_cache),
