@@ -25,9 +25,10 @@ class FelabSimConfig(AppConfig):
 
     def ready(self) -> None:
         from serving.content_cache import CONTENT
+        from serving.views import report_readiness
         from serving.warm import warm_paths
 
-        from . import calc_views, prefix_runs
+        from . import calc_views, prefix_runs, runs
         from .content_files import ParameterSetsFile, ScenariosFile
         from .for_cards import CardSimulator
         from .models import RUNS, ParameterSet, Run, Scenario
@@ -36,6 +37,7 @@ class FelabSimConfig(AppConfig):
         CONTENT.watch(Scenario, ParameterSet)
         RUNS.watch(Run)
         warm_paths(simulator_pages)
+        report_readiness("queue", runs.queue_readiness)
         # In the order import_lessons has always read them.
         self.lesson_content_sections = (ScenariosFile(), ParameterSetsFile())
         self.card_simulator = CardSimulator()

@@ -19,23 +19,6 @@ class RateLimitCount(models.Model):
         return f"{self.key}: {self.count} since {self.opened}"
 
 
-class MailSend(models.Model):
-    """How the site's last attempt to send mail went, on any host: one row, the latest send's.
-
-    Every process of every host writes it after each send and /readyz reads it, so a password
-    reset that could not be sent (the visitor's page stays the same whether or not it was,
-    to tell no one which addresses have accounts) shows as mail `degraded` where operators look,
-    until a send succeeds (serving/mail.py).
-    """
-
-    ok = models.BooleanField()
-    at = models.DateTimeField()
-    error = models.TextField(blank=True)
-
-    def __str__(self) -> str:
-        return f"mail {'sent' if self.ok else 'failed'} at {self.at:%Y-%m-%d %H:%M:%S}"
-
-
 class SharedVersion(models.Model):
     """A shared token (serving.content_cache.SharedToken) where there is no Redis: every worker of
     every host reads it from here, so an edit on one reaches what all of them keep."""
