@@ -7,7 +7,8 @@ is Django's ``RedisCache`` whose failures read as misses and whose writes are dr
 page fails for the cache's sake. :data:`redis_outage` remembers the outage: it logs once a
 minute per process rather than once per request, for a few seconds after a failure no request
 waits on Redis at all, and when Redis answers again the process first drops what went stale
-in it meanwhile (sessions here, the content version in serving/content_cache.py). See docs/deploy.md, "When a part is down".
+in it meanwhile (sessions here, the content version in serving/content_cache.py). See
+docs/deploy.md, "When a part is down".
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from importlib import import_module
 from typing import Any
 
 import redis
+from django.conf import settings
 from django.contrib.sessions.backends import cached_db
 from django.contrib.sessions.backends.cached_db import KEY_PREFIX as SESSION_KEY_PREFIX
 from django.core.cache import caches
@@ -104,12 +106,8 @@ def redis_client(url: str) -> redis.Redis:
     return redis.Redis.from_url(url, socket_connect_timeout=0.25, socket_timeout=0.25)
 
 
-def _false(*args: Any, **kwargs: Any) -> bool:
-    return False
-
-
-def _none(*args: Any, **kwargs: Any) -> None:
-    return None
+def _answering(value: bool | None) -> Callable[..., bool | None]:
+    return lambda *args, **kwargs: value
 
 
 def _resilient(name: str, doing: str, fallback: Callable[..., Any]) -> Callable[..., Any]:
@@ -147,17 +145,17 @@ class ResilientRedisCache(RedisCache):
         self.outage.answered()
         return result
 
-    add = _resilient("add", "adding to the cache", _false)
+    add = _resilient("add", "adding to the cache", _answering(False))
     get = _resilient("get", "reading the cache", lambda key, default=None, version=None: default)
     get_many = _resilient("get_many", "reading the cache", lambda *args, **kwargs: {})
-    has_key = _resilient("has_key", "reading the cache", _false)
-    set = _resilient("set", "writing the cache", _none)
+    has_key = _resilient("has_key", "reading the cache", _answering(False))
+    set = _resilient("set", "writing the cache", _answering(None))
     # set_many answers the keys it could not set: all of them.
     set_many = _resilient("set_many", "writing the cache", lambda data, *args, **kwargs: list(data))
-    touch = _resilient("touch", "touching the cache", _false)
-    delete = _resilient("delete", "deleting from the cache", _false)
-    delete_many = _resilient("delete_many", "deleting from the cache", _none)
-    clear = _resilient("clear", "clearing the cache", _false)
+    touch = _resilient("touch", "touching the cache", _answering(False))
+    delete = _resilient("delete", "deleting from the cache", _answering(False))
+    delete_many = _resilient("delete_many", "deleting from the cache", _answering(None))
+    clear = _resilient("clear", "clearing the cache", _answering(False))
 
 
 def forget_cached_sessions() -> None:
@@ -168,8 +166,6 @@ def forget_cached_sessions() -> None:
     session ended during the outage would come back. The database has every session: reading
     them from it again costs one query per session, once.
     """
-    from django.conf import settings
-
     if not settings.REDIS_URL or not issubclass(
         import_module(settings.SESSION_ENGINE).SessionStore, cached_db.SessionStore
     ):
@@ -177,14 +173,9 @@ def forget_cached_sessions() -> None:
     pattern = caches[settings.SESSION_CACHE_ALIAS].make_key(SESSION_KEY_PREFIX + "*")
     client = redis_client(settings.REDIS_URL)
     try:
-        batch: list[bytes] = []
-        for key in client.scan_iter(match=pattern, count=1000):
-            batch.append(key)
-            if len(batch) == 1000:
-                client.unlink(*batch)
-                batch = []
-        if batch:
-            client.unlink(*batch)
+        keys = list(client.scan_iter(match=pattern, count=1000))
+        for start in range(0, len(keys), 1000):
+            client.unlink(*keys[start : start + 1000])
     except RedisError as error:
         redis_outage.failed(error, "dropping the sessions it kept from before the outage")
 

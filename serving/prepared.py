@@ -1,20 +1,17 @@
 """Querysets whose SQL Django builds once per process, then runs with each request's values.
 
-Building a queryset's SQL (its filters, joins, subqueries and the compiler's pass over them) costs
-Django's ORM far longer than SQLite or PostgreSQL takes to answer an indexed lookup. A
-:class:`PreparedQuery` builds its queryset once per database alias with stand-in values, keeps
-the SQL and Django's own plan for turning rows into model instances (``select_related`` objects,
-annotations, the database's value converters), and on each call runs that SQL on Django's cursor
-with the real values in the stand-ins' places.
+Building a queryset's SQL costs Django's ORM far longer than SQLite or PostgreSQL takes to answer
+an indexed lookup. A :class:`PreparedQuery` builds its queryset once per database alias with
+stand-in values, keeps the SQL and Django's own plan for turning rows into model instances
+(``select_related`` objects, annotations, the database's value converters), and on each call
+runs that SQL with the real values in the stand-ins' places. Everything else (the current time,
+a constant) is fixed at build time, so a value that changes must be a stand-in too.
 
 It reads ORM internals (the compiler's ``klass_info``, ``get_related_populators``,
-``annotation_col_map``, a queryset's ``_iterable_class``), so it is used only where one read is a
-large share of a hot page (the request's user; the card page's showings; the learner's
-schedules; the show and rate POSTs' latest showing), and ``CHECKED_DJANGO`` names the Django
-versions it was checked against: tests/test_prepared_query.py fails on any other.
-
-Only a value the caller passes through a stand-in changes between calls; everything else (the
-current time, a constant) is fixed at build time, so such values must be stand-ins too.
+``annotation_col_map``), so it is used only where one read is a large share of a hot page (the
+request's user; the card page's showings; the learner's schedules; the show and rate POSTs'
+latest showing), and ``CHECKED_DJANGO`` names the Django versions it was checked against:
+tests/test_prepared_query.py fails on any other.
 """
 
 from __future__ import annotations
@@ -57,14 +54,12 @@ class _Plan:
 
 
 class PreparedQuery(Generic[M]):
-    """``build(**stand_ins)`` returns a queryset of ``model``; ``run(**values)`` its rows.
+    """``build(**stand_ins)`` returns a queryset of ``model`` instances; ``run(**values)`` its rows.
 
-    ``stand_ins`` give each value a placeholder the build is made with: an int, a str or an
-    aware datetime that no real value or constant of the query equals, so that every parameter
-    equal to one is the caller's value. A value must reach the SQL as it was given (an int for an
-    integer column, a str for a text one, a datetime for a datetime column, which the database's
-    adapter turns into its own form, here as in the ORM): one the field converts otherwise is not
-    recognised, and the build is refused.
+    Each stand-in is an int, a str or an aware datetime that no real value or constant of the
+    query equals, so that every SQL parameter equal to one is the caller's value. It must reach
+    the SQL as given (an int for an integer column, a str for a text one, a datetime for a
+    datetime column): one the field converts otherwise is not found, and the build is refused.
     """
 
     def __init__(

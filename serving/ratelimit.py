@@ -63,11 +63,8 @@ def client_address(request: HttpRequest) -> str:
     return remote
 
 
-# Count in a window that opens at the first request and ends exactly `window` s later by the
-# caller's clock: a count outside it starts over at 1. KEYS: every count one request makes, counted
-# in one step (no other request's count falls between them); ARGV: now, window. Returns each
-# key's count and when its window opened, in turn. A key's own expiry (the window, rounded up)
-# only frees memory.
+# KEYS: every count one request makes; ARGV: now, window by the caller's clock. Returns each
+# key's count and when its window opened, in turn. A key's own expiry only frees memory.
 _COUNT_SCRIPT = """
 local now, window = tonumber(ARGV[1]), tonumber(ARGV[2])
 local counted = {}
@@ -97,10 +94,10 @@ def _count_in_redis(url: str, keys: Sequence[str], window: float, now: float) ->
 
 
 # One statement, so it is atomic on SQLite (>= 3.35) and PostgreSQL alike: the first count of a
-# key inserts its row; a later one adds 1 inside the window, or opens a new window once it has
-# ended. SET reads the row as it was before the update, on both databases. A request's keys are
-# one statement too: PostgreSQL locks their rows in the order given and holds them to the
-# statement's end, so a request that counts the same keys after it sees all of its counts.
+# key inserts its row; a later one adds 1 inside the window, or opens a new one once it has
+# ended (SET reads the row as it was before the update). PostgreSQL locks a request's rows in
+# the order given until the statement ends, so a request counting the same keys after it sees
+# all of its counts.
 _COUNT_SQL = """
 INSERT INTO {table} ({key}, {opened}, {ends}, {count}) VALUES {rows}
 ON CONFLICT ({key}) DO UPDATE SET
@@ -145,14 +142,12 @@ def count_requests(keys: Sequence[str], window: int) -> list[tuple[int, float]]:
     """Add one to each key's count, in one atomic step; return each count and the seconds left
     in its window, in the keys' order.
 
-    A window opens at a key's first request and lasts exactly `window` seconds, then the count
-    starts again: windows that followed the clock's minutes let a burst across a boundary have
-    the limit twice (16 of 120 wrong passwords passed a limit of 10), and a window renewed by
-    each request never ended while requests kept coming. With REDIS_URL the count is Redis's;
-    without it, and while Redis is unreachable, the database's: one count for every host either way.
-    A request's keys are counted together because it is refused when any is over the limit:
-    counted one by one, two requests could each make one of the other's counts first, and both
-    be refused where one was within the limit.
+    A window opens at a key's first request and lasts exactly `window` seconds: windows that
+    followed the clock's minutes let a burst across a boundary have the limit twice (16 of 120
+    wrong passwords passed a limit of 10), and a window renewed by each request never ended
+    while requests kept coming. A request's keys are counted together because it is refused
+    when any is over the limit: counted one by one, two requests could each make one of the
+    other's counts first, and both be refused where one was within the limit.
     """
     keys = list(dict.fromkeys(keys))  # a key twice in one statement is an error on PostgreSQL
     now = clock()
