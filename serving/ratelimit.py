@@ -99,27 +99,16 @@ def _count_in_redis(url: str, keys: Sequence[str], window: float, now: float) ->
 # the order given until the statement ends, so a request counting the same keys after it sees
 # all of its counts.
 _COUNT_SQL = """
-INSERT INTO {table} ({key}, {opened}, {ends}, {count}) VALUES {rows}
-ON CONFLICT ({key}) DO UPDATE SET
-    {count} = CASE WHEN {table}.{ends} <= excluded.{opened} THEN 1 ELSE {table}.{count} + 1 END,
-    {opened} = CASE WHEN {table}.{ends} <= excluded.{opened} THEN excluded.{opened} ELSE {table}.{opened} END,
-    {ends} = CASE WHEN {table}.{ends} <= excluded.{opened} THEN excluded.{ends} ELSE {table}.{ends} END
-RETURNING {key}, {count}, {opened}
+INSERT INTO {table} ("key", opened, ends, "count") VALUES {rows}
+ON CONFLICT ("key") DO UPDATE SET
+    "count" = CASE WHEN {table}.ends <= excluded.opened THEN 1 ELSE {table}."count" + 1 END,
+    opened = CASE WHEN {table}.ends <= excluded.opened THEN excluded.opened ELSE {table}.opened END,
+    ends = CASE WHEN {table}.ends <= excluded.opened THEN excluded.ends ELSE {table}.ends END
+RETURNING "key", "count", opened
 """
 # Rows of windows that ended are deleted at most this often per process.
 PRUNE_EVERY_S = 60.0
 _last_prune = -math.inf
-
-
-@functools.lru_cache(maxsize=4)
-def _count_sql(vendor: str, keys: int) -> str:
-    quote = connection.ops.quote_name
-    columns = {
-        name: quote(RateLimitCount._meta.get_field(name).column)
-        for name in ("key", "opened", "ends", "count")
-    }
-    rows = ", ".join(["(%s, %s, %s, 1)"] * keys)
-    return _COUNT_SQL.format(table=quote(RateLimitCount._meta.db_table), rows=rows, **columns)
 
 
 def _count_in_database(keys: Sequence[str], window: float, now: float) -> list[tuple[int, float]]:
@@ -129,8 +118,9 @@ def _count_in_database(keys: Sequence[str], window: float, now: float) -> list[t
         _last_prune = now
         RateLimitCount.objects.filter(ends__lte=now).delete()
     with connection.cursor() as cursor:
+        rows = ", ".join(["(%s, %s, %s, 1)"] * len(keys))
         cursor.execute(
-            _count_sql(connection.vendor, len(keys)),
+            _COUNT_SQL.format(table=RateLimitCount._meta.db_table, rows=rows),
             [value for key in keys for value in (key, now, now + window)],
         )
         # RETURNING promises no order: match the rows to the keys by name.
