@@ -165,8 +165,7 @@ class _Kept:
 
 # The course's pages and parts are a few hundred; the rest of the room is for pages keyed by
 # what visitors sent (a calculator's settings), so that no stream of new addresses grows memory.
-KEPT_LIMIT = 1024
-_kept = _Kept(KEPT_LIMIT)
+_kept = _Kept(limit=1024)
 
 
 def _content_version() -> str:

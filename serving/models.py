@@ -2,12 +2,8 @@ from django.db import models
 
 
 class RateLimitCount(models.Model):
-    """One key's count in its current window, where rate limits count without Redis.
-
-    serving.ratelimit writes it with one INSERT ... ON CONFLICT DO UPDATE ... RETURNING, so
-    every worker of every host adds to the same count atomically; a window that ended starts
-    over in that same statement, and rows whose window ended are deleted now and then.
-    """
+    """One key's count in its current window, where rate limits count without Redis: every
+    worker of every host adds to it in one atomic statement (serving/ratelimit.py)."""
 
     key = models.CharField(max_length=200, unique=True)
     # Seconds since the epoch by the limiter's clock: when this window opened, when it ends.
