@@ -115,8 +115,11 @@ def render_kept(
     context: Callable[[], dict[str, Any]],
     key: tuple[Hashable, ...],
     per_request: dict[str, Any] | None = None,
+    *,
+    status: int = 200,
 ) -> HttpResponse:
-    """``render(request, template_name, context())``, with all but the ``per_visitor`` parts kept.
+    """``render(request, template_name, context(), status=status)``, with all but the
+    ``per_visitor`` parts kept.
 
     ``context()`` is called only when the page is built; it must hold course content only, and
     ``key`` name everything it depends on besides the content version (which card, whether
@@ -128,4 +131,4 @@ def render_kept(
         ("page", template_name, names, *key),
         lambda: KeptPage.build(template_name, context(), names),
     )
-    return HttpResponse(page.fill(request, per_request))
+    return HttpResponse(page.fill(request, per_request), status=status)
