@@ -3,9 +3,8 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from serving.ratelimit import limit_password_attempts
-
 from . import views
+from .password_attempts import limit_password_attempts
 
 # Guessing passwords costs time: at most settings.RATE_LIMITS["login"] attempts a minute per
 # address and per account, shared by every form that checks a password, sends a reset email or

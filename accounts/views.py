@@ -9,9 +9,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from serving.ratelimit import limit_password_attempts, rate_limited
+from serving.ratelimit import rate_limited
 
 from .forms import DeleteAccountForm, EmailForm, SignupForm
+from .password_attempts import limit_password_attempts
 from .signals import account_created
 
 

@@ -196,9 +196,9 @@ INSTANCE_TMP = (
 # them through the SMTP server the environment names (docs/deploy.md). Without EMAIL_HOST,
 # production still starts: the reset form then fails to send (its page the same as when it
 # sends), the log says why at ERROR and /readyz reports mail degraded until a send succeeds
-# (serving/mail.py: Django's SMTP backend, recording each send's outcome).
+# (accounts/mail.py: Django's SMTP backend, recording each send's outcome).
 if PRODUCTION:
-    EMAIL_BACKEND = "serving.mail.SMTPBackend"
+    EMAIL_BACKEND = "accounts.mail.SMTPBackend"
     EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
     EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "587"))
     EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")

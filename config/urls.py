@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from serving.ratelimit import limit_password_attempts
+from accounts.password_attempts import limit_password_attempts
 from serving.views import healthz, readyz
 
 admin.site.site_header = "felab administration"

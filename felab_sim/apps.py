@@ -24,18 +24,20 @@ class FelabSimConfig(AppConfig):
     card_simulator = None
 
     def ready(self) -> None:
-        from serving.content_cache import watch
+        from serving.content_cache import CONTENT
+        from serving.views import report_readiness
         from serving.warm import warm_paths
 
-        from . import calc_views, prefix_runs
+        from . import calc_views, prefix_runs, runs
         from .content_files import ParameterSetsFile, ScenariosFile
         from .for_cards import CardSimulator
         from .models import RUNS, ParameterSet, Run, Scenario
 
         # Cards and calculator pages show them: an edit to either is a new content version.
-        watch(Scenario, ParameterSet)
+        CONTENT.watch(Scenario, ParameterSet)
         RUNS.watch(Run)
         warm_paths(simulator_pages)
+        report_readiness("queue", runs.queue_readiness)
         # In the order import_lessons has always read them.
         self.lesson_content_sections = (ScenariosFile(), ParameterSetsFile())
         self.card_simulator = CardSimulator()

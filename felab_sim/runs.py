@@ -20,7 +20,7 @@ import logging
 import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
 from uuid import UUID
 
 from django.conf import settings
@@ -54,6 +54,8 @@ STALE_AFTER = timedelta(seconds=30)
 # worker is idle; the next run starts at most this long after the one before ends.
 TURN_CHECK_EVERY = timedelta(seconds=1)
 WORKER_DIED = "The run stopped reporting (its worker process ended); start it again."
+# A task waiting this long while none runs means no worker is taking tasks.
+QUEUE_STALLED_AFTER = timedelta(minutes=10)
 
 T = TypeVar("T")
 
@@ -161,6 +163,22 @@ def give_lost_runs_a_task(runs: RunQuerySet | None = None) -> None:
     for run_pk, task_id in waiting.items():
         if task_id not in alive:
             _enqueue(run_pk)
+
+
+def queue_readiness() -> dict[str, Any]:
+    """/readyz's queue check: the tasks waiting, whether one runs, and whether a worker takes them."""
+    waiting = DBTaskResult.objects.ready()
+    oldest = waiting.order_by("enqueued_at").values_list("enqueued_at", flat=True).first()
+    running = DBTaskResult.objects.running().exists()
+    waited = (timezone.now() - oldest) if oldest else timedelta(0)
+    stalled = not running and waited > QUEUE_STALLED_AFTER
+    return {
+        "ok": not stalled,
+        "waiting": waiting.count(),
+        "running": running,
+        "oldest_wait_s": round(waited.total_seconds()),
+        **({"error": "tasks wait and none runs: is a worker (make worker) up?"} if stalled else {}),
+    }
 
 
 def _is_uuid(text: str) -> bool:

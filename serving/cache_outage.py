@@ -7,7 +7,8 @@ is Django's ``RedisCache`` whose failures read as misses and whose writes are dr
 page fails for the cache's sake. :data:`redis_outage` remembers the outage: it logs once a
 minute per process rather than once per request, for a few seconds after a failure no request
 waits on Redis at all, and when Redis answers again the process first drops what went stale
-in it meanwhile (sessions here, the content version in serving/content_cache.py). See docs/deploy.md, "When a part is down".
+in it meanwhile (sessions here, the content version in serving/content_cache.py). See
+docs/deploy.md, "When a part is down".
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ from importlib import import_module
 from typing import Any
 
 import redis
+from django.conf import settings
 from django.contrib.sessions.backends import cached_db
 from django.contrib.sessions.backends.cached_db import KEY_PREFIX as SESSION_KEY_PREFIX
 from django.core.cache import caches
-from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.redis import RedisCache
 from redis.exceptions import RedisError
 
@@ -105,87 +106,56 @@ def redis_client(url: str) -> redis.Redis:
     return redis.Redis.from_url(url, socket_connect_timeout=0.25, socket_timeout=0.25)
 
 
+def _answering(value: bool | None) -> Callable[..., bool | None]:
+    return lambda *args, **kwargs: value
+
+
+def _resilient(name: str, doing: str, fallback: Callable[..., Any]) -> Callable[..., Any]:
+    """RedisCache's method ``name``, which answers ``fallback(*its arguments)`` while Redis does not."""
+    method = getattr(RedisCache, name)
+
+    @functools.wraps(method)
+    def attempt(cache: ResilientRedisCache, *args: Any, **kwargs: Any) -> Any:
+        return cache._attempt(
+            doing, lambda: method(cache, *args, **kwargs), lambda: fallback(*args, **kwargs)
+        )
+
+    return attempt
+
+
 class ResilientRedisCache(RedisCache):
     """Django's RedisCache, which reads a failure as a miss and drops a write it cannot make."""
 
     outage = redis_outage
 
-    def _attempt(self, doing: str, operation: Callable[[], Any], fallback: Any) -> Any:
+    def _attempt(self, doing: str, operation: Callable[[], Any], fallback: Callable[[], Any]) -> Any:
         if not self.outage.should_try():
-            return fallback
-        if self.outage.down_since is not None:
-            # Coming back: a probe first, so the recovery callbacks (a new content version,
-            # dropping sessions that went stale meanwhile) run before this operation reads
-            # anything Redis kept from before the outage.
-            try:
-                super().has_key(PROBE_KEY)
-            except RedisError as error:
-                self.outage.failed(error, doing)
-                return fallback
-            self.outage.answered()
+            return fallback()
         try:
+            if self.outage.down_since is not None:
+                # Coming back: a probe first, so the recovery callbacks (a new content version,
+                # dropping sessions that went stale meanwhile) run before this operation reads
+                # anything Redis kept from before the outage.
+                RedisCache.has_key(self, PROBE_KEY)
+                self.outage.answered()
             result = operation()
         except RedisError as error:
             self.outage.failed(error, doing)
-            return fallback
+            return fallback()
         self.outage.answered()
         return result
 
-    def add(self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None) -> bool:
-        return self._attempt(
-            "adding to the cache",
-            lambda: super(ResilientRedisCache, self).add(key, value, timeout, version),
-            False,
-        )
-
-    def get(self, key: Any, default: Any = None, version: int | None = None) -> Any:
-        return self._attempt(
-            "reading the cache", lambda: super(ResilientRedisCache, self).get(key, default, version), default
-        )
-
-    def set(self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None) -> None:
-        self._attempt(
-            "writing the cache",
-            lambda: super(ResilientRedisCache, self).set(key, value, timeout, version),
-            None,
-        )
-
-    def touch(self, key: Any, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None) -> bool:
-        return self._attempt(
-            "touching the cache", lambda: super(ResilientRedisCache, self).touch(key, timeout, version), False
-        )
-
-    def delete(self, key: Any, version: int | None = None) -> bool:
-        return self._attempt(
-            "deleting from the cache", lambda: super(ResilientRedisCache, self).delete(key, version), False
-        )
-
-    def get_many(self, keys: Any, version: int | None = None) -> dict[Any, Any]:
-        return self._attempt(
-            "reading the cache", lambda: super(ResilientRedisCache, self).get_many(keys, version), {}
-        )
-
-    def has_key(self, key: Any, version: int | None = None) -> bool:
-        return self._attempt(
-            "reading the cache", lambda: super(ResilientRedisCache, self).has_key(key, version), False
-        )
-
-    def set_many(self, data: Any, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None) -> list[Any]:
-        return self._attempt(
-            "writing the cache",
-            lambda: super(ResilientRedisCache, self).set_many(data, timeout, version),
-            list(data),
-        )
-
-    def delete_many(self, keys: Any, version: int | None = None) -> None:
-        self._attempt(
-            "deleting from the cache",
-            lambda: super(ResilientRedisCache, self).delete_many(keys, version),
-            None,
-        )
-
-    def clear(self) -> bool:
-        return self._attempt("clearing the cache", lambda: super(ResilientRedisCache, self).clear(), False)
+    add = _resilient("add", "adding to the cache", _answering(False))
+    get = _resilient("get", "reading the cache", lambda key, default=None, version=None: default)
+    get_many = _resilient("get_many", "reading the cache", lambda *args, **kwargs: {})
+    has_key = _resilient("has_key", "reading the cache", _answering(False))
+    set = _resilient("set", "writing the cache", _answering(None))
+    # set_many answers the keys it could not set: all of them.
+    set_many = _resilient("set_many", "writing the cache", lambda data, *args, **kwargs: list(data))
+    touch = _resilient("touch", "touching the cache", _answering(False))
+    delete = _resilient("delete", "deleting from the cache", _answering(False))
+    delete_many = _resilient("delete_many", "deleting from the cache", _answering(None))
+    clear = _resilient("clear", "clearing the cache", _answering(False))
 
 
 def forget_cached_sessions() -> None:
@@ -196,8 +166,6 @@ def forget_cached_sessions() -> None:
     session ended during the outage would come back. The database has every session: reading
     them from it again costs one query per session, once.
     """
-    from django.conf import settings
-
     if not settings.REDIS_URL or not issubclass(
         import_module(settings.SESSION_ENGINE).SessionStore, cached_db.SessionStore
     ):
@@ -205,14 +173,9 @@ def forget_cached_sessions() -> None:
     pattern = caches[settings.SESSION_CACHE_ALIAS].make_key(SESSION_KEY_PREFIX + "*")
     client = redis_client(settings.REDIS_URL)
     try:
-        batch: list[bytes] = []
-        for key in client.scan_iter(match=pattern, count=1000):
-            batch.append(key)
-            if len(batch) == 1000:
-                client.unlink(*batch)
-                batch = []
-        if batch:
-            client.unlink(*batch)
+        keys = list(client.scan_iter(match=pattern, count=1000))
+        for start in range(0, len(keys), 1000):
+            client.unlink(*keys[start : start + 1000])
     except RedisError as error:
         redis_outage.failed(error, "dropping the sessions it kept from before the outage")
 

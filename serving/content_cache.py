@@ -1,19 +1,15 @@
 """What pages show the same way to every learner, built once per content version and kept in each
 process's memory.
 
-The content version is a random token in Redis where there is one, else in the database
-(serving.models.SharedVersion), so that every worker of every host reads the same one. Every
-change to course content draws a new token:
-each save or delete of a content model (signals), each bulk update or insert through a
-:class:`ContentQuerySet`, and each lesson import. A process compares the token once per request
-and drops everything it kept under another one, so no page outlives an edit by more than the
-request in flight. A token is never reused, so a cache entry that is evicted or lost costs only
-a re-render, never a stale page.
+The content version is a random token (:class:`SharedToken`) in Redis, else in the database
+(serving.models.SharedVersion), so every worker of every host reads the same one. Every content
+change draws a new one: a content model's save or delete (signals), a bulk write through
+:class:`ContentQuerySet`, each lesson import. A process reads the token once per request and drops
+what it kept under another, so no page outlives an edit by more than the request in flight; a
+token is never reused, so a lost entry costs a re-render, never a stale page.
 
-What is kept is learner-independent by construction: the card as fetched for its page (with its
-rendered Markdown and live numbers), its neighbours, and template fragments marked with
-``{% content_fragment %}`` (serving/templatetags/content_fragments.py). Never keep anything that
-holds a CSRF token, a learner's work or a signed-in user's name.
+Keep only what is the same for every learner: never a CSRF token, a learner's work or a
+signed-in user's name.
 """
 
 from __future__ import annotations
@@ -132,7 +128,6 @@ class SharedToken:
 
 
 CONTENT = SharedToken("content")
-watch = CONTENT.watch
 
 
 # The version read during the request in flight, for code that is not handed the request (a
@@ -170,8 +165,18 @@ class _Kept:
 
 # The course's pages and parts are a few hundred; the rest of the room is for pages keyed by
 # what visitors sent (a calculator's settings), so that no stream of new addresses grows memory.
-KEPT_LIMIT = 1024
-_kept = _Kept(KEPT_LIMIT)
+_kept = _Kept(limit=1024)
+
+
+def _content_version() -> str:
+    """The content version, read once per request and on every call outside one."""
+    version = _version_this_request.get()
+    if not version:
+        fresh = CONTENT.read()
+        if version == "":
+            _version_this_request.set(fresh)
+        version = fresh
+    return version
 
 
 def _request_token(request: HttpRequest, token: SharedToken) -> str:
@@ -179,19 +184,8 @@ def _request_token(request: HttpRequest, token: SharedToken) -> str:
     attribute = f"_felab_{token.name}_version"
     version = getattr(request, attribute, None)
     if version is None:
-        version = token.read()
+        version = _content_version() if token is CONTENT else token.read()
         setattr(request, attribute, version)
-    return version
-
-
-def request_version(request: HttpRequest) -> str:
-    """The content version for this request, read once per request."""
-    version = getattr(request, "_felab_content_version", None)
-    if version is None:
-        version = _version_this_request.get() or CONTENT.read()
-        request._felab_content_version = version  # type: ignore[attr-defined]
-        if _version_this_request.get() == "":
-            _version_this_request.set(version)
     return version
 
 
@@ -205,7 +199,13 @@ def kept(request: HttpRequest, key: Hashable, build: Callable[[], T], token: Sha
     """
     if token is not None:
         key = (token.name, _request_token(request, token), key)
-    return _kept.get_or_build(request_version(request), key, build)
+    return _kept.get_or_build(_request_token(request, CONTENT), key, build)
+
+
+def kept_without_request(key: Hashable, build: Callable[[], T]) -> T:
+    """:func:`kept` for code that has no request (a model's property, asked once per card: 80
+    times on one page)."""
+    return _kept.get_or_build(_content_version(), key, build)
 
 
 def _request_begins(**kwargs: Any) -> None:
@@ -218,18 +218,6 @@ def _request_ends(**kwargs: Any) -> None:
 
 request_started.connect(_request_begins, dispatch_uid="felab-content-version-begins")
 request_finished.connect(_request_ends, dispatch_uid="felab-content-version-ends")
-
-
-def kept_without_request(key: Hashable, build: Callable[[], T]) -> T:
-    """:func:`kept` for code that has no request (a model's property): the version is read from
-    the cache once per request (a page of 80 cards asks 80 times), and on every call outside one."""
-    version = _version_this_request.get()
-    if not version:
-        fresh = CONTENT.read()
-        if version == "":
-            _version_this_request.set(fresh)
-        version = fresh
-    return _kept.get_or_build(version, key, build)
 
 
 class TokenQuerySet(models.QuerySet):

@@ -1,19 +1,13 @@
-"""Whole pages kept per content version, with each visitor's own parts filled in per request.
+"""Whole pages kept per content version (serving/content_cache.py), with each visitor's own
+parts filled in per request.
 
-A template marks what differs from one visitor to the next with
-``{% per_visitor %}…{% endper_visitor %}`` (serving/templatetags/content_fragments.py): the
-signed-in user's links, CSRF tokens, the learner's typed answer and rating buttons.
-:func:`render_kept` renders everything else once per content version and key in each process
-(serving/content_cache.py), then on each request renders only those parts and joins them in.
-
-The once-per-version pass has no request: ``request``, ``user``, ``perms``, ``csrf_token`` and
-``messages`` raise :class:`VisitorDataOutsidePart` there, so a template that uses them outside
-a ``per_visitor`` part fails loudly instead of keeping one visitor's page for everyone.
-Rendered without :func:`render_kept` (any other view), ``per_visitor`` parts render in place.
-
-A page may also name values of its own that differ per request (a practice problem's draw):
-passed as ``per_request``, they are refused outside the parts like the visitor's data and
-given to every part on each request.
+A template marks what differs from one visitor to the next with ``{% per_visitor %}`` (the
+signed-in user's links, CSRF tokens, the learner's answer and rating buttons). The rest is
+rendered once per content version and key, without a request: ``request``, ``user``, ``perms``,
+``csrf_token`` and ``messages`` raise :class:`VisitorDataOutsidePart` there, so a template that
+uses them outside a part fails loudly instead of keeping one visitor's page for everyone. A
+page's own values that differ per request (a practice problem's draw), passed as
+``per_request``, are refused outside the parts likewise.
 """
 
 from __future__ import annotations

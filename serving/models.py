@@ -2,12 +2,8 @@ from django.db import models
 
 
 class RateLimitCount(models.Model):
-    """One key's count in its current window, where rate limits count without Redis.
-
-    serving.ratelimit writes it with one INSERT ... ON CONFLICT DO UPDATE ... RETURNING, so
-    every worker of every host adds to the same count atomically; a window that ended starts
-    over in that same statement, and rows whose window ended are deleted now and then.
-    """
+    """One key's count in its current window, where rate limits count without Redis: every
+    worker of every host adds to it in one atomic statement (serving/ratelimit.py)."""
 
     key = models.CharField(max_length=200, unique=True)
     # Seconds since the epoch by the limiter's clock: when this window opened, when it ends.
@@ -17,23 +13,6 @@ class RateLimitCount(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key}: {self.count} since {self.opened}"
-
-
-class MailSend(models.Model):
-    """How the site's last attempt to send mail went, on any host: one row, the latest send's.
-
-    Every process of every host writes it after each send and /readyz reads it, so a password
-    reset that could not be sent (the visitor's page stays the same whether or not it was,
-    to tell no one which addresses have accounts) shows as mail `degraded` where operators look,
-    until a send succeeds (serving/mail.py).
-    """
-
-    ok = models.BooleanField()
-    at = models.DateTimeField()
-    error = models.TextField(blank=True)
-
-    def __str__(self) -> str:
-        return f"mail {'sent' if self.ok else 'failed'} at {self.at:%Y-%m-%d %H:%M:%S}"
 
 
 class SharedVersion(models.Model):

@@ -1,4 +1,4 @@
-"""Fixed-window rate limits per client address, and one limit on every password check.
+"""Fixed-window rate limits: per client address here, per account tried in accounts/password_attempts.py.
 
 With REDIS_URL set the count lives in Redis (one atomic script through redis-py's public API).
 Without REDIS_URL, and while Redis is unreachable, it lives in the database (RateLimitCount, one
@@ -9,11 +9,9 @@ atomic statement). Either way every host behind the proxy shares one count. See 
 from __future__ import annotations
 
 import functools
-import hashlib
 import ipaddress
 import math
 import time
-import unicodedata
 from collections.abc import Callable, Sequence
 
 from django.conf import settings
@@ -28,8 +26,6 @@ View = Callable[..., HttpResponse]
 # The windows' clock; the tests move it across a minute boundary.
 clock: Callable[[], float] = time.time
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
-# The longest username or address Django's forms accept (EmailField's 254; usernames 150).
-_LONGEST_ACCOUNT = 254
 
 
 @functools.lru_cache(maxsize=8)
@@ -37,12 +33,16 @@ def _networks(proxies: tuple[str, ...]) -> tuple[Network, ...]:
     return tuple(ipaddress.ip_network(proxy, strict=False) for proxy in proxies)
 
 
-def _is_trusted_proxy(address: str, networks: tuple[Network, ...]) -> bool:
+def _ip(address: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     try:
-        ip = ipaddress.ip_address(address)
+        return ipaddress.ip_address(address)
     except ValueError:
-        return False
-    return any(ip in network for network in networks)
+        return None
+
+
+def _is_trusted_proxy(address: str, networks: tuple[Network, ...]) -> bool:
+    ip = _ip(address)
+    return ip is not None and any(ip in network for network in networks)
 
 
 def client_address(request: HttpRequest) -> str:
@@ -59,23 +59,12 @@ def client_address(request: HttpRequest) -> str:
     forwarded = [part.strip() for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
     for address in reversed([part for part in forwarded if part]):
         if not _is_trusted_proxy(address, networks):
-            return address if _parses(address) else remote
+            return address if _ip(address) is not None else remote
     return remote
 
 
-def _parses(address: str) -> bool:
-    try:
-        ipaddress.ip_address(address)
-    except ValueError:
-        return False
-    return True
-
-
-# Count in a window that opens at the first request and ends exactly `window` s later by the
-# caller's clock: a count outside it starts over at 1. KEYS: every count one request makes, counted
-# in one step (no other request's count falls between them); ARGV: now, window. Returns each
-# key's count and when its window opened, in turn. A key's own expiry (the window, rounded up)
-# only frees memory.
+# KEYS: every count one request makes; ARGV: now, window by the caller's clock. Returns each
+# key's count and when its window opened, in turn. A key's own expiry only frees memory.
 _COUNT_SCRIPT = """
 local now, window = tonumber(ARGV[1]), tonumber(ARGV[2])
 local counted = {}
@@ -105,32 +94,21 @@ def _count_in_redis(url: str, keys: Sequence[str], window: float, now: float) ->
 
 
 # One statement, so it is atomic on SQLite (>= 3.35) and PostgreSQL alike: the first count of a
-# key inserts its row; a later one adds 1 inside the window, or opens a new window once it has
-# ended. SET reads the row as it was before the update, on both databases. A request's keys are
-# one statement too: PostgreSQL locks their rows in the order given and holds them to the
-# statement's end, so a request that counts the same keys after it sees all of its counts.
+# key inserts its row; a later one adds 1 inside the window, or opens a new one once it has
+# ended (SET reads the row as it was before the update). PostgreSQL locks a request's rows in
+# the order given until the statement ends, so a request counting the same keys after it sees
+# all of its counts.
 _COUNT_SQL = """
-INSERT INTO {table} ({key}, {opened}, {ends}, {count}) VALUES {rows}
-ON CONFLICT ({key}) DO UPDATE SET
-    {count} = CASE WHEN {table}.{ends} <= excluded.{opened} THEN 1 ELSE {table}.{count} + 1 END,
-    {opened} = CASE WHEN {table}.{ends} <= excluded.{opened} THEN excluded.{opened} ELSE {table}.{opened} END,
-    {ends} = CASE WHEN {table}.{ends} <= excluded.{opened} THEN excluded.{ends} ELSE {table}.{ends} END
-RETURNING {key}, {count}, {opened}
+INSERT INTO {table} ("key", opened, ends, "count") VALUES {rows}
+ON CONFLICT ("key") DO UPDATE SET
+    "count" = CASE WHEN {table}.ends <= excluded.opened THEN 1 ELSE {table}."count" + 1 END,
+    opened = CASE WHEN {table}.ends <= excluded.opened THEN excluded.opened ELSE {table}.opened END,
+    ends = CASE WHEN {table}.ends <= excluded.opened THEN excluded.ends ELSE {table}.ends END
+RETURNING "key", "count", opened
 """
 # Rows of windows that ended are deleted at most this often per process.
 PRUNE_EVERY_S = 60.0
 _last_prune = -math.inf
-
-
-@functools.lru_cache(maxsize=4)
-def _count_sql(vendor: str, keys: int) -> str:
-    quote = connection.ops.quote_name
-    columns = {
-        name: quote(RateLimitCount._meta.get_field(name).column)
-        for name in ("key", "opened", "ends", "count")
-    }
-    rows = ", ".join(["(%s, %s, %s, 1)"] * keys)
-    return _COUNT_SQL.format(table=quote(RateLimitCount._meta.db_table), rows=rows, **columns)
 
 
 def _count_in_database(keys: Sequence[str], window: float, now: float) -> list[tuple[int, float]]:
@@ -140,8 +118,9 @@ def _count_in_database(keys: Sequence[str], window: float, now: float) -> list[t
         _last_prune = now
         RateLimitCount.objects.filter(ends__lte=now).delete()
     with connection.cursor() as cursor:
+        rows = ", ".join(["(%s, %s, %s, 1)"] * len(keys))
         cursor.execute(
-            _count_sql(connection.vendor, len(keys)),
+            _COUNT_SQL.format(table=RateLimitCount._meta.db_table, rows=rows),
             [value for key in keys for value in (key, now, now + window)],
         )
         # RETURNING promises no order: match the rows to the keys by name.
@@ -153,14 +132,12 @@ def count_requests(keys: Sequence[str], window: int) -> list[tuple[int, float]]:
     """Add one to each key's count, in one atomic step; return each count and the seconds left
     in its window, in the keys' order.
 
-    A window opens at a key's first request and lasts exactly `window` seconds, then the count
-    starts again: windows that followed the clock's minutes let a burst across a boundary have
-    the limit twice (16 of 120 wrong passwords passed a limit of 10), and a window renewed by
-    each request never ended while requests kept coming. With REDIS_URL the count is Redis's;
-    without it, and while Redis is unreachable, the database's: one count for every host either way.
-    A request's keys are counted together because it is refused when any is over the limit:
-    counted one by one, two requests could each make one of the other's counts first, and both
-    be refused where one was within the limit.
+    A window opens at a key's first request and lasts exactly `window` seconds: windows that
+    followed the clock's minutes let a burst across a boundary have the limit twice (16 of 120
+    wrong passwords passed a limit of 10), and a window renewed by each request never ended
+    while requests kept coming. A request's keys are counted together because it is refused
+    when any is over the limit: counted one by one, two requests could each make one of the
+    other's counts first, and both be refused where one was within the limit.
     """
     keys = list(dict.fromkeys(keys))  # a key twice in one statement is an error on PostgreSQL
     now = clock()
@@ -178,25 +155,28 @@ def count_requests(keys: Sequence[str], window: int) -> list[tuple[int, float]]:
     return [(count, min(float(window), max(0.0, opened + window - now))) for count, opened in counted]
 
 
-def count_request(key: str, window: int) -> tuple[int, float]:
-    """Add one to the key's count (see count_requests); return it and the seconds left in its window."""
-    return count_requests([key], window)[0]
+def address_key(scope: str, request: HttpRequest) -> str:
+    """The count of one scope's requests from this client address (sign-up and the password
+    forms share the "login" one)."""
+    return f"ratelimit:{scope}:{client_address(request)}"
 
 
-def _too_many(request: HttpRequest, scope: str, limit: int, window: int, retry_after: int) -> HttpResponse:
-    message = f"Too many requests: at most {limit} per {window} s for {scope}. Try again in {retry_after} s."
+def refusal(
+    request: HttpRequest, keys: Sequence[str], limit: int, window: int, what: str
+) -> HttpResponse | None:
+    """Count this request under each of ``keys`` (count_requests); a 429 naming ``what`` if any
+    count is over ``limit``, else None."""
+    over = [seconds_left for count, seconds_left in count_requests(keys, window) if count > limit]
+    if not over:
+        return None
+    retry_after = max(1, math.ceil(max(over)))
+    message = f"Too many requests: at most {limit} per {window} s for {what}. Try again in {retry_after} s."
     if request.path.endswith(".json") or "application/json" in request.headers.get("Accept", ""):
         response: HttpResponse = JsonResponse({"error": {"param": None, "message": message}}, status=429)
     else:
         response = HttpResponse(message, status=429, content_type="text/plain; charset=utf-8")
     response["Retry-After"] = str(retry_after)
     return response
-
-
-def _address_key(scope: str, request: HttpRequest) -> str:
-    """The count of one scope's requests from this client address (sign-up and the password
-    forms share the "login" one)."""
-    return f"ratelimit:{scope}:{client_address(request)}"
 
 
 def rate_limited(scope: str, methods: tuple[str, ...] = ("GET", "POST")) -> Callable[[View], View]:
@@ -206,55 +186,12 @@ def rate_limited(scope: str, methods: tuple[str, ...] = ("GET", "POST")) -> Call
         @functools.wraps(view)
         def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
             limit, window = settings.RATE_LIMITS[scope]
-            if request.method not in methods or limit <= 0:
-                return view(request, *args, **kwargs)
-            count, seconds_left = count_request(_address_key(scope, request), window)
-            if count > limit:
-                return _too_many(request, scope, limit, window, max(1, math.ceil(seconds_left)))
+            if request.method in methods and limit > 0:
+                refused = refusal(request, [address_key(scope, request)], limit, window, scope)
+                if refused is not None:
+                    return refused
             return view(request, *args, **kwargs)
 
         return wrapper
 
     return decorate
-
-
-def _submitted_account(request: HttpRequest) -> str:
-    """Whose password this request tries: the username or e-mail typed into a log-in or
-    reset form, else the signed-in user's (changing a password, deleting an account), spelled
-    as Django looks it up. The log-in forms' UsernameField strips the username and normalises it
-    to NFKC before the backend's exact match, so `ｆrank` (a full-width f) is `frank`; the reset
-    form matches an address by NFKC then case-folding (django.contrib.auth.forms.
-    _unicode_ci_compare). Case is folded for usernames too: sign-up refuses a username that
-    differs from another only in case, so each spelling is one account, and one count."""
-    typed = request.POST.get("username") or request.POST.get("email") or ""
-    if not typed and request.user.is_authenticated:
-        typed = request.user.get_username()
-    # Bounded as Django bounds it: a longer value fails the form before any lookup.
-    return unicodedata.normalize("NFKC", typed.strip()[:_LONGEST_ACCOUNT]).casefold()
-
-
-def limit_password_attempts(view: View) -> View:
-    """Every view that checks a password goes through this one limit.
-
-    settings.RATE_LIMITS["login"] = (attempts, window) counts POSTs twice, per client address
-    and per account tried, so neither one address guessing many accounts nor many addresses
-    guessing one account gets past it; a request over either count is a 429 that never reaches
-    the password check. The address count is the one ``rate_limited("login")`` keeps, so the
-    views still wrapped that way (sign-up) share it.
-    """
-
-    @functools.wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        limit, window = settings.RATE_LIMITS["login"]
-        if request.method != "POST" or limit <= 0:
-            return view(request, *args, **kwargs)
-        keys = [_address_key("login", request)]
-        account = _submitted_account(request)
-        if account:
-            keys.append(f"ratelimit:login-account:{hashlib.sha256(account.encode()).hexdigest()[:32]}")
-        over = [seconds_left for count, seconds_left in count_requests(keys, window) if count > limit]
-        if over:
-            return _too_many(request, "password attempts", limit, window, max(1, math.ceil(max(over))))
-        return view(request, *args, **kwargs)
-
-    return wrapper

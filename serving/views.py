@@ -1,23 +1,27 @@
 import time
 from collections.abc import Callable
-from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db import DatabaseError, connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
-from django_tasks_db.models import DBTaskResult
 from redis.exceptions import RedisError
 
 from .cache_outage import redis_client
-from .mail import last_send
 
-# A task waiting this long while none runs means no worker is taking tasks.
-QUEUE_STALLED_AFTER = timedelta(minutes=10)
+Check = Callable[[], dict[str, Any]]
+# What the apps report besides this host's own dependencies, by name (felab_sim: its task
+# queue; accounts: mail).
+_REPORTED: dict[str, Check] = {}
+
+
+def report_readiness(name: str, check: Check) -> None:
+    """Have /readyz report ``check()`` (its ``ok``, and what else it says) under ``name``; a
+    failure there makes the host `degraded`, never not ready. Named from an AppConfig.ready."""
+    _REPORTED[name] = check
 
 
 @require_GET
@@ -26,19 +30,19 @@ def healthz(request: HttpRequest) -> HttpResponse:
     return HttpResponse("ok", content_type="text/plain")
 
 
-def _timed(check: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+def _timed(check: Check) -> dict[str, Any]:
     started = time.perf_counter()
-    result = check()
+    try:
+        result = check()
+    except DatabaseError as error:
+        result = {"ok": False, "error": f"{type(error).__name__}: {error}"}
     return {**result, "ms": round((time.perf_counter() - started) * 1000, 1)}
 
 
 def _database() -> dict[str, Any]:
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-            cursor.fetchone()
-    except DatabaseError as error:
-        return {"ok": False, "error": f"{type(error).__name__}: {error}"}
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+        cursor.fetchone()
     return {"ok": True}
 
 
@@ -51,7 +55,7 @@ def _cache() -> dict[str, Any]:
                 "ok": False,
                 "backend": "redis",
                 "error": f"{type(error).__name__}: {error}",
-                "meanwhile": "pages from the database, rate limits counted per host",
+                "meanwhile": "pages, sessions and rate limits from the database",
             }
         return {"ok": True, "backend": "redis"}
     probe = f"felab:readyz:{time.monotonic_ns()}"
@@ -61,52 +65,18 @@ def _cache() -> dict[str, Any]:
     return {"ok": answered, "backend": settings.CACHES["default"]["BACKEND"].rsplit(".", 1)[-1]}
 
 
-def _queue() -> dict[str, Any]:
-    try:
-        waiting = DBTaskResult.objects.ready()
-        count = waiting.count()
-        oldest = waiting.order_by("enqueued_at").values_list("enqueued_at", flat=True).first()
-        running = DBTaskResult.objects.running().exists()
-    except DatabaseError as error:
-        return {"ok": False, "error": f"{type(error).__name__}: {error}"}
-    waited = (timezone.now() - oldest) if oldest else timedelta(0)
-    stalled = not running and waited > QUEUE_STALLED_AFTER
-    return {
-        "ok": not stalled,
-        "waiting": count,
-        "running": running,
-        "oldest_wait_s": round(waited.total_seconds()),
-        **({"error": "tasks wait and none runs: is a worker (make worker) up?"} if stalled else {}),
-    }
-
-
-def _mail() -> dict[str, Any]:
-    """How the site's last mail send went, on whichever host (serving/mail.py); none yet is ok."""
-    try:
-        last = last_send()
-    except DatabaseError as error:
-        return {"ok": False, "error": f"{type(error).__name__}: {error}"}
-    if last is None:
-        return {"ok": True, "last_send": None}
-    return {
-        "ok": last.ok,
-        "last_send": last.at.isoformat(),
-        **({} if last.ok else {"error": f"the last send failed: {last.error}"}),
-    }
-
-
 @require_GET
 @never_cache
 def readyz(request: HttpRequest) -> JsonResponse:
     """Readiness for load balancers: each dependency's state, and 503 only when this host cannot
-    serve pages (its database is unreachable). The cache, the task queue and mail (whether the
-    last send failed) are reported but do not take the host out: every host shares them, so a proxy dropping hosts for them would
-    take the whole site down, while the site carries on without them (docs/deploy.md)."""
+    serve pages (its database is unreachable). The cache and what the apps report
+    (report_readiness: the task queue, mail) do not take the host out: every host shares them, so a
+    proxy dropping hosts for them would take the whole site down, while the site carries on
+    without them (docs/deploy.md)."""
     checks = {
         "database": _timed(_database),
         "cache": _timed(_cache),
-        "queue": _timed(_queue),
-        "mail": _timed(_mail),
+        **{name: _timed(check) for name, check in _REPORTED.items()},
     }
     ready = checks["database"]["ok"]
     degraded = [name for name, check in checks.items() if not check["ok"]]

@@ -13,11 +13,10 @@ what a visitor's request would keep, and nobody's data is in it.
 
 from __future__ import annotations
 
-import io
 import logging
-import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
+from wsgiref.util import setup_testing_defaults
 
 from django.conf import settings
 from django.core.handlers.wsgi import WSGIHandler
@@ -52,40 +51,26 @@ def _served_host() -> str:
 
 
 def wsgi_get(handler: WSGIHandler, path_and_query: str, host: str, cookies: str = "") -> str:
-    """One GET of the WSGI application as gunicorn's worker makes it, the body read and the
-    response closed; its status line (bench/bench_gc_pauses.py asks with a student's cookies)."""
+    """One GET of the WSGI application as a worker serves it, the body read and the response
+    closed; its status line (bench/bench_gc_pauses.py asks with a student's cookies)."""
     path, _, query = path_and_query.partition("?")
-    https = bool(settings.SECURE_SSL_REDIRECT)
     environ = {
-        "REQUEST_METHOD": "GET",
         "PATH_INFO": path,
         "QUERY_STRING": query,
-        "SCRIPT_NAME": "",
         "SERVER_NAME": host,
-        "SERVER_PORT": "443" if https else "80",
-        "SERVER_PROTOCOL": "HTTP/1.1",
-        "HTTP_HOST": host,
         "REMOTE_ADDR": "127.0.0.1",
-        "wsgi.url_scheme": "https" if https else "http",
-        "wsgi.input": io.BytesIO(),
-        "wsgi.errors": sys.stderr,
-        "wsgi.version": (1, 0),
-        "wsgi.multithread": False,
-        "wsgi.multiprocess": True,
-        "wsgi.run_once": False,
+        "wsgi.url_scheme": "https" if settings.SECURE_SSL_REDIRECT else "http",
+        **({"HTTP_COOKIE": cookies} if cookies else {}),
     }
-    if cookies:
-        environ["HTTP_COOKIE"] = cookies
+    setup_testing_defaults(environ)  # the rest of a GET's environ
     statuses: list[str] = []
     response = handler(environ, lambda status, headers, exc_info=None: statuses.append(status))
     try:
         for _ in response:
             pass
     finally:
-        close = getattr(response, "close", None)
-        if close is not None:
-            close()
-    return statuses[0] if statuses else "no response"
+        response.close()
+    return statuses[0]
 
 
 def warm_kept_pages() -> tuple[int, list[str]]:

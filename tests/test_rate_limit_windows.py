@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from serving.models import RateLimitCount
-from serving.ratelimit import PRUNE_EVERY_S, count_request
+from serving.ratelimit import PRUNE_EVERY_S, count_requests
 from tests.limits import SteppedClock, forget_redis_outages
 
 SHARED_REDIS_URL = os.environ.get("FELAB_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
@@ -83,10 +83,10 @@ def test_rows_of_ended_windows_are_deleted(limiter_clock, client, settings, monk
 
 def test_a_count_is_one_statement_that_adds_to_the_row(limiter_clock, settings, django_assert_num_queries):
     settings.REDIS_URL = ""
-    count_request("k", 60)
+    count_requests(["k"], 60)
     limiter_clock.advance(1)
     with django_assert_num_queries(1):
-        assert count_request("k", 60) == (2, 59.0)
+        assert count_requests(["k"], 60) == [(2, 59.0)]
 
 
 def test_the_simulators_window_ends_too_in_the_database(limiter_clock, client, settings):
@@ -104,7 +104,7 @@ def test_the_simulators_window_ends_too_in_the_database(limiter_clock, client, s
 def _limited_login_view():
     from django.http import HttpResponse
 
-    from serving.ratelimit import limit_password_attempts
+    from accounts.password_attempts import limit_password_attempts
 
     return limit_password_attempts(lambda request: HttpResponse("checked"))
 

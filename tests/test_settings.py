@@ -125,7 +125,7 @@ def test_production_sends_email_through_the_smtp_server_the_environment_names():
     )  # fmt: skip
     assert process.returncode == 0, process.stderr
     assert process.stdout.strip().split("|") == [
-        "serving.mail.SMTPBackend", "smtp.example.org", "465", "felab", "False", "True",
+        "accounts.mail.SMTPBackend", "smtp.example.org", "465", "felab", "False", "True",
         "felab <noreply@example.org>",
     ]  # fmt: skip
 

@@ -30,19 +30,14 @@ register = template.Library()
 T = TypeVar("T")
 
 
-def keeping_request(context: template.Context) -> Any:
-    """The request to keep a fragment for, or None where it is rendered in place: outside a
-    request there is nothing to key the version on, and in a kept page's once-per-version pass
-    the whole page is kept anyway."""
-    return None if building_kept_page(context) else context.get("request")
-
-
 def kept_part(
     context: template.Context, key: tuple[Any, ...], build: Callable[[], T], token: SharedToken | None = None
 ) -> T:
     """A Python tag's part kept as ``{% content_fragment %}`` keeps one (and, with ``token``,
-    only while that token holds too); built in place where nothing is kept."""
-    if (request := keeping_request(context)) is None:
+    only while that token holds too). Built in place outside a request, where there is nothing
+    to key the version on, and in a kept page's once-per-version pass, which keeps it anyway."""
+    request = None if building_kept_page(context) else context.get("request")
+    if request is None:
         return build()
     return kept(request, ("fragment", *key), build, token)
 

@@ -69,7 +69,7 @@ def closed_port() -> int:
 
 def send_through(settings, port: int) -> None:
     """Production's backend, without TLS, at this port."""
-    settings.EMAIL_BACKEND = "serving.mail.SMTPBackend"
+    settings.EMAIL_BACKEND = "accounts.mail.SMTPBackend"
     settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", port, 5
     settings.EMAIL_USE_TLS = settings.EMAIL_USE_SSL = False
     settings.EMAIL_HOST_USER = settings.EMAIL_HOST_PASSWORD = ""

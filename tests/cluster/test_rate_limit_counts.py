@@ -19,11 +19,11 @@ REDIS_URL = os.environ.get("FELAB_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 COUNT_IN_A_PROCESS = """
 import django, sys
 django.setup()
-from serving.ratelimit import count_request
+from serving.ratelimit import count_requests
 key, n = sys.argv[1], int(sys.argv[2])
 last = 0
 for _ in range(n):
-    last = max(last, count_request(key, 60)[0])
+    last = max(last, count_requests([key], 60)[0][0])
 print(last)
 """
 

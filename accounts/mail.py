@@ -1,4 +1,4 @@
-"""Django's SMTP backend, recording each send's outcome where /readyz reads it (MailSend).
+"""Django's SMTP backend, recording each send's outcome where /readyz reports it (MailSend).
 
 A password reset that fails to send must look the same to the visitor as one that was sent
 (the reset form may not tell anyone whether an address has an account), so the failure has to
@@ -9,6 +9,7 @@ test email sent before going live clears or sets the same state.
 
 import logging
 from collections.abc import Sequence
+from typing import Any
 
 from django.core.mail.backends import smtp
 from django.core.mail.message import EmailMessage
@@ -35,8 +36,16 @@ def record_send(error: BaseException | str | None) -> None:
         logger.warning("Could not record the last mail send's outcome", exc_info=True)
 
 
-def last_send() -> MailSend | None:
-    return MailSend.objects.filter(pk=LAST_SEND).first()
+def readiness() -> dict[str, Any]:
+    """/readyz's mail check: how the site's last send went, on whichever host; none yet is ok."""
+    last = MailSend.objects.filter(pk=LAST_SEND).first()
+    if last is None:
+        return {"ok": True, "last_send": None}
+    return {
+        "ok": last.ok,
+        "last_send": last.at.isoformat(),
+        **({} if last.ok else {"error": f"the last send failed: {last.error}"}),
+    }
 
 
 class SMTPBackend(smtp.EmailBackend):
