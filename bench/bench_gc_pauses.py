@@ -2,7 +2,7 @@
 
     python bench/bench_gc_pauses.py [--requests 3000] [--only NAME]
 
-gunicorn's arbiter builds the course's pages before it forks (serving/warm.py), and each worker
+gunicorn's arbiter builds the course's pages before it forks (pagecache/warm.py), and each worker
 inherits them. A full collection in a worker walks every object the process holds, the
 inherited ones too, so it pauses whichever request triggered it. config/gunicorn.conf.py's
 pre_fork freezes them out of the collector's reach. In-process, as bench/bench_signed_in.py
@@ -32,7 +32,7 @@ from django.core.handlers.wsgi import WSGIHandler
 from django.core.management import call_command
 
 from bench.bench_signed_in import PAGES, studying_student  # its environment, and django.setup()
-from serving.warm import warm_kept_pages, wsgi_get
+from pagecache.warm import warm_kept_pages, wsgi_get
 
 full_collections: list[float] = []
 

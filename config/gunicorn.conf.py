@@ -27,9 +27,9 @@ wsgi_app = "config.wsgi:application"
 
 def when_ready(server) -> None:
     """Before the first worker forks: the course's pages built once, so that no worker's first
-    visitors wait for them (serving/warm.py). A failure is logged and the site starts anyway."""
+    visitors wait for them (pagecache/warm.py). A failure is logged and the site starts anyway."""
     try:
-        from serving.warm import warm_kept_pages
+        from pagecache.warm import warm_kept_pages
 
         served, failed = warm_kept_pages()
         server.log.info("kept %d course pages for the workers (%d failed)", served, len(failed))

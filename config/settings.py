@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "serving",
+    "pagecache",
     "accounts",
     "lessons",
     "quiz",

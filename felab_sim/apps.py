@@ -24,9 +24,9 @@ class FelabSimConfig(AppConfig):
     card_simulator = None
 
     def ready(self) -> None:
-        from serving.content_cache import CONTENT
+        from pagecache.content_cache import CONTENT
+        from pagecache.warm import warm_paths
         from serving.views import report_readiness
-        from serving.warm import warm_paths
 
         from . import calc_views, prefix_runs, runs
         from .content_files import ParameterSetsFile, ScenariosFile

@@ -16,8 +16,8 @@ from django.utils.cache import patch_vary_headers
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_http_methods
 
-from serving.content_cache import kept
-from serving.kept_pages import render_kept
+from pagecache.content_cache import kept
+from pagecache.kept_pages import render_kept
 from serving.ratelimit import rate_limited
 
 from .charts.calc_charts import chart_json

@@ -17,7 +17,7 @@ from django.utils.cache import patch_vary_headers
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_http_methods
 
-from serving.content_cache import kept
+from pagecache.content_cache import kept
 from serving.ratelimit import rate_limited
 
 from .calc_views import single_values

@@ -10,7 +10,7 @@ from django.db import IntegrityError, models, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from serving.content_cache import ContentQuerySet, SharedToken, TokenQuerySet
+from pagecache.content_cache import ContentQuerySet, SharedToken, TokenQuerySet
 
 from .engine.calculator import Calculator, Result
 from .engine.calculators import CALCULATORS

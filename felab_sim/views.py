@@ -12,7 +12,7 @@ from django.utils import timezone
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 
-from serving.kept_pages import render_kept
+from pagecache.kept_pages import render_kept
 from serving.ratelimit import rate_limited
 
 from .charts import plots
@@ -67,7 +67,7 @@ def sim_page(request: HttpRequest) -> HttpResponse:
     try:
         if not request.GET and not request.htmx:
             # The default page is the same for every visitor but its per_visitor parts (the
-            # nav, the run queue, the run form): kept per content version (serving/kept_pages.py).
+            # nav, the run queue, the run form): kept per content version (pagecache/kept_pages.py).
             response = render_kept(request, "felab_sim/sim.html", lambda: _sim_context(request)[0], ("sim",))
         else:
             context, status = _sim_context(request)

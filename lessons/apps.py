@@ -22,8 +22,8 @@ class LessonsConfig(AppConfig):
     def ready(self) -> None:
         from django.utils.autoreload import file_changed
 
-        from serving.content_cache import CONTENT, drop_kept_when_a_template_changes
-        from serving.warm import warm_paths
+        from pagecache.content_cache import CONTENT, drop_kept_when_a_template_changes
+        from pagecache.warm import warm_paths
 
         from .models import Card, CardNumber, CardTerm, Course, GlossaryTerm, Lesson
 

@@ -13,7 +13,7 @@ from felab_sim.engine.calculator import Result
 from felab_sim.engine.metrics import SweepResult
 from felab_sim.engine.params import ParamError
 from felab_sim.engine.sweep_params import SweepParams
-from serving.content_cache import ContentQuerySet, kept_without_request
+from pagecache.content_cache import ContentQuerySet, kept_without_request
 
 from . import card_citations, card_html, card_live, number_checks
 from .help_texts import CARD_TEXT_HELP, MARKDOWN_HELP, NUMBER_CHECKS_HELP, PRACTICE_DRAWS_HELP
@@ -149,7 +149,7 @@ class Lesson(models.Model):
         """The course's next published lesson in reading order (order, then number), or None after the last.
 
         Drafts are skipped: this is where a student goes next. Kept on the instance, which the
-        card page keeps per content version (serving/content_cache.py).
+        card page keeps per content version (pagecache/content_cache.py).
         """
         later = models.Q(order__gt=self.order) | models.Q(order=self.order, number__gt=self.number)
         return (

@@ -6,8 +6,8 @@ from django.shortcuts import get_object_or_404, render
 from django.utils.cache import patch_vary_headers
 
 from accounts.instructors import is_instructor
-from serving.content_cache import kept
-from serving.kept_pages import render_kept
+from pagecache.content_cache import kept
+from pagecache.kept_pages import render_kept
 
 from .lesson_page import LessonPage, page_of
 from .models import Card, Course, GlossaryTerm, Lesson
@@ -36,7 +36,7 @@ def glossary(request: HttpRequest) -> HttpResponse:
     drafts = is_instructor(request.user)
     if not query:
         # The whole index is the same for every visitor but its per_visitor parts: kept per
-        # content version (serving/kept_pages.py). A search is rendered for its asker only.
+        # content version (pagecache/kept_pages.py). A search is rendered for its asker only.
         return render_kept(
             request,
             "lessons/glossary.html",
@@ -64,7 +64,7 @@ def _glossary_context(query: str, *, drafts: bool) -> dict[str, object]:
 
 def lesson_detail(request: HttpRequest, course_slug: str, lesson_slug: str) -> HttpResponse:
     """Kept whole per content version and kind of visitor (an instructor's has drafts and Edit
-    links) but for its per-visitor parts (serving/kept_pages.py): the nav."""
+    links) but for its per-visitor parts (pagecache/kept_pages.py): the nav."""
     drafts = is_instructor(request.user)
     return render_kept(
         request,
@@ -105,7 +105,7 @@ def card_detail(request: HttpRequest, course_slug: str, lesson_slug: str, step: 
 def card_for_page(request: HttpRequest, course_slug: str, lesson_slug: str, step: int) -> Card:
     """The card with what its page shows; a draft is not found unless an instructor asks.
 
-    Fetched once per content version in each process (serving/content_cache.py), with its
+    Fetched once per content version in each process (pagecache/content_cache.py), with its
     rendered sections: the same for every learner.
     """
     drafts = is_instructor(request.user)
@@ -126,7 +126,7 @@ def render_card(
 ) -> HttpResponse:
     """The card page, or for htmx its answer region; quiz's Show answer renders it too.
 
-    Kept whole per content version but for its per-visitor parts (serving/kept_pages.py).
+    Kept whole per content version but for its per-visitor parts (pagecache/kept_pages.py).
     """
     key = (card.pk, is_instructor(request.user), answer_shown, review_mode)
     response = render_kept(
@@ -183,6 +183,6 @@ def _neighbours(request: HttpRequest, card: Card) -> dict[str, Card | None]:
 def render_preview(request: HttpRequest, card: Card) -> HttpResponse:
     """A card as the admin's form holds it, unsaved, the way students will see it with its answer
     shown: the card page's template and context, rendered for this request only. Never kept
-    (serving/kept_pages.py), since it is not what the database holds."""
+    (pagecache/kept_pages.py), since it is not what the database holds."""
     context = card_context(request, card, answer_shown=True, review_mode=False)
     return render(request, "lessons/card.html", {**context, "preview": True})

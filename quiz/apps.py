@@ -8,7 +8,7 @@ class QuizConfig(AppConfig):
     def ready(self) -> None:
         from felab_sim.runs import show_starters_by
         from lessons.templatetags import learner_work
-        from serving.warm import warm_paths
+        from pagecache.warm import warm_paths
 
         from . import learners  # noqa: F401  (connects the merge at log in)
         from .shared_names import run_starter_shown_to

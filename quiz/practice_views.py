@@ -32,8 +32,8 @@ from felab_sim.engine.drills import DrawnQuestion, DrillError, DrillSpec, Proble
 from felab_sim.engine.mistakes import NamedMistake
 from lessons.models import PracticeTemplate
 from lessons.simulator import simulator
-from serving.content_cache import kept
-from serving.kept_pages import render_kept
+from pagecache.content_cache import kept
+from pagecache.kept_pages import render_kept
 
 from . import clock, practice_stats, practice_tries, scheduling
 from .learners import Learner
@@ -87,7 +87,7 @@ def fresh_seed(not_this: int | None = None) -> int:
 def practice_index(request: HttpRequest) -> HttpResponse:
     """Every published template by lesson, with the learner's attempts, share right and what is due.
 
-    The list is the same for everyone: kept per content version, page and all (serving/kept_pages.py);
+    The list is the same for everyone: kept per content version, page and all (pagecache/kept_pages.py);
     each template's and lesson's record is a per-visitor part filled from this learner's records,
     read per request in two queries (none for a visitor who never answered)."""
     records = practice_stats.learner_records(Learner.of(request), clock.now())
@@ -144,7 +144,7 @@ def _new_draw_page(
 ) -> HttpResponse:
     """A problem not yet answered: the page is the same for every draw of a template but for the
     seed, the question and the form's hidden fields, so it is kept once per template and content
-    version (serving/kept_pages.py) and only those are filled in (bench/bench_drill.py)."""
+    version (pagecache/kept_pages.py) and only those are filled in (bench/bench_drill.py)."""
     # Text already: the template would localize the numbers on every request.
     draw = {"seed": str(drawn.seed), "question": drawn.question, "shown_at": str(int(time.time()))}
     context = {"template": template, "lesson": template.lesson, "has_problem": True,

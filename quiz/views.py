@@ -25,8 +25,8 @@ from django_htmx.http import push_url
 from accounts.instructors import is_instructor
 from lessons.models import Card, Course, PracticeTemplate
 from lessons.views import card_for_page, render_card
-from serving.content_cache import kept
-from serving.kept_pages import render_kept
+from pagecache.content_cache import kept
+from pagecache.kept_pages import render_kept
 
 from . import charts, clock, learner_export, practice_stats, scheduling
 from .card_rating import Outcome, rate_showing

@@ -1,13 +1,13 @@
 """Redis is a cache here: when it is down the site carries on from the database.
 
 Everything kept in Redis can be lost without losing anything that matters: sessions are
-``cached_db`` (also in the database), the content version is redrawn (serving/content_cache.py),
+``cached_db`` (also in the database), the content version is redrawn (pagecache/content_cache.py),
 and rate limits count in the database instead (serving/ratelimit.py). :class:`ResilientRedisCache`
 is Django's ``RedisCache`` whose failures read as misses and whose writes are dropped, so no
 page fails for the cache's sake. :data:`redis_outage` remembers the outage: it logs once a
 minute per process rather than once per request, for a few seconds after a failure no request
 waits on Redis at all, and when Redis answers again the process first drops what went stale
-in it meanwhile (sessions here, the content version in serving/content_cache.py). See
+in it meanwhile (sessions here, the content version in pagecache/content_cache.py). See
 docs/deploy.md, "When a part is down".
 """
 

@@ -13,14 +13,3 @@ class RateLimitCount(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key}: {self.count} since {self.opened}"
-
-
-class SharedVersion(models.Model):
-    """A shared token (serving.content_cache.SharedToken) where there is no Redis: every worker of
-    every host reads it from here, so an edit on one reaches what all of them keep."""
-
-    name = models.CharField(max_length=40, primary_key=True)
-    token = models.CharField(max_length=32)
-
-    def __str__(self) -> str:
-        return f"{self.name}: {self.token}"

@@ -1,6 +1,7 @@
 """The apps depend downwards only: config (settings and URLs, which name every app) → quiz
 (learner work) → lessons (content) → felab_sim (simulator) → accounts (who may do what) →
-serving (how pages are served). docs/architecture.md, "Where things live".
+pagecache (pages kept per content version) → serving (how pages are served).
+docs/architecture.md, "Where things live".
 
 Checked three ways, since each can tie the apps back up: Python imports (any module of an app,
 at any indentation), the tag libraries templates/<app>/ loads, and migrations (frozen history:
@@ -18,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # Top to bottom: an app may import itself and the apps after it.
 # config sits on top: its urls.py includes every app's and its settings list them all, while
 # no app imports config (they read django.conf.settings).
-LAYERS = ["config", "quiz", "lessons", "felab_sim", "accounts", "serving"]
+LAYERS = ["config", "quiz", "lessons", "felab_sim", "accounts", "pagecache", "serving"]
 APPS = LAYERS[1:]  # the Django apps, with templates, tag libraries and migrations
 
 # felab_sim's pure code: no Django, so any app may use it (the layers above are about Django apps).

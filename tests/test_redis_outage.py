@@ -15,8 +15,8 @@ import redis
 from django.test import Client
 
 from lessons.models import Card
+from pagecache.content_cache import CONTENT
 from quiz.models import Review, Showing
-from serving.content_cache import CONTENT
 from serving.models import RateLimitCount
 from tests.conftest import PASSWORD, SEED_CARD_URL
 from tests.limits import (

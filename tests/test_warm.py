@@ -1,4 +1,4 @@
-"""serving/warm.py: gunicorn's master builds the course's pages before forking, so a worker's first
+"""pagecache/warm.py: gunicorn's master builds the course's pages before forking, so a worker's first
 visitor finds them kept (issue 23: the card page's p99 at 500 students was first builds)."""
 
 import runpy
@@ -10,8 +10,8 @@ from django.test import Client
 
 from felab_sim.engine.calculators import CALCULATORS
 from lessons.models import Card, Lesson
-from serving import kept_pages
-from serving.warm import course_paths, warm_kept_pages
+from pagecache import kept_pages
+from pagecache.warm import course_paths, warm_kept_pages
 from tests.support.bundled_lessons import load_bundled_lessons
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -75,6 +75,6 @@ def test_the_gunicorn_arbiter_warms_the_pages_and_starts_even_when_it_cannot(cou
     def broken():
         raise RuntimeError("no such table: lessons_card")
 
-    monkeypatch.setattr("serving.warm.course_paths", broken)
+    monkeypatch.setattr("pagecache.warm.course_paths", broken)
     hooks["when_ready"](Arbiter())
     assert "no such table" in logged[-1]

@@ -14,7 +14,7 @@ from django.template.loader import get_template
 from django.utils.safestring import SafeString
 
 from accounts.instructors import is_instructor
-from serving.templatetags.content_fragments import kept_part
+from pagecache.templatetags.content_fragments import kept_part
 from serving.templatetags.fixed_urls import fixed_url
 
 register = template.Library()

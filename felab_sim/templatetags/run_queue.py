@@ -1,7 +1,7 @@
 """The run queue that /sim/ shows every visitor, and its "Run it for real" section.
 
 Runs start and end between content changes, so /sim/ keeps what it shows of the queue only while
-no run is written (serving.content_cache.kept with felab_sim.models.RUNS), and reads it again
+no run is written (pagecache.content_cache.kept with felab_sim.models.RUNS), and reads it again
 after each write. ``{% real_sweep_runs %}`` is the section's per-visitor part in one tag, as the
 header's visitor_nav is: the queue and the measured runs kept while the runs hold, and between
 them the visitor's own part, a Log in link or the Start form with this page's CSRF token.
@@ -15,7 +15,7 @@ from django.db.models import Q
 from django.template.loader import get_template
 from django.utils.safestring import SafeString
 
-from serving.templatetags.content_fragments import kept_part
+from pagecache.templatetags.content_fragments import kept_part
 from serving.templatetags.fixed_urls import fixed_url
 
 from ..forms import RealSweepForm

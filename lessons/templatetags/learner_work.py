@@ -19,7 +19,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString
 
 from lessons.models import Card, Course
-from serving.templatetags.content_fragments import kept_part
+from pagecache.templatetags.content_fragments import kept_part
 from serving.templatetags.fixed_urls import fixed_url
 
 register = template.Library()

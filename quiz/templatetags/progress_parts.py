@@ -9,7 +9,7 @@ from django.template.loader import get_template
 from django.utils import timezone
 from django.utils.safestring import SafeString
 
-from serving.templatetags.content_fragments import kept_part
+from pagecache.templatetags.content_fragments import kept_part
 
 from ..lesson_runs import ProgressRun
 from ..selectors import LessonProgress

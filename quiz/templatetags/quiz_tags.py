@@ -15,7 +15,7 @@ from django.template.loader import get_template
 from django.utils.safestring import SafeString
 
 from lessons.models import Card, Course
-from serving.templatetags.content_fragments import kept_part
+from pagecache.templatetags.content_fragments import kept_part
 
 from .. import clock
 from ..course_map import CourseMap, LessonOnMap, LessonRun

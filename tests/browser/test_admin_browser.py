@@ -228,7 +228,7 @@ def test_an_instructor_edits_every_kind_of_content_in_chromium(
         view = STUDENT_VIEWS[model]
         obj = view.pick()
         seen: list[str] = []
-        # A student reads the page first, so the site keeps it (serving/content_cache.py): the
+        # A student reads the page first, so the site keeps it (pagecache/content_cache.py): the
         # edit below must still show on the student's next visit.
         student_page.goto(live_lessons + view.url(obj))
 

@@ -210,7 +210,7 @@ def test_filled_in_student_and_instructor_pages_pass_axe(page: Page, live_lesson
 def test_two_students_on_the_same_card_each_see_only_their_own(
     page: Page, browser, live_lessons, clock, student
 ):
-    """The card page is kept once for everyone (serving/kept_pages.py); what is kept must not
+    """The card page is kept once for everyone (pagecache/kept_pages.py); what is kept must not
     carry one student's answer, rating or account into another's browser."""
     page.goto(live_lessons + "/accounts/login/")
     page.get_by_label("Username").fill("sam")

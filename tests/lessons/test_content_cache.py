@@ -14,8 +14,8 @@ from django.utils.autoreload import file_changed
 
 from felab_sim.models import ParameterSet, Scenario
 from lessons.models import Card, CardTerm, Lesson
-from serving.content_cache import CONTENT
-from serving.models import SharedVersion
+from pagecache.content_cache import CONTENT
+from pagecache.models import SharedVersion
 from tests.conftest import SEED_CARD_URL
 
 pytestmark = pytest.mark.django_db

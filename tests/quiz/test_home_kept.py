@@ -6,8 +6,8 @@ import pytest
 from django.test import Client
 
 from lessons.models import Card
+from pagecache.content_cache import CONTENT
 from quiz.models import Rating
-from serving.content_cache import CONTENT
 from tests.quiz.conftest import rate
 from tests.textutil import page_without_csrf_tokens
 

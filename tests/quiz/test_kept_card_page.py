@@ -1,5 +1,5 @@
 """The card page is kept whole per content version, and only its per-visitor parts are rendered
-on each request (serving/kept_pages.py, issue 14): every visitor must still get exactly the page
+on each request (pagecache/kept_pages.py, issue 14): every visitor must still get exactly the page
 a full render gives them, and nobody any part of another visitor's page."""
 
 import pytest
@@ -11,8 +11,8 @@ from django.test import Client, RequestFactory, override_settings
 
 from lessons.models import Card
 from lessons.views import card_context, card_template
+from pagecache.kept_pages import VisitorDataOutsidePart, render_kept
 from quiz.models import Rating
-from serving.kept_pages import VisitorDataOutsidePart, render_kept
 from tests.conftest import SEED_CARD_URL
 from tests.quiz.conftest import rate, show
 from tests.textutil import without_csrf_tokens

@@ -5,11 +5,11 @@ import pytest
 from django.test import Client
 
 from lessons.models import Card, Course
+from pagecache.content_cache import CONTENT
 from quiz.learners import Learner
 from quiz.lesson_runs import ProgressRun
 from quiz.models import Rating
 from quiz.selectors import LessonProgress
-from serving.content_cache import CONTENT
 from tests.quiz.conftest import rate
 from tests.textutil import page_without_csrf_tokens
 

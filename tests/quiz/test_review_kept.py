@@ -4,8 +4,8 @@ the list, which is rendered for its learner on every request."""
 import pytest
 from django.test import Client
 
+from pagecache.content_cache import CONTENT
 from quiz.models import Rating
-from serving.content_cache import CONTENT
 from tests.conftest import SEED_CARD_URL
 from tests.quiz.conftest import rate
 from tests.textutil import page_without_csrf_tokens

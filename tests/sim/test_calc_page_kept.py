@@ -6,7 +6,7 @@ import re
 import pytest
 
 from felab_sim.models import ParameterSet
-from serving.content_cache import _Kept
+from pagecache.content_cache import _Kept
 
 pytestmark = pytest.mark.django_db
 PAGE = "/sim/calc/decode-ceiling/"

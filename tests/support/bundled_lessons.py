@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.core.management.color import no_style
 from django.db import connection, models, transaction
 
-from serving.content_cache import CONTENT
+from pagecache.content_cache import CONTENT
 
 Rows = list[tuple[type[models.Model], list[dict[str, object]]]]
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from django.test import Client
 
-from serving.content_cache import CONTENT
+from pagecache.content_cache import CONTENT
 from tests.textutil import without_csrf_tokens
 
 

@@ -2,7 +2,7 @@
 process's memory.
 
 The content version is a random token (:class:`SharedToken`) in Redis, else in the database
-(serving.models.SharedVersion), so every worker of every host reads the same one. Every content
+(pagecache.models.SharedVersion), so every worker of every host reads the same one. Every content
 change draws a new one: a content model's save or delete (signals), a bulk write through
 :class:`ContentQuerySet`, each lesson import. A process reads the token once per request and drops
 what it kept under another, so no page outlives an edit by more than the request in flight; a
@@ -27,7 +27,7 @@ from django.core.signals import request_finished, request_started
 from django.db import connection, models, transaction
 from django.http import HttpRequest
 
-from .cache_outage import redis_outage
+from serving.cache_outage import redis_outage
 
 T = TypeVar("T")
 

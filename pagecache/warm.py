@@ -1,6 +1,6 @@
 """The course's pages built once in gunicorn's master process, before it forks its workers.
 
-What pages keep per content version (serving/content_cache.py) lives in each process's memory,
+What pages keep per content version (pagecache/content_cache.py) lives in each process's memory,
 so without this every new worker builds every page again on its first visits, and under load
 those first visitors wait. Built in the master (``preload_app``), the pages reach each worker
 by fork, those gunicorn starts in place of one past ``max_requests`` too; a content edit later

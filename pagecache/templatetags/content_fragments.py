@@ -1,4 +1,4 @@
-"""The two halves of keeping pages per content version (serving/content_cache.py).
+"""The two halves of keeping pages per content version (pagecache/content_cache.py).
 
 ``{% content_fragment "name" key … %}…{% endcontent_fragment %}``: a template part that is the
 same for every learner, rendered once per content version in each process. The name and keys
@@ -9,7 +9,7 @@ a CSRF token, a learner's work or anything about the signed-in user.
 links, /sim/'s run queue, kept while felab_sim.models.RUNS holds too).
 
 ``{% per_visitor %}…{% endper_visitor %}``: the opposite, a part that differs from one visitor
-to the next. A page rendered by serving.kept_pages.render_kept is kept whole but for these parts,
+to the next. A page rendered by pagecache.kept_pages.render_kept is kept whole but for these parts,
 which are rendered on each request; anywhere else they render in place. Never put one inside a
 content_fragment.
 """
@@ -23,8 +23,8 @@ from django import template
 from django.template.base import FilterExpression, NodeList, Parser, Token
 from django.utils.safestring import SafeString
 
-from serving.content_cache import SharedToken, kept
-from serving.kept_pages import PerVisitorNode, building_kept_page
+from pagecache.content_cache import SharedToken, kept
+from pagecache.kept_pages import PerVisitorNode, building_kept_page
 
 register = template.Library()
 T = TypeVar("T")

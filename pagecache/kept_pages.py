@@ -1,4 +1,4 @@
-"""Whole pages kept per content version (serving/content_cache.py), with each visitor's own
+"""Whole pages kept per content version (pagecache/content_cache.py), with each visitor's own
 parts filled in per request.
 
 A template marks what differs from one visitor to the next with ``{% per_visitor %}`` (the
