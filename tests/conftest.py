@@ -62,9 +62,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     mark_lanes(items)
 
 
+def _no_static_root(factory: pytest.TempPathFactory) -> Path:
+    return factory.getbasetemp() / "no-static-root"
+
+
 @pytest.fixture(autouse=True)
-def _plain_static_storage(settings):
-    # The manifest exists only after collectstatic; tests read static files from source.
+def _plain_static_storage(settings, tmp_path_factory):
+    # The manifest exists only after collectstatic; tests read static files from source. No
+    # STATIC_ROOT to scan either: the checkout's staticfiles/ may be rewritten meanwhile by a
+    # `make run` or `make release` (WhiteNoise would fail on a file gone between list and stat).
+    settings.STATIC_ROOT = str(_no_static_root(tmp_path_factory))
     settings.STORAGES = {
         **settings.STORAGES,
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},

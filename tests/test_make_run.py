@@ -50,6 +50,8 @@ def test_ctrl_c_stops_make_run_cleanly(tmp_path):
         # nohup) passes SIGINT down ignored, and Ctrl-C would then reach no one.
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.environ["DATABASE_URL"] = f"sqlite:///{tmp_path / 'run.sqlite3'}"
+        # Its own static folder: the checkout's may be served meanwhile by another `make run`.
+        os.environ["FELAB_STATIC_ROOT"] = str(tmp_path / "static")
         os.execvp("make", ["make", "run", f"PORT={web}", f"PRACTICE_PORT={practice}"])
     output = bytearray()
     try:

@@ -24,7 +24,7 @@ def hosts() -> Iterator[tuple[Site, Site]]:
     database = scratch_database("sqlite")
     with (
         running_site(database, workers=2, extra_env={"REDIS_URL": ""}) as one,
-        running_site(database, workers=2, extra_env={"REDIS_URL": ""}) as two,
+        running_site(database, workers=2, extra_env={"REDIS_URL": ""}, release=False) as two,
     ):
         yield one, two
 

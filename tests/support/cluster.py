@@ -20,6 +20,7 @@ from pathlib import Path
 from string import Template
 
 from tests.support.site import PY, ROOT, scratch_database
+from tests.support.static_root import collected_static
 
 REDIS_URL = os.environ.get("FELAB_BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
@@ -104,6 +105,7 @@ def cluster_env(database_url: str, practice_url: str, login_limit: int) -> dict[
         "FELAB_PRACTICE_URL": practice_url,
         "FELAB_LOGIN_LIMIT": str(login_limit),
         "FELAB_SWEEP_LIMIT": "0",
+        "FELAB_STATIC_ROOT": str(collected_static()),
     }
     for name in ("DJANGO_DEBUG", "DJANGO_ALLOW_ASYNC_UNSAFE", "DJANGO_SETTINGS_MODULE"):
         env.pop(name, None)
@@ -118,7 +120,7 @@ def render_nginx_conf(directory: Path, listen: int, upstream_ports: list[int]) -
         FELAB_NGINX_DIR=str(directory),
         FELAB_LISTEN=f"127.0.0.1:{listen}",
         FELAB_UPSTREAM_SERVERS=servers,
-        FELAB_STATIC_ROOT=str(ROOT / "staticfiles"),
+        FELAB_STATIC_ROOT=str(collected_static()),
     )
     conf = directory / "nginx.conf"
     conf.write_text(text)
@@ -171,7 +173,7 @@ def running_cluster(
     database_url = scratch_database("postgresql", database_name)
     env = cluster_env(database_url, practice_url, login_limit)
     # The release step, once, before any host starts (make release).
-    for command in (["migrate", "--noinput"], ["import_lessons"], ["collectstatic", "--noinput"]):
+    for command in (["migrate", "--noinput"], ["import_lessons"]):
         subprocess.run(
             [PY, "manage.py", *command, "-v", "0"], cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL
         )

@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.support.static_root import collected_static
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 PY = sys.executable
 POSTGRES_ADMIN_URL = os.environ.get("PG_ADMIN_URL", "postgresql://postgres@127.0.0.1:5432/test")
@@ -72,11 +74,19 @@ class Site:
 
 @contextmanager
 def running_site(
-    database_url: str, workers: int | None = None, extra_env: dict[str, str] | None = None
+    database_url: str,
+    workers: int | None = None,
+    extra_env: dict[str, str] | None = None,
+    release: bool = True,
 ) -> Iterator[Site]:
     port = free_port()
-    env = {**production_env(database_url, port, workers), **(extra_env or {})}
-    for command in (["migrate", "--noinput"], ["import_lessons"], ["collectstatic", "--noinput"]):
+    env = {
+        **production_env(database_url, port, workers),
+        "FELAB_STATIC_ROOT": str(collected_static()),
+        **(extra_env or {}),
+    }
+    # The release step (make release) for a database no host has released yet.
+    for command in (["migrate", "--noinput"], ["import_lessons"]) if release else ():
         subprocess.run(
             [PY, "manage.py", *command, "-v", "0"], cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL
         )
