@@ -11,14 +11,17 @@ sign-up cost about half a second of CPU; their own row in the table), then all s
 
 Against one gunicorn host (tests/support/cluster.py's hosts with PostgreSQL and Redis, asked
 directly), then two hosts behind nginx. Per level: pages per second, p50 and p99 per page
-kind, errors, and every acknowledged rating looked up in the database (0 lost). The machine's
-load average is printed beside each run: it is shared.
+kind, errors, and every acknowledged rating looked up in the database (0 lost), and where the
+machine's CPU went per page: the app hosts' gunicorn processes, PostgreSQL's and Redis's server
+processes, nginx, and this bench's own client (all from /proc, over the level's study alone). The
+machine's load average is printed beside each run: it is shared.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import random
 import re
@@ -33,6 +36,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.support.cluster import running_cluster
+from tests.support.server_cpu import cpu_seconds
 
 PASSWORD = "study-" + "p4ss-w0rd-long-enough"
 KINDS = ("card", "show", "rate", "review", "progress")
@@ -52,6 +56,7 @@ class Level:
     started: float = field(default_factory=time.perf_counter)
     # The slowest requests: (ms, kind, path, seconds into the level), to say where a p99 comes from.
     slowest: list[tuple[float, str, str, float]] = field(default_factory=list)
+    cpu_ms_per_page: dict[str, float] = field(default_factory=dict)  # by part of the machine
 
     @property
     def pages(self) -> int:
@@ -65,6 +70,50 @@ def percentile(values: list[float], p: float) -> float:
     """Nearest rank: index ceil(p/100 × n) − 1 of the sorted values."""
     ordered = sorted(values)
     return ordered[max(0, -(-len(ordered) * p // 100) - 1)] if ordered else float("nan")
+
+
+def _processes_named(prefixes: tuple[str, ...]) -> list[int]:
+    """Every process whose command line starts with one of the prefixes (PostgreSQL's backends
+    name themselves "postgres: ...")."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                command = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if command.startswith(prefixes):
+                pids.append(int(entry))
+    return pids
+
+
+def cpu_by_part(host_pids: list[int]) -> dict[str, float]:
+    """CPU seconds so far of each part of the machine the study session runs on. A process that
+    ends between two readings takes its time with it: compare readings over a level, not longer."""
+    parts = {
+        "gunicorn": host_pids,
+        "postgres": _processes_named(("postgres",)),
+        "redis": _processes_named(("redis-server", "/usr/bin/redis-server")),
+        "nginx": _processes_named(("nginx",)),
+    }
+    seconds = {"client": time.process_time()}
+    for part, pids in parts.items():
+        total = 0.0
+        for pid in pids:
+            with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+                total += cpu_seconds(pid)
+        seconds[part] = total
+    return seconds
+
+
+def host_processes(cluster) -> list[int]:
+    """The app hosts' gunicorn masters and their workers."""
+    pids = []
+    for host in cluster.hosts:
+        pids.append(host.process.pid)
+        children = Path(f"/proc/{host.process.pid}/task/{host.process.pid}/children").read_text()
+        pids += [int(pid) for pid in children.split()]
+    return pids
 
 
 def csrf(client: httpx.AsyncClient) -> str:
@@ -164,7 +213,7 @@ def stored_ratings(database_url: str) -> dict[str, int]:
 
 
 async def run_levels(
-    base_url: str, database_url: str, counts: list[int], args: argparse.Namespace
+    base_url: str, database_url: str, counts: list[int], args: argparse.Namespace, host_pids: list[int]
 ) -> list[tuple]:
     cookies: dict[str, httpx.Cookies] = {}
     acknowledged: dict[str, int] = defaultdict(int)
@@ -190,10 +239,15 @@ async def run_levels(
         }
         level = Level(count, args.seconds, args.think_s)
         load_before = os.getloadavg()[0]
+        cpu_before = cpu_by_part(host_pids)
         try:
             await asyncio.gather(*(study(clients[name], name, cards, level) for name in names))
         finally:
             await asyncio.gather(*(client.aclose() for client in clients.values()))
+        cpu_after = cpu_by_part(host_pids)
+        level.cpu_ms_per_page = {
+            part: (cpu_after[part] - cpu_before[part]) * 1000 / max(1, level.pages) for part in cpu_after
+        }
         for name, ratings in level.acknowledged.items():
             acknowledged[name] += ratings
         stored = stored_ratings(database_url)
@@ -234,6 +288,9 @@ def print_rows(target: str, rows: list[tuple], seconds: float, think_s: float) -
         f"students carried at p99 <= {P99_TARGET_MS:.0f} ms on every page kind: {carried or 'none measured'}"
     )
     for level, *_ in rows:
+        split = ", ".join(f"{part} {ms:.2f}" for part, ms in level.cpu_ms_per_page.items())
+        print(f"CPU ms a page at {level.students} students: {split}")
+    for level, *_ in rows:
         slowest = "; ".join(
             f"{ms:.0f} ms {kind} {path} at {at:.1f} s" for ms, kind, path, at in level.slowest
         )
@@ -265,7 +322,7 @@ def main() -> int:
                 if hosts == 1
                 else (cluster.url, f"{hosts} hosts behind nginx, PostgreSQL and Redis")
             )
-            rows = asyncio.run(run_levels(url, cluster.database_url, counts, args))
+            rows = asyncio.run(run_levels(url, cluster.database_url, counts, args, host_processes(cluster)))
             print_rows(f"{target}, {args.workers_per_host} workers each", rows, args.seconds, args.think_s)
             lost += sum(row[3] for row in rows)
     print("\nevery acknowledged rating is stored" if not lost else f"\n{lost} RATINGS LOST")
