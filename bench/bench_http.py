@@ -201,7 +201,8 @@ def main() -> None:
     pages = [page for page in pages if args.only.casefold() in page.name.casefold()]
     rows = []
     students = itertools.count(1)
-    with running_site(scratch_database("sqlite")) as site:
+    # The only host, without Redis: its sessions in its own file cache (docs/deploy.md).
+    with running_site(scratch_database("sqlite"), extra_env={"REDIS_URL": "", "FELAB_ONE_HOST": "1"}) as site:
 
         def measure(page: Page, warm_up: bool) -> Run:
             url = site.url + page.path

@@ -249,8 +249,9 @@ if TRUSTED_PROXIES:
 # no one out). Redis is only ever a cache: while it is down pages, answers and log-ins carry on from
 # the database, where rate limits count too (serving/cache_outage.py, serving/ratelimit.py).
 # Without it, rate limits and the content version live in the database, sessions are read from it
-# on every request (a cache of one process or host would miss a log out on another), and the rest
-# is cached per host (production: a file cache its workers share) or per process (development).
+# on every request (a cache of one process or host would miss a log out on another) unless
+# FELAB_ONE_HOST says this is the only host, and the rest is cached per host (production: a file
+# cache its workers share) or per process (development).
 REDIS_URL = os.environ.get("REDIS_URL", "")
 CACHE_PREFIX = os.environ.get("FELAB_CACHE_PREFIX", "felab")
 RATE_LIMIT_KEY_PREFIX = f"{CACHE_PREFIX}:ratelimit"
@@ -274,7 +275,18 @@ else:
             if PRODUCTION
             else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
         ),
-        "sessions": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"},
+        # FELAB_ONE_HOST: the only app host, whose workers share this folder, so a log out
+        # (which deletes the file) reaches all of them; several hosts read the database, where
+        # a log out on one reaches every other.
+        "sessions": (
+            {
+                "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+                "LOCATION": str(Path(CACHE_DIR) / "sessions"),
+                "OPTIONS": {"MAX_ENTRIES": 100_000},
+            }
+            if PRODUCTION and env_flag("FELAB_ONE_HOST")
+            else {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}
+        ),
     }
     SESSION_CACHE_ALIAS = "sessions"
 

@@ -169,3 +169,27 @@ def test_without_redis_sessions_are_read_from_the_database_on_every_request(tmp_
     assert session_cache["BACKEND"] == "django.core.cache.backends.dummy.DummyCache"
     assert "django.contrib.auth.middleware.AuthenticationMiddleware" in middleware
     assert "django_htmx.middleware.HtmxMiddleware" in middleware
+
+
+def test_the_one_host_reads_sessions_from_its_file_cache_and_several_hosts_from_the_database(tmp_path):
+    script = (
+        "from django.conf import settings; print(settings.CACHES[settings.SESSION_CACHE_ALIAS]['BACKEND'])"
+    )
+    production = {"DJANGO_ENV": "production", "SECRET_KEY": "s" * 60, "ALLOWED_HOSTS": "felab.example.org"}
+    backends = {}
+    for one_host in ("1", ""):
+        process = manage(
+            "shell",
+            "-c",
+            script,
+            **production,
+            REDIS_URL="",
+            FELAB_ONE_HOST=one_host,
+            FELAB_CACHE_DIR=str(tmp_path),
+        )
+        assert process.returncode == 0, process.stderr
+        backends[one_host] = process.stdout.strip().splitlines()[-1]
+    assert backends == {
+        "1": "django.core.cache.backends.filebased.FileBasedCache",
+        "": "django.core.cache.backends.dummy.DummyCache",
+    }

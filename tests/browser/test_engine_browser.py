@@ -84,7 +84,7 @@ def test_on_a_phone_nothing_scrolls_sideways_and_the_charts_are_the_narrow_ones(
 
 
 def test_a_typed_value_sends_one_request_and_the_next_click_sends_none(page: Page, live_server):
-    # The shape of stop 27's and 28's CI failure: a pending `change` fired by the Explore click's
+    # A failure seen twice in CI: a pending `change` fired by the Explore click's
     # blur sent a second run whose swap could eat that click. type_and_leave must leave none.
     page.goto(f"{live_server.url}/sim/engine/")
     expect(page.locator("#engine-binding")).to_have_attribute("data-limit", "blocks")

@@ -82,7 +82,7 @@ def test_a_short_real_sweep_matches_the_ideal_model(short_server):
 
     Other jobs on these 2 cores stall the process now and then (0.5 s was seen), and a stalled
     level runs slow of the model for reasons that are not the server's rules: a test that
-    compared every sweep's speed with the model failed beside a busy neighbour (CI, stop 27).
+    compared every sweep's speed with the model failed beside a busy neighbour in CI.
     The server counts how far it fell behind its schedule (PracticeApp.late_s); a sweep during
     which it fell behind by more than STALLS_JUDGED_THROUGH_S is judged on the fast side only,
     which holds on any machine, and the sweep is run again, up to five times. A wrong rule
