@@ -92,7 +92,8 @@ def cpu_by_part(host_pids: list[int]) -> dict[str, float]:
     ends between two readings takes its time with it: compare readings over a level, not longer."""
     parts = {
         "gunicorn": host_pids,
-        "postgres": _processes_named(("postgres",)),
+        # The server and its backends; one that ended is in the server's time of reaped children.
+        "postgres": _processes_named(("postgres", "/usr/lib/postgresql/")),
         "redis": _processes_named(("redis-server", "/usr/bin/redis-server")),
         "nginx": _processes_named(("nginx",)),
     }

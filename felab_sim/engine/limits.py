@@ -139,7 +139,7 @@ class EngineWebLimits:
     ``run_work`` units of work for the run, ``sweep_work`` for the concurrency sweep beside it
     (felab_sim/engine/batching/simulate.py's work units, 0.7–2.4 µs of CPU each here), so that
     the largest page the caps allow stays well within the 250 ms simulation budget
-    (bench/bench_engine_web.py --largest; docs/benchmarks.md, "The engine page"). The run stops
+    (`bench/bench_engine_web.py --largest` finds and times that page). The run stops
     at its cap and is refused; a sweep over its cap is left off the page. The bundled trace is
     held to the same cap: the three measured runs' own settings read felab's stored run of them
     (anchor_runs.json, checked against the engine by tests/sim/test_anchor_felab.py), and its

@@ -343,8 +343,9 @@ CALCULATOR = Calculator(
         ),
     ),
     note=(
-        "The engine's step times are fitted per GPU on LLMServingSim's vLLM runs (RTX 4090, RTX PRO "
-        '6000); other GPUs use a stated guess (docs/benchmarks.md, "The continuous-batching engine"). '
+        "The engine's step times come from felab's one step cost: an H200's measured bandwidth, FLOP/s "
+        "and kernel cost (other GPUs take its ratios to their specs), and two numbers fitted on "
+        'LLMServingSim\'s vLLM runs (docs/benchmarks.md, "Predicted from measurements"). '
         "With trace on, the measured runs' settings read felab's stored run of their trace (equal to the "
         "engine's, by a test); other settings are simulated within the web's work cap."
     ),
