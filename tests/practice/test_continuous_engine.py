@@ -14,7 +14,6 @@ from felab_sim.engine.loadgen import run_real_sweep
 from felab_sim.engine.simulator import run_sweep
 from felab_sim.engine.sweep_params import ServerParams, SweepParams
 from tests.practice.conftest import practice_server_command, serving
-from tests.practice.test_loadgen import STALLS_JUDGED_THROUGH_S
 
 
 @pytest.mark.parametrize(
@@ -31,11 +30,17 @@ def test_the_command_refuses_flags_of_the_other_engine_by_name(flags, named):
         call_command("practice_server", *flags)
 
 
+# The server adds up every stream's lateness: at 32 in flight a 20 ms hiccup of the event loop
+# counts 0.64 s. The claims below hold with about twice their margin on a quiet machine (902
+# against the 454 tok/s asked at 32), which absorbs far more than this.
+ENGINE_STALLS_JUDGED_THROUGH_S = 1.0
+
+
 def test_a_closed_loop_sweep_against_it_rises_past_the_fixed_slots_knee():
     """A stall (other jobs on the cores) only ever slows a level. So the fixed server is judged on
     the side no stall can reach, its 32 in flight against its rules' ideal at 8 slots; the engine,
     whose claims a stall could break, is judged on a sweep it ran on schedule, up to three tries
-    (test_loadgen.py judges the same way)."""
+    (test_loadgen.py judges its sweeps the same way)."""
     sweep = SweepParams(levels=(1, 8, 32), max_tokens=32, slo_ms=60_000)
     with serving(ServerParams(), app=None) as fixed:
         slots = {level.conc: level.agg_tok_s for level in run_real_sweep(fixed.api, sweep).levels}
@@ -49,7 +54,7 @@ def test_a_closed_loop_sweep_against_it_rises_past_the_fixed_slots_knee():
         for _attempt in range(3):
             late_before = engine.app.late_s
             measured = {level.conc: level.agg_tok_s for level in run_real_sweep(engine.api, sweep).levels}
-            if engine.app.late_s - late_before <= STALLS_JUDGED_THROUGH_S:
+            if engine.app.late_s - late_before <= ENGINE_STALLS_JUDGED_THROUGH_S:
                 break
         else:
             warnings.warn(
