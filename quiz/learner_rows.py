@@ -36,12 +36,12 @@ def owner_filter_of(user_id: int | None, anonymous_id: str) -> models.Q:
     return models.Q(user__isnull=True, anonymous_id=anonymous_id)
 
 
-@dataclass(frozen=True)
-class RowOwner:
-    """A learner named as a row names them: an account's id, or no account and an anonymous id."""
+class OwnedByALearner:
+    """What a row with a learner's two columns (``user_id``, ``anonymous_id``) says of its owner:
+    a Showing, a PracticeAttempt, or a RowOwner naming one."""
 
     user_id: int | None
-    anonymous_id: str = ""
+    anonymous_id: str
 
     @property
     def known(self) -> bool:
@@ -52,6 +52,14 @@ class RowOwner:
 
     def owner_fields(self) -> dict[str, Any]:
         return {"user_id": self.user_id, "anonymous_id": self.anonymous_id}
+
+
+@dataclass(frozen=True)
+class RowOwner(OwnedByALearner):
+    """A learner named as a row names them: an account's id, or no account and an anonymous id."""
+
+    user_id: int | None
+    anonymous_id: str = ""
 
 
 class LearnerQuerySet(models.QuerySet):

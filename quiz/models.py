@@ -26,11 +26,11 @@ from .learner_rows import (
     LearnerQuery,
     LearnerQuerySet,
     LearnerRead,
+    OwnedByALearner,
     Owner,
     distinct_learners,
     has_a_learner,
     once_per_learner,
-    owner_filter_of,
 )
 from .shared_names import shared_name
 
@@ -86,7 +86,7 @@ class ShowingQuerySet(LearnerQuerySet):
         )
 
 
-class Showing(models.Model):
+class Showing(OwnedByALearner, models.Model):
     """One time a learner revealed a card's answer, and what they wrote before it."""
 
     card = models.ForeignKey(Card, on_delete=models.CASCADE, related_name="showings")
@@ -152,17 +152,6 @@ class Showing(models.Model):
             return found[0]
         now = clock.now()
         return cls.objects.current_for(learner, card, now) or cls.record(learner, card)
-
-    @property
-    def known(self) -> bool:
-        return True
-
-    def owner_filter(self) -> models.Q:
-        """This showing's learner's rows (a Showing always has one)."""
-        return owner_filter_of(self.user_id, self.anonymous_id)
-
-    def owner_fields(self) -> dict[str, Any]:
-        return {"user_id": self.user_id, "anonymous_id": self.anonymous_id}
 
     @property
     def review_or_none(self) -> Review | None:
@@ -398,7 +387,7 @@ class PracticeAttemptQuerySet(LearnerQuerySet):
         return self.filter(template_id=template_id).order_by("-answered_at", "-id").first()
 
 
-class PracticeAttempt(models.Model):
+class PracticeAttempt(OwnedByALearner, models.Model):
     """One answer to one drawn problem: what was typed, how far off it was, the rating it gave."""
 
     template = models.ForeignKey(
@@ -467,17 +456,6 @@ class PracticeAttempt(models.Model):
     @property
     def tries_left(self) -> int:
         return 0 if self.finished else MAX_TRIES - self.tries
-
-    @property
-    def known(self) -> bool:
-        return True
-
-    def owner_filter(self) -> models.Q:
-        """This attempt's learner's rows (an attempt always has one)."""
-        return owner_filter_of(self.user_id, self.anonymous_id)
-
-    def owner_fields(self) -> dict[str, Any]:
-        return {"user_id": self.user_id, "anonymous_id": self.anonymous_id}
 
     def open_for_rating(self, now: datetime) -> bool:
         return now - self.answered_at < CHANGE_WINDOW
