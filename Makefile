@@ -87,7 +87,7 @@ lint: $(VENV)/.dev
 # waiting on another process, so four keep two cores busy where two left them half idle. The
 # cluster lane runs beside them as one more process, its output printed once it ends: its tests
 # start several gunicorn hosts, nginx, and PostgreSQL and Redis databases of fixed names, which
-# nothing else in the suite uses, so two of its tests never run at once.
+# nothing else in the suite uses; within the lane they run one test at a time.
 PYTEST := $(VENV)/bin/pytest
 XDIST ?= -n 4 --dist worksteal
 QUICK_LANE := not browser and not process and not cluster

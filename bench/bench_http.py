@@ -3,7 +3,8 @@
     python bench/bench_http.py [--seconds 5] [--rounds 3] [--connections 16] [--only NAME]
 
 Starts `gunicorn --config config/gunicorn.conf.py` on a free port with a scratch SQLite
-database holding the bundled lessons (bench/site.py), then runs wrk (Debian's package) on each page. The
+database holding the bundled lessons, as a site's only host without Redis (`FELAB_ONE_HOST=1`:
+sessions from its file cache; tests/support/site.py), then runs wrk (Debian's package) on each page. The
 machine is shared and noisy, so each page is reported as a ratio to a trivial Django view
 (/healthz) measured in the same run, before the first page and after each (a page's ratio is
 to the two runs beside it), the first time after an unmeasured two-second run that lets every
