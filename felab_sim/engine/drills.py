@@ -24,7 +24,15 @@ from typing import Literal
 from .answers import Checked, check, convert, unit_problem
 from .calculator import Calculator, Result
 from .calculators import CALCULATORS
-from .mistakes import Mistake, MistakeError, NamedMistake, matching, mistake_problems, offered
+from .mistakes import (
+    NUMBER_PLACEHOLDER,
+    Mistake,
+    MistakeError,
+    NamedMistake,
+    matching,
+    mistake_problems,
+    offered,
+)
 from .numbers import format_number, format_significant, parse_number, with_unit
 from .params import ParamError, ParamValue
 from .step_check import false_steps
@@ -38,9 +46,6 @@ ASKS: dict[str, str] = {
     "ratio": "the output after the change ÷ before it",
 }
 PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)?)\}")
-# A worked step's placeholder may ask for significant digits, "{out.kv_gb_per_conversation:4}",
-# where a later step computes from it: every printed step must hold to the digits it shows.
-STEP_PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)?)(?::([1-9]))?\}")
 # A log range draws this many significant digits, so a problem reads "3,400 tokens", not "3,417.6".
 LOG_DIGITS = 2
 # How many seeds, beyond every combination of extremes, a template is checked with when saved.
@@ -349,9 +354,11 @@ class Problem:
         numbers["answer"] = (self.answer, self.unit)
         return numbers
 
-    @property
-    def steps(self) -> list[str]:
-        """The worked solution, one step a line of the template's ``solution``, in this draw's numbers."""
+    def in_numbers(self, text: str) -> str:
+        """``text`` with each ``{name}`` or ``{name:digits}`` in this draw's numbers (a solution's
+        step, a named mistake's sentence); a name the draw lacks is left as written."""
+        if "{" not in text:
+            return text
         values, numbers = self.solution_values(), self.solution_numbers()
 
         def replace(match: re.Match[str]) -> str:
@@ -361,11 +368,12 @@ class Problem:
                 return with_unit(format_significant(value, int(digits)), unit)
             return values.get(name, match.group(0))
 
-        return [
-            STEP_PLACEHOLDER.sub(replace, line).strip()
-            for line in self.spec.solution.splitlines()
-            if line.strip()
-        ]
+        return NUMBER_PLACEHOLDER.sub(replace, text)
+
+    @property
+    def steps(self) -> list[str]:
+        """The worked solution, one step a line of the template's ``solution``, in this draw's numbers."""
+        return [self.in_numbers(line).strip() for line in self.spec.solution.splitlines() if line.strip()]
 
     @property
     def solution(self) -> str:
@@ -611,7 +619,7 @@ def _placeholder_problems(spec: DrillSpec) -> list[DrillError]:
     solution_names = allowed | declared | {"answer"} | {f"out.{k}" for k in keys}
     if spec.change:
         solution_names |= {f"after.{k}" for k in keys | declared}
-    if unknown := {m.group(1) for m in STEP_PLACEHOLDER.finditer(spec.solution)} - solution_names:
+    if unknown := {m.group(1) for m in NUMBER_PLACEHOLDER.finditer(spec.solution)} - solution_names:
         problems.append(DrillError("solution", f"{{{sorted(unknown)[0]}}} names no input or output"))
     return problems
 

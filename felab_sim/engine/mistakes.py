@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .answers import convert, unit_problem
-from .numbers import format_significant, with_unit
 from .params import ParamError, ParamValue
 
 # A drills.Problem and drills.DrillSpec (drills imports this module, so not the reverse).
@@ -32,8 +31,10 @@ DrillSpec = Any
 __all__ = ["Mistake", "NamedMistake", "mistake_problems"]
 
 SLUG = re.compile(r"^[a-z][a-z0-9-]*$")
-# A sentence may name the draw's numbers as a worked step does: "{output_usd_per_m}", "{out.KEY}".
-NAME = re.compile(r"\{([a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)?)(?::([1-9]))?\}")
+# A draw's number named in a worked step or a mistake's sentence: "{output_usd_per_m}", "{out.KEY}",
+# or with significant digits, "{out.kv_gb_per_conversation:4}", where a later step computes from it:
+# every printed step must hold to the digits it shows (drills.Problem.in_numbers fills them).
+NUMBER_PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)?)(?::([1-9]))?\}")
 KEYS = ("slug", "says", "set", "change", "output", "input", "divide", "before", "factor", "add", "value",
         "invert", "complement", "floor")  # fmt: skip
 
@@ -206,24 +207,8 @@ def offered(problem: Problem) -> list[NamedMistake]:
         if value is None or not bands_apart(value, problem.answer, tolerance):
             continue
         if all(bands_apart(value, other.value, tolerance) for other in kept):
-            kept.append(NamedMistake(mistake.slug, _worded(mistake.says, problem), value))
+            kept.append(NamedMistake(mistake.slug, problem.in_numbers(mistake.says), value))
     return kept
-
-
-def _worded(says: str, problem: Problem) -> str:
-    """The sentence in the draw's numbers."""
-    if "{" not in says:
-        return says
-    values, numbers = problem.solution_values(), problem.solution_numbers()
-
-    def replace(match: re.Match[str]) -> str:
-        name, digits = match.group(1), match.group(2)
-        if digits and name in numbers:
-            value, unit = numbers[name]
-            return with_unit(format_significant(value, int(digits)), unit)
-        return values.get(name, match.group(0))
-
-    return NAME.sub(replace, says)
 
 
 def matching(problem: Problem, given: float) -> NamedMistake | None:
@@ -259,7 +244,7 @@ def mistake_problems(spec: DrillSpec) -> list[str]:
             ):
                 problems.append(f"mistake {mistake.slug}: change {name}: a numeric input and a factor")
         named = {f"out.{key}" for key in calc.output_keys} | declared | spec.placeholder_names()
-        if unknown := {m.group(1) for m in NAME.finditer(mistake.says)} - named:
+        if unknown := {m.group(1) for m in NUMBER_PLACEHOLDER.finditer(mistake.says)} - named:
             problems.append(f"mistake {mistake.slug}: {{{sorted(unknown)[0]}}} names no input or output")
         if mistake.before and not spec.change:
             problems.append(f"mistake {mistake.slug}: before needs the template's change")
