@@ -9,12 +9,14 @@ from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import render
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_http_methods
+from django_htmx.http import reswap, retarget
 
 from pagecache.content_cache import kept
 from pagecache.kept_pages import render_kept
@@ -27,7 +29,7 @@ from .engine.chart import Series
 from .engine.numbers import format_with_unit
 from .engine.params import ParamError, ParamValue, heading
 from .engine.presets import presets_for
-from .forms import CalculatorForm, plain_field_rows, repeated_parameter, worded
+from .forms import CalculatorForm, field_text, plain_field_rows, repeated_parameter, worded
 from .live import cached_chart
 from .models import ParameterSet, changed_query
 from .pastes import (
@@ -39,6 +41,7 @@ from .pastes import (
     to_short_settings,
 )
 from .permits import SimulatorBusy
+from .same_settings_links import other_pages
 from .views import simulator_busy, web_permit
 
 
@@ -134,17 +137,44 @@ def _output_rows(result: Result, measured: dict[str, float | None]) -> list[dict
     ]
 
 
+def link_query(calculator: Calculator, values: Mapping[str, ParamValue]) -> str:
+    """The query string a link on a calculator's page carries: the settings that differ from the
+    defaults, but never a paste (felab_sim/pastes.py)."""
+    return changed_query(
+        calculator, {name: value for name, value in values.items() if name not in _long(calculator)}
+    )
+
+
+def _long(calculator: Calculator) -> set[str]:
+    return {param.name for param in calculator.params if param.is_long_text}
+
+
 def _presets(calculator: Calculator, values: dict[str, ParamValue]) -> list[dict[str, str]]:
     return [
         {
             "name": preset.name,
             "kind": preset.kind,
-            "query": changed_query(calculator, {**values, **preset_values}),
+            "query": link_query(calculator, {**values, **preset_values}),
             "source": preset.source,
             "note": preset.note,
         }
         for preset, preset_values in presets_for(calculator)
     ]
+
+
+# The field a preset's button sends (on a page holding a paste, where a preset is a button).
+PRESET = "preset"
+
+
+def with_preset(calculator: Calculator, sent: QueryDict) -> QueryDict:
+    """The posted settings with the preset its button named set over them, and without the name."""
+    sent = sent.copy()
+    chosen = sent.pop(PRESET, [""])[-1]
+    for preset, values in presets_for(calculator):
+        if preset.name == chosen:
+            for name, value in values.items():
+                sent[name] = field_text(value)
+    return sent
 
 
 @require_http_methods(["GET", "POST"])
@@ -162,17 +192,36 @@ def calc_page(request: HttpRequest, name: str) -> HttpResponse:
 
 
 def _posted_calc_page(request: HttpRequest, calculator: Calculator, name: str) -> HttpResponse:
-    """The page for posted settings, a paste among them: worked out for this request, not kept."""
+    """The page for posted settings, a paste among them: worked out for this request, not kept.
+    A preset's button posts the form with the preset's name: its values are set over the rest."""
+    preset_posted = PRESET in request.POST
+    return posted_settings_page(
+        request, name, with_preset(calculator, submitted(request)), whole=preset_posted
+    )
+
+
+def posted_settings_page(
+    request: HttpRequest, name: str, sent: QueryDict, whole: bool = False
+) -> HttpResponse:
+    """Calculator ``name``'s page at the posted settings ``sent``, a paste among them. ``whole``:
+    an htmx request gets the whole content, form included (the form's values changed), in place
+    of the page's; otherwise only the results, as a change in the form gets."""
+    calculator = calculator_named(name)
     defaults = CalculatorForm.defaults(calculator)
-    long = {param.name for param in calculator.params if param.is_long_text}
-    if moved := to_short_settings(request, defaults, long):
+    long = _long(calculator)
+    page = reverse("calc_page", args=[name])
+    if moved := to_short_settings(request, defaults, long, sent, page):
         return moved
-    context = _page_context(request, calculator, name)
-    body = SafeString(_render_body(request, context).replace(CSRF_MARK, csrf_input(request)))
+    context = _page_context(request, calculator, name, sent)
+    rendered = _render_body(request, context, whole=whole)
+    body = SafeString(rendered.replace(CSRF_MARK, csrf_input(request)))
     status = 200 if context["result"] is not None else 400
     if request.htmx:
         response = HttpResponse(body)  # htmx swaps only successful responses
-        push_short_settings(response, request, defaults, long)
+        push_short_settings(response, request, defaults, long, sent, page)
+        if whole:
+            retarget(response, "#main")
+            reswap(response, "innerHTML")
     else:
         response = render(request, "felab_sim/calc.html", {**context, "body": body}, status=status)
     patch_vary_headers(response, ["HX-Request"])
@@ -224,14 +273,18 @@ def _body_and_outcome(request: HttpRequest, context: dict[str, object]) -> tuple
     return _render_body(request, context), context["result"] is not None
 
 
-def _render_body(request: HttpRequest, context: dict[str, object]) -> str:
-    """The page's content (felab_sim/calc_body.html), or for htmx its results alone."""
-    template = "felab_sim/calc_body.html#results" if request.htmx else "felab_sim/calc_body.html"
-    return render_to_string(template, context, request)
+def _render_body(request: HttpRequest, context: dict[str, object], whole: bool = False) -> str:
+    """The page's content (felab_sim/calc_body.html), or for htmx its results alone unless ``whole``."""
+    results_only = bool(request.htmx) and not whole
+    template = "felab_sim/calc_body.html#results" if results_only else "felab_sim/calc_body.html"
+    # The presets are redrawn beside the results, out of band: they keep the settings just changed.
+    return render_to_string(template, {**context, "oob": results_only}, request)
 
 
-def _page_context(request: HttpRequest, calculator: Calculator, name: str) -> dict[str, object]:
-    sent = submitted(request)
+def _page_context(
+    request: HttpRequest, calculator: Calculator, name: str, sent: QueryDict | None = None
+) -> dict[str, object]:
+    sent = submitted(request) if sent is None else sent
     repeated = repeated_parameter(sent)
     given = sent.dict()
     if name in MEASURED_RUNS:
@@ -274,7 +327,12 @@ def _page_context(request: HttpRequest, calculator: Calculator, name: str) -> di
                 for row in calculator.measured(result.params)
             ],
             "presets": _presets(calculator, result.params),
-            "query": changed_query(calculator, result.params),
+            "query": link_query(calculator, result.params),
+            # Links cannot carry it: presets become the form's buttons, and the JSON link says so.
+            "pasted": [
+                param.label for param in calculator.params if param.is_long_text and result.params[param.name]
+            ],
+            "other_pages": other_pages(name, result.params),
         }
         if real_run is not None:
             context |= {"real_run_template": real_run.template, **real_run.context}

@@ -7,42 +7,36 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-from urllib.parse import urlencode
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.utils.safestring import SafeString
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from pagecache.content_cache import kept
 from serving.ratelimit import rate_limited
 
-from .calc_views import single_values
+from .calc_views import link_query, posted_settings_page, single_values
 from .engine import chain
 from .engine.calculators import CALCULATORS
 from .engine.params import ParamError, ParamValue
+from .engine.same_settings import chain_to_engine
 from .forms import ChainForm, field_text, repeated_parameter, worded
-from .models import changed_query
-from .pastes import CSRF_MARK, csrf_input, push_short_settings, submitted, to_short_settings
+from .pastes import CSRF_MARK, csrf_input, holds_paste, push_short_settings, submitted, to_short_settings
 from .permits import SimulatorBusy
+from .same_settings_links import PASTED_IN_CHAIN, chain_query, engine_url
 from .views import simulator_busy, web_permit
 
 
 def step_url(step: chain.Step) -> str:
-    """The step's calculator page at the settings the chain gave it, scrolled to its output."""
-    query = changed_query(CALCULATORS[step.calculator], step.calculator_params)
+    """The step's calculator page at the settings the chain gave it, scrolled to its output; a
+    pasted config.json is left out, as from every link (felab_sim/pastes.py)."""
+    query = link_query(CALCULATORS[step.calculator], step.calculator_params)
     page = reverse("calc_page", args=[step.calculator])
     return f"{page}{'?' + query if query else ''}#output-{step.output}"
-
-
-def chain_query(values: dict[str, ParamValue]) -> str:
-    """The address's query for these settings: only what differs from the defaults."""
-    return urlencode(
-        {name: field_text(value) for name, value in values.items() if value != chain.DEFAULTS[name]}
-    )
 
 
 # Always written out, so the command reads as what it asks even where they are the defaults.
@@ -92,7 +86,13 @@ def chain_page(request: HttpRequest) -> HttpResponse:
 
     One address, one page for everyone: its content is rendered once and kept for the most recent
     addresses, as a calculator page's is; a posted one is worked out for its request."""
-    if moved := to_short_settings(request, ChainForm.defaults(), {"model_config"}):
+    return _chain_response(request)
+
+
+def _chain_response(request: HttpRequest) -> HttpResponse:
+    """The chain's page for this request, posted to the page or to a step (chain_step)."""
+    page = reverse("chain_page")
+    if moved := to_short_settings(request, ChainForm.defaults(), PASTED_IN_CHAIN, path=page):
         return moved
     try:
         if request.method == "POST":
@@ -110,11 +110,42 @@ def chain_page(request: HttpRequest) -> HttpResponse:
         # htmx swaps only successful responses, and the errors must replace the stale results.
         response = HttpResponse(body)
         if request.method == "POST":
-            push_short_settings(response, request, ChainForm.defaults(), {"model_config"})
+            push_short_settings(response, request, ChainForm.defaults(), PASTED_IN_CHAIN, path=page)
     else:
         response = render(request, "felab_sim/chain.html", {"body": body}, status=200 if walked else 400)
     patch_vary_headers(response, ["HX-Request"])
     return response
+
+
+@require_POST
+@rate_limited("sweep")
+def chain_step(request: HttpRequest, key: str) -> HttpResponse:
+    """A step's calculator page at the settings the chain gave it, the pasted config.json among
+    them: on a chain holding a paste, a step's button posts the chain's form here, since no
+    link can carry the paste. Settings the chain refuses show the chain's page with the refusal."""
+    try:
+        sent = submitted(request)
+        form = ChainForm({**ChainForm.defaults(), **sent.dict()}, repeated_parameter(sent))
+        walked = _walked(form.cleaned_data["values"]) if form.is_valid() else None
+        step = walked.step(key) if walked is not None else None
+    except (ParamError, KeyError):  # refused by the walk, or a step it does not reach
+        step = None
+    except SimulatorBusy:
+        return simulator_busy(request, "runs", "")
+    if step is None:
+        return _chain_response(request)
+    settings = QueryDict(mutable=True)
+    for name, value in step.calculator_params.items():
+        settings[name] = field_text(value)
+    return posted_settings_page(request, step.calculator, settings, whole=True)
+
+
+def _users(walked: chain.Chain) -> int:
+    """The users a replica takes, as the chain worked them out (1 where it stopped before)."""
+    try:
+        return int(walked.step("decode").calculator_params["batch"])  # type: ignore[arg-type]
+    except KeyError:
+        return 1
 
 
 def _body_and_outcome(request: HttpRequest) -> tuple[str, bool]:
@@ -145,11 +176,16 @@ def _body_and_outcome(request: HttpRequest) -> tuple[str, bool]:
                     "formula": step.formula,
                     "ok": step.ok,
                     "url": step_url(step),
+                    "output": step.output,
+                    # No link can carry the paste: this step's becomes a button posting the form.
+                    "posts_paste": holds_paste(step.calculator_params, PASTED_IN_CHAIN),
                     "calculator": CALCULATORS[step.calculator].title,
+                    "expected": step.expected.text if step.expected else "",
                 }
                 for step in walked.steps
             ],
             "query": chain_query(walked.params),
+            "engine_url": engine_url(chain_to_engine(walked.params, _users(walked))),
             "command": chain_command(walked.params),
             "pasted": bool(walked.params["model_config"]),
         }

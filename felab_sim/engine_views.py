@@ -16,18 +16,55 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from serving.ratelimit import rate_limited
 
-from .charts.engine_charts import distribution_figure, measured_kv_recorded, sweep_figure, timeseries_figure
+from .charts.engine_charts import (
+    distribution_figure,
+    measured_kv_recorded,
+    planner_figure,
+    sweep_figure,
+    timeseries_figure,
+)
 from .engine.batching.anchors import AnchorRun, anchor_source
-from .engine.batching.engine_params import ENGINE_PARAMS, MODEL_CONFIG, SWEEP_LEVELS, pool_json, run_json
+from .engine.batching.engine_params import (
+    HARDWARE_FIGURES,
+    MODEL_CONFIG,
+    PASTED,
+    SWEEP_LEVELS,
+    EngineInputs,
+    pool_json,
+    run_json,
+)
+from .engine.batching.simulate import TAIL_PERCENTS, tail_latencies
 from .engine.batching.step_time import calibration_for, is_measured
+from .engine.calibration import VLLM_STEP_OVERHEAD_S
 from .engine.limits import ENGINE_WEB_LIMITS
 from .engine.numbers import format_with_unit
 from .engine.params import ParamError, ParamValue
-from .engine.validation import FITTED, validation_points
+from .engine.planner import (
+    CURVE_IGNORES,
+    PLANNER_PARAMS,
+    PRICE_NOTE,
+    WEB_CURVE_WORK,
+    Plan,
+    best_sentence,
+    plan,
+    server_sentence,
+    share_text,
+)
+from .engine.same_settings import DecodeAlone, decode_alone, engine_to_chain, engine_to_step_time
+from .engine.serving_runs import FIT
+from .engine.validation import (
+    FITTED,
+    SCALED_NOTE,
+    ExpectedError,
+    engine_expected_errors,
+    scaled_from_h200,
+    validation_points,
+)
 from .forms import EngineForm, field_text, repeated_parameter, worded
-from .live import EngineOutcome, cached_engine
+from .live import EngineOutcome, cached_engine, curve_inputs, curve_key, engine_curve
 from .pastes import push_short_settings, submitted, to_short_settings
 from .permits import SimulatorBusy, simulation_permit
+from .same_settings_links import chain_url, engine_query, step_time_url
 
 # The summary's values as the page shows them: key, label, unit, scale from the engine's unit.
 SUMMARY_ROWS = (
@@ -38,6 +75,11 @@ SUMMARY_ROWS = (
     ("output_tok_s", "Output throughput", "tok/s", 1.0),
     ("max_running", "Most requests running at once", "", 1.0),
 )
+# The tails printed under a mean: the mean's key → the figure's name in tail_latencies, its label.
+TAIL_ROWS = {
+    "ttft_mean_ms": ("ttft", "TTFT p50 · p90 · p99", "s", 0.001),
+    "tpot_mean_ms": ("tpot", "TPOT p50 · p90 · p99", "ms", 1.0),
+}
 # Why a summary figure is missing (None in the JSON): it does not exist for this run.
 NONE_BECAUSE = {
     "tpot_mean_ms": "no request has a second token to time it by (one output token each)",
@@ -122,18 +164,6 @@ def _busy(request: HttpRequest) -> HttpResponse:
     return response
 
 
-def engine_query(values: dict[str, ParamValue], model_config: str) -> str:
-    """The address's query for these settings: only what differs from the defaults."""
-    changed = {
-        param.name: field_text(values[param.name])
-        for param in ENGINE_PARAMS
-        if values[param.name] != param.default
-    }
-    if model_config.strip():
-        changed[MODEL_CONFIG] = model_config
-    return urlencode(changed)
-
-
 @require_GET
 @rate_limited("sweep")
 def engine_json(request: HttpRequest) -> JsonResponse:
@@ -146,11 +176,12 @@ def engine_json(request: HttpRequest) -> JsonResponse:
     values = form.cleaned_data["values"]
     try:
         outcome = _outcome(values, form.cleaned_data[MODEL_CONFIG])
+        planned = _plan(values, form.cleaned_data["planner"], form.cleaned_data[MODEL_CONFIG], outcome.inputs)
     except ParamError as error:
         return _json_error(form.field_for(error) or error.param, error.message)
     except SimulatorBusy:
         return _busy(request)  # type: ignore[return-value]
-    data = run_json(values, outcome.result, outcome.binding)
+    data = run_json(values, outcome.result, outcome.binding, outcome.inputs)
     if outcome.anchor is not None:
         data["measured"] = measured_json(outcome.anchor, outcome.result.summary)
     data["sweep"] = {
@@ -158,6 +189,7 @@ def engine_json(request: HttpRequest) -> JsonResponse:
         "engine": outcome.sweep,
         "practice_server": outcome.practice_sweep,
     }
+    data["curve"] = {"params": form.cleaned_data["planner"], **planned.as_json()}
     return JsonResponse(data)
 
 
@@ -176,10 +208,23 @@ def engine_page(request: HttpRequest) -> HttpResponse:
         return moved
     sent = submitted(request)
     form = EngineForm({**EngineForm.defaults(), **sent.dict()}, repeated_parameter(sent))
-    outcome = None
+    outcome = planned = None
+    refused_alone = False  # the single run refused on a setting the curve does not use
     if form.is_valid():
+        values, model_config = form.cleaned_data["values"], form.cleaned_data[MODEL_CONFIG]
         try:
-            outcome = _outcome(form.cleaned_data["values"], form.cleaned_data[MODEL_CONFIG])
+            try:
+                outcome = _outcome(values, model_config)
+                inputs = outcome.inputs
+            except ParamError as error:
+                if error.param not in CURVE_IGNORES:
+                    raise
+                # Over the single run's own cap (its requests, their rate): the curve has its own
+                # budget and runs without them, so the page still answers with it.
+                form.add_error(form.field_for(error), worded(form, error))
+                refused_alone = True
+                inputs = curve_inputs(curve_key(values), model_config)
+            planned = _plan(values, form.cleaned_data["planner"], model_config, inputs)
         except ParamError as error:
             form.add_error(form.field_for(error), worded(form, error))
         except SimulatorBusy:
@@ -192,12 +237,25 @@ def engine_page(request: HttpRequest) -> HttpResponse:
         "oob": bool(request.htmx),  # the form's messages, redrawn beside the results
         "max_config_chars": ENGINE_WEB_LIMITS.max_config_chars,
         "validation": validation_rows(),
+        "nothing_simulated": "Nothing simulated",
     }
-    if outcome is not None:
+    if outcome is not None and planned is not None:
         context |= _results(form.cleaned_data["values"], form.cleaned_data[MODEL_CONFIG], outcome)
+        context |= planner_context(planned, form.cleaned_data["planner"], context["query"])  # type: ignore[arg-type]
+    elif refused_alone and planned is not None:
+        values = form.cleaned_data["values"]
+        context |= {
+            "hardware": inputs.hardware,
+            "scaled_note": SCALED_NOTE,
+            "query": engine_query(values),
+            "single_run_refused": True,
+            "nothing_simulated": "The single run was not simulated (the curve below was)",
+        }
+        context |= planner_context(planned, form.cleaned_data["planner"], context["query"])  # type: ignore[arg-type]
     template = "felab_sim/engine.html#results" if request.htmx else "felab_sim/engine.html"
-    # htmx swaps only successful responses, and the errors must replace the stale results.
-    status = 200 if outcome is not None or request.htmx else 400
+    # htmx swaps only successful responses, and the errors must replace the stale results. A
+    # refused single run is a 400 beside the curve that still answers.
+    status = 200 if (planned is not None and not form.errors) or request.htmx else 400
     response = render(request, template, context, status=status)
     if request.htmx and request.method == "POST":
         push_short_settings(response, request, EngineForm.defaults(), {MODEL_CONFIG})
@@ -205,23 +263,112 @@ def engine_page(request: HttpRequest) -> HttpResponse:
     return response
 
 
-def _results(values: dict[str, ParamValue], model_config: str, outcome: EngineOutcome) -> dict[str, object]:
-    result, inputs = outcome.result, outcome.inputs
-    summary = result.summary
-    pool = pool_json(result)
-    query = engine_query(values, model_config)
-    calibration = calibration_for(inputs.hardware)
-    anchor = outcome.anchor
-    measured: dict[str, float] = {}
-    if anchor is not None:
-        measured = dict(anchor.summary) | {"max_running": max(anchor.timeseries["running"])}
-    errors = anchor.errors(summary) if anchor is not None else {}
+def _plan(
+    values: dict[str, ParamValue], planner: dict[str, ParamValue], model_config: str, inputs: EngineInputs
+) -> Plan:
+    """The planner's curve at these settings (simulated under a permit, or found in the process's
+    cache) and what it says at the targets."""
+    with simulation_permit(settings.SIM_PERMITS_DIR, settings.SIM_PERMITS, settings.SIM_PERMIT_WAIT_S):
+        curve = engine_curve(curve_key(values), model_config, int(planner["curve_max_concurrency"]))  # type: ignore[arg-type]
+    typed_in = values["model"] == PASTED or any(values[name] is not None for name in HARDWARE_FIGURES)
+    return plan(curve, values, planner, inputs, hardware_typed_in=typed_in)
+
+
+def _figure(value: float | None, unit: str) -> str:
+    return "none" if value is None else format_with_unit(value, unit)
+
+
+def _share(share: float) -> str:
+    return share_text(share)
+
+
+def planner_context(planned: Plan, planner: dict[str, ParamValue], query: str) -> dict[str, object]:
+    """The planner's section as the page prints it: the chart, a row a concurrency (the chart's
+    points for a screen reader or a page without JavaScript), the measured runs beside them."""
+    errors = planned.errors
+    rows = [
+        {
+            "concurrency": level.concurrency,
+            "requests": level.requests,
+            "per_gpu": format_with_unit(level.output_tok_s_per_gpu, "tok/s"),
+            "per_user": _figure(level.tok_s_per_user, "tok/s"),
+            "ttft": format_with_unit(level.ttft_mean_ms, "ms"),
+            "tpot": _figure(level.tpot_mean_ms, "ms"),
+            "share": _share(level.meeting_share),
+            "share_band": f"{_share(level.meeting_share_low)}–{_share(level.meeting_share_high)}",
+            "goodput": format_with_unit(level.goodput_tok_s_per_gpu, "tok/s"),
+            "usd": f"${level.usd_per_m_tokens:,.2f}",
+            "meets": level.meets,
+            "best": planned.best is not None and level.concurrency == planned.best.concurrency,
+        }
+        for level in planned.levels
+    ]
+    measured = [
+        {
+            "run_id": point.run.run_id,
+            "concurrency": point.run.concurrency,
+            "engine": f"{point.run.engine} {point.run.engine_version}",
+            "per_gpu": format_with_unit(point.run.output_tok_s_per_gpu, "tok/s"),
+            "per_user": format_with_unit(point.tok_s_per_user, "tok/s"),
+            "ttft": format_with_unit(point.run.ttft_mean_ms, "ms"),
+            "tpot": format_with_unit(point.run.tpot_mean_ms, "ms"),
+            "errors": {key: signed_percent(error) for key, error in point.errors().items()},
+            "fitted": point.group == FIT,
+            "requests": point.run.request_count,
+            "source_group": point.run.source_group,
+            "source": point.run.source,
+        }
+        for point in planned.measured
+    ]
+    planner_query = urlencode(
+        {
+            param.name: field_text(planner[param.name])
+            for param in PLANNER_PARAMS
+            if planner[param.name] != param.default
+        }
+    )
     return {
-        "binding": outcome.binding,
-        "anchor": anchor,
-        "anchor_source": anchor_source() if anchor is not None else "",
-        "anchor_kv_recorded": anchor is not None and measured_kv_recorded(anchor.timeseries),
-        "rows": [
+        "planner": planned,
+        "planner_sentence": best_sentence(planned),
+        "planner_server": server_sentence(planned.curve),
+        "planner_price_note": PRICE_NOTE,
+        "planner_rows": rows,
+        "planner_measured": measured,
+        "planner_other_lengths": [
+            {"input": format_with_unit(i, "tokens"), "output": format_with_unit(o, "tokens"), "runs": n}
+            for i, o, n in planned.other_lengths
+        ],
+        "planner_errors": {key: error.text for key, error in errors.items()},
+        "planner_chart": planner_figure(planned),
+        # The sentence's commands in backticks, shown as code: (text, is a command) in turn.
+        "planner_stopped": [
+            (part, index % 2 == 1)
+            for index, part in enumerate(planned.curve.stopped_because.split("`"))
+            if part
+        ],
+        "planner_budget": format_with_unit(WEB_CURVE_WORK, ""),
+        "planner_spent": format_with_unit(round(planned.curve.work), ""),
+        "planner_json_query": "&".join(part for part in (query, planner_query) if part),
+        "planner_targets": {
+            "ttft": format_with_unit(planned.targets.ttft_ms, "ms"),
+            "tpot": format_with_unit(planned.targets.tpot_ms, "ms"),
+            "attainment": format_with_unit(100 * planned.targets.attainment, "%"),
+        },
+    }
+
+
+def summary_rows(
+    summary: dict[str, float | None],
+    tails: dict[str, float | None],
+    measured: dict[str, float],
+    errors: dict[str, float],
+    expected: dict[str, ExpectedError],
+) -> list[dict[str, object]]:
+    """The summary table's rows: each mean, and under TTFT's and TPOT's their p50, p90 and p99,
+    each with its expected error from the validation table."""
+    rows: list[dict[str, object]] = []
+    for key, label, unit, scale in SUMMARY_ROWS:
+        rows.append(
             {
                 "key": key,
                 "label": label,
@@ -229,9 +376,74 @@ def _results(values: dict[str, ParamValue], model_config: str, outcome: EngineOu
                 "why_none": NONE_BECAUSE.get(key, "") if summary.get(key) is None else "",
                 "measured": format_with_unit(measured[key] * scale, unit) if key in measured else "",
                 "error": signed_percent(errors[key]) if key in errors else "",
+                "expected": expected[key].text if key in expected else "",
             }
-            for key, label, unit, scale in SUMMARY_ROWS
-        ],
+        )
+        if key in TAIL_ROWS:
+            name, tail_label, tail_unit, tail_scale = TAIL_ROWS[key]
+            keys = [f"{name}_p{percent}_ms" for percent in TAIL_PERCENTS]
+            rows.append(
+                {
+                    "key": f"{name}_percentiles",
+                    "label": tail_label,
+                    "value": " · ".join(summary_text(tails, k, tail_unit, tail_scale) for k in keys),
+                    "parts": [summary_text(tails, k, tail_unit, tail_scale) for k in keys],
+                    "why_none": NONE_BECAUSE.get(key, "") if tails[keys[0]] is None else "",
+                    "measured": "",
+                    "error": "",
+                    "expected": expected[keys[0]].text,
+                    "tail": True,
+                }
+            )
+    return rows
+
+
+def _decode_alone(alone: DecodeAlone | None, summary: dict[str, float | None]) -> dict[str, object] | None:
+    """step-time's decode step at this run's batch beside the run's mean TPOT, and the fixed cost
+    both pay, as the page words them."""
+    if alone is None:
+        return None
+    outputs = alone.result.outputs
+    tpot = summary.get("tpot_mean_ms")
+    return {
+        "batch": format_with_unit(alone.batch, ""),
+        "context": format_with_unit(alone.context, "tokens"),
+        "step": outputs["step_ms"].text(),
+        "speed": outputs["tok_s_per_user"].text(),
+        "tpot": format_with_unit(tpot, "ms") if tpot is not None else "",
+        "longer": signed_percent(tpot / float(outputs["step_ms"].value) - 1) if tpot is not None else "",  # type: ignore[arg-type]
+        "fixed": outputs["fixed_ms"].text(),
+        "fixed_formula": outputs["fixed_ms"].formula,
+        "vllm_own": format_with_unit(VLLM_STEP_OVERHEAD_S * 1000, "ms"),
+        "url": step_time_url(alone.settings),
+    }
+
+
+def _results(values: dict[str, ParamValue], model_config: str, outcome: EngineOutcome) -> dict[str, object]:
+    result, inputs = outcome.result, outcome.inputs
+    summary = result.summary
+    pool = pool_json(result)
+    query = engine_query(values)
+    calibration = calibration_for(inputs.hardware)
+    anchor = outcome.anchor
+    measured: dict[str, float] = {}
+    if anchor is not None:
+        measured = dict(anchor.summary) | {"max_running": max(anchor.timeseries["running"])}
+    errors = anchor.errors(summary) if anchor is not None else {}
+    expected = engine_expected_errors(inputs.shape.is_moe)
+    alone = decode_alone(values, result) if result.requests else None
+    return {
+        "decode_alone": _decode_alone(alone, summary),
+        "step_time_url": step_time_url(engine_to_step_time(values, 1, int(values["input_tokens"]))),  # type: ignore[arg-type]
+        "chain_url": chain_url(engine_to_chain(values)),
+        "binding": outcome.binding,
+        "anchor": anchor,
+        "anchor_source": anchor_source() if anchor is not None else "",
+        "anchor_kv_recorded": anchor is not None and measured_kv_recorded(anchor.timeseries),
+        "rows": summary_rows(summary, tail_latencies(result.requests), measured, errors, expected),
+        "expected_kinds": sorted({error.sentence for error in expected.values()}),
+        "scaled_from_h200": inputs.calibration is None and scaled_from_h200(inputs.hardware.name),
+        "scaled_note": SCALED_NOTE,
         "measured_pool": (
             {
                 "tokens": format_with_unit(anchor.kv_tokens, "tokens"),
@@ -258,4 +470,5 @@ def _results(values: dict[str, ParamValue], model_config: str, outcome: EngineOu
         "fitted": is_measured(inputs.hardware.name),
         "hardware": inputs.hardware,
         "query": query,
+        "pasted": bool(model_config.strip()),
     }

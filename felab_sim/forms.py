@@ -17,6 +17,7 @@ from .engine.batching.engine_params import (
 from .engine.calculator import Calculator
 from .engine.limits import BROWSER_LIMITS, ENGINE_WEB_LIMITS, check_web_limits
 from .engine.params import Param, ParamError, ParamValue, heading
+from .engine.planner import PLANNER_PARAMS
 from .engine.sweep_params import SWEEP_PARAMS, SweepParams, sweep_param
 from .live import flat_text
 
@@ -288,12 +289,13 @@ class EngineForm(forms.Form):
         ("Hardware (one GPU)", HARDWARE_PARAMS),
         ("Engine settings (vLLM's names)", SETTINGS_PARAMS),
         ("Workload", WORKLOAD_PARAMS),
+        ("The planner's curve and your targets", PLANNER_PARAMS),
     )
 
     def __init__(self, data: dict[str, str] | None = None, repeated: ParamError | None = None) -> None:
         super().__init__(data)
         self.repeated = repeated
-        self.fields.update({param.name: param_field(param) for param in ENGINE_PARAMS})
+        self.fields.update({param.name: param_field(param) for param in ENGINE_PARAMS + PLANNER_PARAMS})
         self.fields[MODEL_CONFIG] = forms.CharField(
             required=False,
             strip=False,
@@ -307,7 +309,7 @@ class EngineForm(forms.Form):
 
     @classmethod
     def defaults(cls) -> dict[str, str]:
-        return {param.name: field_text(param.default) for param in ENGINE_PARAMS}
+        return {param.name: field_text(param.default) for param in ENGINE_PARAMS + PLANNER_PARAMS}
 
     def clean(self) -> dict:
         data = super().clean()
@@ -323,6 +325,7 @@ class EngineForm(forms.Form):
             self.add_error(self.field_for(error), worded(self, error))
             return data
         data["values"] = values
+        data["planner"] = {param.name: data[param.name] for param in PLANNER_PARAMS}
         return data
 
     def field_for(self, error: ParamError) -> str | None:

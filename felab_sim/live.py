@@ -30,6 +30,7 @@ from .engine.calculators import get as get_calculator
 from .engine.limits import ENGINE_WEB_LIMITS, WEB_LIMITS
 from .engine.metrics import SweepResult
 from .engine.params import ParamError
+from .engine.planner import CURVE_IGNORES, WEB_CURVE_WORK, Curve, curve_command, simulate_curve
 from .engine.simulator import run_sweep
 from .engine.sweep_params import SweepParams
 
@@ -162,3 +163,40 @@ def cached_engine(values: tuple[tuple[str, object], ...], model_config: str) -> 
     if isinstance(found, ParamError):
         raise ParamError(found.param, found.message)
     return found
+
+
+def curve_key(values: dict[str, object]) -> tuple[tuple[str, object], ...]:
+    """The engine settings a curve depends on, as ``engine_curve``'s cache key."""
+    return tuple((name, value) for name, value in values.items() if name not in CURVE_IGNORES)
+
+
+def curve_settings(key: tuple[tuple[str, object], ...]) -> dict[str, object]:
+    """The engine settings a curve runs at: ``key``'s, the single run's own workload left out."""
+    return {**dict(key), "workload": RATE, "requests": 1, "rate": 1.0, "concurrency": 1}
+
+
+def curve_inputs(key: tuple[tuple[str, object], ...], model_config: str) -> EngineInputs:
+    """The model, GPU and settings the curve runs on, without the single run's workload."""
+    return engine_inputs(curve_settings(key), model_config)
+
+
+@lru_cache(maxsize=32)
+def engine_curve(key: tuple[tuple[str, object], ...], model_config: str, top: int) -> Curve:
+    """The planner's curve (engine/planner.py) for checked engine settings, within the web's
+    budget for the whole curve; a curve the budget stops keeps its levels and says why. It has
+    its own budget: the single run's cap (over its requests, rate and workload, which the curve
+    does not use) does not stop it."""
+    checked = curve_settings(key)
+    inputs = engine_inputs(checked, model_config)
+    advice = (
+        "shorten the output tokens, or run the whole curve with the command line's budget: "
+        f"`{curve_command(checked, {'curve_max_concurrency': top})}`"
+    )
+    return simulate_curve(
+        inputs,
+        top,
+        int(checked["input_tokens"]),  # type: ignore[call-overload]
+        int(checked["output_tokens"]),  # type: ignore[call-overload]
+        WEB_CURVE_WORK,
+        advice,
+    )

@@ -6,11 +6,16 @@ characters. The address keeps the short settings: htmx is told to push them, and
 JavaScript and without a paste is sent on to them (303), so its page's address is shareable as a
 GET form's was. Pages kept for every visitor hold :data:`CSRF_MARK` where the token goes, filled
 on each request.
+
+No link carries a paste: a link holding one would repeat it in the response once per link, and be
+refused as too long when followed. Where a link would need the paste (a calculator's presets, the
+chain's steps), the page offers a button that posts its form, paste and all, instead.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
@@ -43,28 +48,61 @@ def fill_csrf_mark(request: HttpRequest, response: HttpResponse) -> HttpResponse
     return response
 
 
-def short_address(request: HttpRequest, defaults: dict[str, str], long: set[str]) -> str:
-    """The page's address for the posted settings: the short ones that differ from the defaults."""
+# Longer than any setting a page's short fields take (a model name, a number, a choice).
+SHORT_VALUE_CHARS = 200
+
+
+def holds_paste(settings: Mapping[str, str], long: set[str]) -> bool:
+    """Whether any of the long fields (``long``) holds text."""
+    return any(str(settings.get(name) or "").strip() for name in long)
+
+
+def short_address(
+    request: HttpRequest,
+    defaults: dict[str, str],
+    long: set[str],
+    sent: QueryDict | None = None,
+    path: str = "",
+) -> str:
+    """The address (``path``, by default the request's) for the posted settings (``sent``, by
+    default the request's): the short ones that differ from the defaults. Only the page's own
+    fields, each at most SHORT_VALUE_CHARS long, so an address (and the header or redirect that
+    carries it) never repeats whatever else a request sends."""
     short = {
         name: value
-        for name, value in submitted(request).items()
-        if name not in long and defaults.get(name) != value
+        for name, value in (submitted(request) if sent is None else sent).items()
+        if name in defaults
+        and name not in long
+        and defaults[name] != value
+        and len(value) <= SHORT_VALUE_CHARS
     }
-    return f"{request.path}?{urlencode(short)}" if short else request.path
+    path = path or request.path
+    return f"{path}?{urlencode(short)}" if short else path
 
 
 def push_short_settings(
-    response: HttpResponse, request: HttpRequest, defaults: dict[str, str], long: set[str]
+    response: HttpResponse,
+    request: HttpRequest,
+    defaults: dict[str, str],
+    long: set[str],
+    sent: QueryDict | None = None,
+    path: str = "",
 ) -> None:
     """Tell htmx the address to show after a POST: the page with its short settings only."""
-    response["HX-Push-Url"] = short_address(request, defaults, long)
+    response["HX-Push-Url"] = short_address(request, defaults, long, sent, path)
 
 
-def to_short_settings(request: HttpRequest, defaults: dict[str, str], long: set[str]) -> HttpResponse | None:
+def to_short_settings(
+    request: HttpRequest,
+    defaults: dict[str, str],
+    long: set[str],
+    sent: QueryDict | None = None,
+    path: str = "",
+) -> HttpResponse | None:
     """A post without JavaScript that holds no paste: a 303 to its settings' address, which
     shows the same page; None for any other request (the caller answers it)."""
-    if request.method != "POST" or request.htmx or any(request.POST.get(name, "").strip() for name in long):
+    if request.method != "POST" or request.htmx or holds_paste(request.POST if sent is None else sent, long):
         return None
-    response = HttpResponseRedirect(short_address(request, defaults, long))
+    response = HttpResponseRedirect(short_address(request, defaults, long, sent, path))
     response.status_code = 303
     return response

@@ -9,6 +9,7 @@ urlpatterns = [
     path("engine.json", engine_views.engine_json, name="engine_json"),
     path("chain/", chain_views.chain_page, name="chain_page"),
     path("chain.json", chain_views.chain_json, name="chain_json"),
+    path("chain/steps/<slug:key>/", chain_views.chain_step, name="chain_step"),
     path("calc/<slug:name>.json", calc_views.calc_json, name="calc_json"),
     path("calc/<slug:name>/", calc_views.calc_page, name="calc_page"),
     path("calc/prefix-cache/runs/", prefix_runs.prefix_cache_run_start, name="prefix_cache_run_start"),

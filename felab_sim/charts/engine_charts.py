@@ -10,7 +10,9 @@ import json
 from collections.abc import Mapping, Sequence
 
 from ..engine.batching.simulate import RequestResult, Sample
-from ..engine.chart import layout, line
+from ..engine.chart import PURPLE, RED, layout, line, points
+from ..engine.planner import Plan
+from ..engine.serving_runs import FIT
 
 BLUE, ORANGE, GREEN, GREY = "#1f77b4", "#ff7f0e", "#2ca02c", "#7f7f7f"
 # Enough points for a smooth curve at desktop width; the run may hold thousands of samples.
@@ -174,6 +176,72 @@ def sweep_figure(engine: Sequence[dict[str, float]] | None, practice: Sequence[d
                 "ticktext": [str(c) for c in levels],
             },
             yaxis={"title": {"text": "output throughput (tok/s)"}, "type": "log"},
+        ),
+    }
+    return _dump(figure)
+
+
+def planner_figure(plan: Plan) -> str:
+    """InferenceX's chart: output tokens per second per GPU against tokens per second per user,
+    one point a concurrency, felab's curve beside the runs measured at the same settings (fitted
+    on and predicted apart), the best concurrency that meets the targets ringed."""
+    shown = [level for level in plan.levels if level.tok_s_per_user is not None]
+    data = [
+        line(
+            "felab",
+            [round(level.tok_s_per_user or 0, 2) for level in shown],
+            [round(level.output_tok_s_per_gpu, 2) for level in shown],
+            BLUE,
+            mode="lines+markers",
+            marker={"size": 6},
+            text=[f"C = {level.concurrency}" for level in shown],
+        )
+    ]
+    for group, symbol, colour in (("fitted", "x-thin-open", RED), ("predicted", "diamond-open", PURPLE)):
+        chosen = [point for point in plan.measured if (point.group == FIT) == (group == "fitted")]
+        if chosen:
+            figure_points = points(
+                f"measured, {group}",
+                [round(point.tok_s_per_user, 2) for point in chosen],
+                [point.run.output_tok_s_per_gpu for point in chosen],
+                colour,
+                symbol,
+            )
+            figure_points["text"] = [f"C = {point.run.concurrency}" for point in chosen]
+            data.append(figure_points)
+    if plan.best is not None and plan.best.tok_s_per_user is not None:
+        data.append(
+            points(
+                f"best meeting the targets (C = {plan.best.concurrency})",
+                [round(plan.best.tok_s_per_user, 2)],
+                [round(plan.best.output_tok_s_per_gpu, 2)],
+                GREEN,
+                "circle-open",
+            )
+        )
+    annotations = [
+        {
+            "x": round(level.tok_s_per_user or 0, 2),
+            "y": round(level.output_tok_s_per_gpu, 2),
+            "xref": "x",
+            "yref": "y",
+            "text": str(level.concurrency),
+            "showarrow": False,
+            "xanchor": "left",
+            "yanchor": "bottom",
+            "xshift": 4,
+            "yshift": 2,
+            "font": {"size": 10, "color": BLUE},
+        }
+        for level in shown
+    ]
+    figure = {
+        "data": data,
+        "layout": layout(
+            "tokens per second per user (1 ÷ mean TPOT)",
+            "output tokens per second per GPU",
+            xaxis={"title": {"text": "tokens per second per user (1 ÷ mean TPOT)"}, "rangemode": "tozero"},
+            annotations=annotations,
         ),
     }
     return _dump(figure)

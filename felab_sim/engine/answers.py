@@ -132,8 +132,9 @@ def read_answer(
     a percent is asked is either a share or a small percent: refused with both readings, so the
     student says which instead of being marked 100× off. With ``share`` (the answer is a share or a
     probability from 0 to 1), a bare number from 1 to 100 is as likely a percent: refused the same way.
-    ``right_as_typed`` (the caller found the bare number right as written) spares the question a
-    student whose bare 0.44 is the 0.44% asked for."""
+    ``right_as_typed`` (the caller found the bare number gradable as written:
+    drills.Problem.right_as_typed) spares both questions: a bare 0.44 is the 0.44% asked for, a
+    bare 2.5 where a probability is asked is the named mistake of leaving out σ."""
     typed = _SPACES.sub(" ", text).strip()
     example = format_with_unit(24, unit) if unit not in {"×", "$"} else ("2.4×" if unit == "×" else "$0.03")
     if not typed:
@@ -163,7 +164,7 @@ def read_answer(
                 f"“{typed}”: the answer is a percent. Did you mean {format_with_unit(number * 100, '%')}"
                 f" (a share of {typed}) or {typed}%? Type it with the % sign."
             )
-        if share and unit == "" and rest == "" and 1 < number <= 100:
+        if share and unit == "" and rest == "" and 1 < number <= 100 and not right_as_typed:
             raise AnswerError(
                 f"“{typed}”: the answer is a share from 0 to 1. Did you mean {format_number(number / 100)}"
                 f" ({typed}%)? Type the share, or the percent with the % sign."
@@ -204,6 +205,8 @@ def read_answer(
         ) from None
     _refuse_impossible(value, typed, above_zero)
     note = "" if given == wanted else f"{typed} = {format_with_unit(value, unit)}"
+    if _size_power(given) and _BITS.search(unit_text) and not _BITS.search(unit):
+        note += ": b is bits, 8 to a byte (B)"
     return ReadAnswer(value, typed, note)
 
 
@@ -245,9 +248,15 @@ def _size_power(unit: pint.Unit) -> float:
     return dict(registry().Quantity(1, root).unit_items()).get("bit", 0)
 
 
+# A lower-case b after a size prefix is a bit, as people write data sizes ("10.7 Gb", "Mb/s");
+# pint would read it as a barn (an area) or "Gb" as a gilbert.
+_BITS = re.compile(r"\b([kKMGTPE]i?)?b\b")
+
+
 def _pint_words(text: str) -> str:
-    """What students write that pint spells otherwise: "tok/s", "tokens/sec", "GB/s"."""
+    """What students write that pint spells otherwise: "tok/s", "tokens/sec", "GB/s", "Gb"."""
     text = text.replace("sec", "s") if re.search(r"\bsec\b", text) else text
+    text = _BITS.sub(lambda m: (m.group(1) or "").replace("K", "k") + "bit", text)
     return text.replace("%", "percent")
 
 
@@ -309,6 +318,22 @@ def check(given: float, expected: float, tolerance: float) -> Checked:
         shown = _printed_beyond(off_by, band)
         return Checked("off", ratio, f"{shown}% too {side}; right is within {allowed}")
     return Checked("off", ratio, f"{_printed_beyond(factor, CLOSE_FACTOR)}× too {side}")
+
+
+def nearer_a_mistake(checked: Checked, tolerance: float) -> Checked:
+    """A right answer that is nearer a named mistake than the calculator's value: close, not right.
+
+    It lies within the tolerance, but the mistake explains it better than rounding does (bytes
+    ÷ 2³⁰ where ÷ 10⁹ is asked is 6.9% low, the tolerance 10%), so it is not counted right and the page names the
+    mistake; close, not off, because its number is near."""
+    off_by = abs(checked.ratio - 1) * 100
+    side = "high" if checked.ratio > 1 else "low"
+    shown = _printed_within(off_by, tolerance * 100)
+    return Checked(
+        "close",
+        checked.ratio,
+        f"{shown}% {side}, nearer a common mistake than the calculator's value, so not counted right",
+    )
 
 
 def close_band(tolerance: float) -> float:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from .chart import Figure, Measured, Series
-from .numbers import MISSING, format_number, format_with_unit
+from .numbers import MISSING, format_with_unit
 from .params import Param, ParamError, ParamValue, parse_all
 
 __all__ = [
@@ -52,12 +52,9 @@ class Output(NamedTuple):
     formula: str = ""
 
     def text(self) -> str:
-        """The value as a page prints it, by the site's one rule; dollars lead ("$0.029")."""
+        """The value as a page prints it, by the site's one rule; dollars lead, to the cent ("$0.60", "$0.029")."""
         if isinstance(self.value, str):
             return self.value
-        if self.unit == "$":
-            number = format_number(self.value)
-            return number if number == MISSING else "$" + number
         return format_with_unit(self.value, self.unit)
 
 

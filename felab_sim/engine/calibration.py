@@ -62,6 +62,24 @@ ATTENTION_EFFICIENCY = 0.35
 VLLM_STEP_OVERHEAD_S = 0.0
 FITTED_MEMORY_EFFICIENCY = {"rtx-pro-6000": 0.60}
 FITTED_ON = "LLMServingSim's RTXPRO6000/Llama-3.1-8B and RTXPRO6000/Qwen3-30B-A3B-Instruct-2507 runs together"
+# Fitted on the published serving runs a fit may see (serving_runs.runs(group="fit")), each a
+# least-squares fit of the decode step (at the run's concurrency and mean context, with its
+# prompts' prefills spread over its output tokens) against the run's mean TPOT, every other
+# number at its measured or stated value:
+# - a small kernel's fixed cost in a CUDA graph (a norm, rotary, the cache write, top-k, an
+#   activation or its quantizing: layer_kernels counts them), beside a matrix product's measured
+#   tail: backed by the 17 NVIDIA runs there (InferenceX's concurrency-16 gpt-oss-120b runs on
+#   H100, H200 and B200 and DeepSeek-R1 runs on H200 and B200, 1k/1k, 1k/8k and 8k/1k each; NIM's
+#   Llama-3.3-70B runs at concurrency 5 and 50);
+# - how fast a part without FP4 tensor cores unpacks MXFP4 weights to BF16: backed by the six
+#   Hopper gpt-oss-120b runs (H100 and H200, the three length pairs each), whose TPOTs are within
+#   6% of each other, length pair by length pair, though the H200 reads 1.43 × as fast: the unpacking, not the reading, binds;
+# - the MI300X's kernels' fixed costs under ROCm, as a multiple of the CUDA figures above: backed
+#   by InferenceX's three concurrency-16 DeepSeek-R1 runs on MI300X (SGLang 0.5.5.post3).
+SMALL_KERNEL_LATENCY_S = 2.2e-6
+DEQUANT_WEIGHTS_PER_S = 4.0e12
+FITTED_KERNEL_SCALE = {"mi300x": 3.4}
+SERVING_FIT_ON = "the published serving runs a fit may see (felab_sim/engine/measured/serving_split.csv)"
 
 
 class CalibrationError(ValueError):
@@ -245,6 +263,8 @@ def default_calibration() -> Calibration:
         link_efficiency=LINK_EFFICIENCY,
         matrix_rows=rows,
         attention_efficiency=ATTENTION_EFFICIENCY,
+        small_kernel_latency_s=SMALL_KERNEL_LATENCY_S,
+        dequant_weights_per_s=DEQUANT_WEIGHTS_PER_S,
         source=f"not measured: the default, the ratios to the spec sheet measured on the {names}",
     )
 
@@ -268,6 +288,15 @@ def gpu_calibration(hardware: Hardware, text: str | None = None) -> Calibration:
     measured = measured_calibrations().get(hardware.name)
     if measured is not None:
         return measured
+    if hardware.name in FITTED_KERNEL_SCALE:
+        default, scale = default_calibration(), FITTED_KERNEL_SCALE[hardware.name]
+        return replace(
+            default,
+            kernel_latency_s=default.kernel_latency_s * scale,
+            small_kernel_latency_s=default.small_kernel_s * scale,
+            source=f"kernels' fixed costs {scale:g} × the CUDA figures, fitted on {SERVING_FIT_ON}; "
+            f"the rest {default.source}",
+        )
     if hardware.name in FITTED_MEMORY_EFFICIENCY:
         default = default_calibration()
         return replace(

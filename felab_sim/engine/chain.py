@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from . import serving_defaults
 from .calculator import Output, OutputValue, Result, counted, typed
 from .calculators import CALCULATORS
 from .calculators.step_time import BANDWIDTH_GBS, PEAK_TFLOPS
@@ -30,6 +31,15 @@ from .numbers import format_number, format_with_unit
 from .params import Param, ParamError, ParamValue, parse_all
 from .precisions import PRECISION_LABELS, PRECISIONS
 from .prices import price
+from .validation import (
+    DECODE_STEP,
+    PREFILL_STEP,
+    SCALED_NOTE,
+    ExpectedError,
+    expected_error,
+    scaled_from_h200,
+    widest,
+)
 
 CUSTOM = "custom"
 # The KV cache's type, bytes per value, and the kv-cache calculator's name for the same size.
@@ -44,8 +54,8 @@ TP_SIZES = (1, 2, 4, 8, 16, 32, 64)
 # GPU-hour) with lesson 15's worked ticket (300 tokens in, 50 out, as the sizing calculator
 # has it), on the drill's question "70B on one GPU?": Llama-3.1-70B (model_presets.py, its
 # config.json on Hugging Face) on one H100 SXM (hardware.py, NVIDIA's datasheet) at FP8.
-DEFAULT_MODEL = "Llama-3.1-70B"
-DEFAULT_HARDWARE = "h100-sxm"
+DEFAULT_MODEL = serving_defaults.MODEL
+DEFAULT_HARDWARE = serving_defaults.HARDWARE
 
 PARAMS: tuple[Param, ...] = (
     Param(
@@ -67,14 +77,15 @@ PARAMS: tuple[Param, ...] = (
     Param(
         "precision",
         "choice",
-        "fp8",
+        serving_defaults.PRECISION,
         "The weights' precision: bytes per weight, and the tensor cores' peak used.",
-        choices=PRECISION_LABELS,
+        # One size for every weight: MXFP4 (experts only on a mixture) is the engine's and step-time's.
+        choices={name: PRECISION_LABELS[name] for name in ("bf16", "fp8")},
     ),
     Param(
         "kv_dtype",
         "choice",
-        "bf16",
+        serving_defaults.KV_DTYPE,
         "How the KV cache stores each value (vLLM's auto: the model's 16 bits; kv_cache_dtype=fp8: 1 byte).",
         label="KV cache type",
         choices=KV_DTYPE_LABELS,
@@ -112,7 +123,7 @@ PARAMS: tuple[Param, ...] = (
     Param(
         "memory_utilization",
         "float",
-        0.9,
+        serving_defaults.GPU_MEMORY_UTILIZATION,
         "Share of the memory the engine may use (vLLM's gpu_memory_utilization, default 0.9).",
         label="memory share",
         low=0.01,
@@ -131,7 +142,7 @@ PARAMS: tuple[Param, ...] = (
     Param(
         "max_num_seqs",
         "int",
-        256,
+        serving_defaults.MAX_NUM_SEQS,
         "Most conversations one replica runs at once (vLLM's max_num_seqs; 256 as the engine page).",
         "conversations",
         label="max running",
@@ -151,7 +162,7 @@ PARAMS: tuple[Param, ...] = (
     Param(
         "prompt_tokens",
         "int",
-        300,
+        serving_defaults.PROMPT_TOKENS,
         "Prompt tokens of each conversation (lesson 15's ticket: 300).",
         "tokens",
         label="prompt",
@@ -161,7 +172,7 @@ PARAMS: tuple[Param, ...] = (
     Param(
         "reply_tokens",
         "int",
-        50,
+        serving_defaults.REPLY_TOKENS,
         "Tokens of each reply (lesson 15's ticket: 50).",
         "tokens",
         label="reply",
@@ -238,6 +249,7 @@ class Step:
     calculator_params: Mapping[str, ParamValue]  # its settings: its page opened at them shows value
     output: str  # the calculator's output key that is this step's value
     ok: bool = True  # False: the chain stops here, and ``formula`` says why
+    expected: ExpectedError | None = None  # a simulated figure's expected error (validation table)
 
     def text(self) -> str:
         """The value as the calculator's page prints it."""
@@ -275,6 +287,7 @@ class Chain:
                     "calculator": step.calculator,
                     "output": step.output,
                     "url": url_of(step),
+                    "expected_error": step.expected.as_json() if step.expected else None,
                 }
                 for step in self.steps
             ],
@@ -534,6 +547,14 @@ def walk(raw: Mapping[str, object]) -> Chain:
         "",
         concurrency >= 1,
     )
+    decode_error = expected_error(DECODE_STEP, shape.is_moe)
+    # The TTFT is a decode step plus a prefill: off by no more than the worse of the two kinds.
+    ttft_error = widest(decode_error, expected_error(PREFILL_STEP, shape.is_moe))
+    scaled = (
+        f"; {hardware.vendor_name}: {SCALED_NOTE}"
+        if p["hardware"] == CUSTOM or scaled_from_h200(str(p["hardware"]))
+        else ""
+    )
     why = (
         f"{ttft_step.text()} = {_text(step_ms, 'ms')} (the decode step running at {counted(users, 'user')}) + "
         f"{_text(prefill_ms, 'ms')} (one pass over the {typed(prompt)}-token prompt) "
@@ -545,12 +566,21 @@ def walk(raw: Mapping[str, object]) -> Chain:
         why += f" ({limit}, but the SLO holds only up to {counted(concurrency, 'user')})"
     else:
         why += f" ({limit})"
-    steps.append(replace(ttft_step, formula=why))
+    why += f"; {ttft_error.text} expected, {ttft_error.why}, the wider of a decode step's and a prefill's{scaled}"
+    ttft_shown = replace(ttft_step, formula=why, expected=ttft_error)
+    steps.append(ttft_shown)
     if concurrency < 1:
+        low = ttft_error.band(float(ttft_step.value))[0]  # type: ignore[arg-type]
         return Chain(
             p,
             tuple(steps),
-            f"No: the {typed(slo, 'ms')} SLO cannot hold for {on}: one user alone waits {ttft_step.text()}.",
+            f"No: the {typed(slo, 'ms')} SLO cannot hold for {on}: one user alone waits {ttft_step.text()} "
+            f"({ttft_error.text} expected"
+            + (
+                f"; at its low end, {_text(low, 'ms')}, it would hold)."
+                if low <= slo
+                else ", past it at either end)."
+            ),
         )
 
     # 5. Decode speed of each user at that concurrency, with every sequence's KV read.
@@ -583,7 +613,8 @@ def walk(raw: Mapping[str, object]) -> Chain:
             f"; a step reads {format_with_unit(read_gb, 'GB')} of the {format_with_unit(weights_gb, 'GB')} "
             f"of weights a GPU holds: {skipped}"
         )
-    steps.append(replace(speed, formula=bound_formula))
+    bound_formula += f"; {decode_error.text} expected, {decode_error.why}{scaled}"
+    steps.append(replace(speed, formula=bound_formula, expected=decode_error))
 
     # 6–9. Replicas for peak with headroom, then the month's bills and the crossover, where the
     # replicas are worked out again at each volume (peak users grow with tickets).
@@ -641,7 +672,8 @@ def walk(raw: Mapping[str, object]) -> Chain:
     cheaper = outputs["cheaper"].value
     verdict = (
         f"Yes: {on} holds {counted(concurrency, 'conversation')} a replica at "
-        f"{speed.text()} each; {counted(replicas, 'replica')} for {typed(p['peak_users'])} peak users cost "
+        f"{speed.text()} each ({decode_error.text} expected); {slo_verdict(ttft_shown, slo)}; "
+        f"{counted(replicas, 'replica')} for {typed(p['peak_users'])} peak users cost "
         f"{outputs['dedicated_usd_month'].text()} a month dedicated against "
         f"{outputs['serverless_usd_month'].text()} serverless at {typed(p['tickets_per_month'])} tickets: "
         f"{cheaper} is cheaper"
@@ -652,6 +684,18 @@ def walk(raw: Mapping[str, object]) -> Chain:
     elif p["tickets_per_month"] and cheaper == "serverless":
         verdict += " at every volume, peak users growing with tickets"
     return Chain(p, tuple(steps), verdict + ".")
+
+
+def slo_verdict(ttft: Step, slo: float) -> str:
+    """Whether the predicted time to first token meets the SLO once its expected error is counted:
+    "meets" only where the whole band does, "may miss" where the band reaches past it."""
+    assert ttft.expected is not None
+    value = float(ttft.value)  # type: ignore[arg-type]
+    high = ttft.expected.band(value)[1]
+    said = f"the predicted time to first token, {ttft.text()} {ttft.expected.text}"
+    if high <= slo:
+        return f"meets the {typed(slo, 'ms')} SLO with {said} (expected error on such steps)"
+    return f"may miss the {typed(slo, 'ms')} SLO: {said} reaches {_text(high, 'ms')} at the top of its expected error"
 
 
 def _largest_within(ttft: Any, most: int, slo: float) -> int:

@@ -21,7 +21,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .answers import Checked, check, convert, unit_problem
+from .answers import (
+    AnswerError,
+    Checked,
+    ReadAnswer,
+    check,
+    convert,
+    nearer_a_mistake,
+    read_answer,
+    unit_problem,
+)
 from .calculator import Calculator, Result
 from .calculators import CALCULATORS
 from .mistakes import (
@@ -29,11 +38,13 @@ from .mistakes import (
     Mistake,
     MistakeError,
     NamedMistake,
+    matched_value,
     matching,
     mistake_problems,
     offered,
+    offered_values,
 )
-from .numbers import format_number, format_significant, parse_number, with_unit
+from .numbers import format_money, format_number, format_significant, parse_number, with_unit
 from .params import ParamError, ParamValue
 from .step_check import false_steps
 
@@ -300,21 +311,63 @@ class Problem:
         return output.share and spec.asks != "ratio" and not spec.unit
 
     def right_as_typed(self, typed: str) -> bool:
-        """The typed text's first number, read in the answer's own unit, is right."""
+        """The typed text's first number, read in the answer's own unit, is graded as typed rather
+        than questioned: it is right (a bare 0.44 where 0.44% is asked), or, where a share is
+        asked, a named mistake's value (a bare 2.5, the margin without σ: a plain number has no
+        other way to be typed; a percent mistake's 0.39% is typed with its sign)."""
         number = parse_number(typed)
-        return (
-            number is not None and number > 0 and abs(number / self.answer - 1) <= self.spec.tolerance + 1e-12
-        )
+        if number is None or number <= 0:
+            return False
+        right = abs(number / self.answer - 1) <= self.spec.tolerance + 1e-12
+        return right or (self.share and self._mistake_at(number))
+
+    @functools.cached_property
+    def steps_before_the_answer(self) -> int:
+        """How many worked steps come before the first that gives the answer away: one printing a
+        number that, typed as printed (with the word after it as its unit, or in the answer's
+        unit), is graded right. A hint may show those steps, never that one."""
+        # What the question prints gives nothing away: a bare number it shows, or a number with
+        # the same word after it. The same digits with another unit ("128" heads, then "128 GB")
+        # are new, and checked.
+        given = set(_typed_from(self.question))
+        for index, step in enumerate(self.steps):
+            if any(self._graded_right(typed) for typed in _typed_from(step) if typed not in given):
+                return index
+        return len(self.steps)
+
+    def read_typed(self, typed: str) -> ReadAnswer:
+        """The typed text read as this problem's answer (``answers.read_answer`` with its unit,
+        share and as-typed reading); ``AnswerError`` when it cannot be counted."""
+        return read_answer(typed, self.unit, above_zero=True, share=self.share,
+                           right_as_typed=self.right_as_typed(typed))  # fmt: skip
+
+    def _graded_right(self, typed: str) -> bool:
+        try:
+            read = self.read_typed(typed)
+        except AnswerError:
+            return False
+        return self.grade(read.value).checked.verdict == "right"
+
+    def _mistake_at(self, given: float) -> bool:
+        values = [value for _, value in self.offered_values]
+        return matched_value(values, self.answer, given, self.spec.tolerance) is not None
 
     @property
     def answer_number(self) -> str:
         """The answer as the page prints it, without its unit: the site's rule, with more digits
-        where that rounding would fall outside half the tolerance, so the printed answer retyped
-        is graded right."""
-        text = format_number(self.answer)
+        where that rounding would fall outside half the tolerance or nearer a named mistake than
+        the answer, so the printed answer retyped is graded right."""
+        text = format_money(self.answer) if self.unit == "$" else format_number(self.answer)
         for digits in range(2, 13):
             printed = parse_number(text)
-            if "×" in text or printed is None or abs(printed / self.answer - 1) <= self.spec.tolerance / 2:
+            if (
+                "×" in text
+                or printed is None
+                or (
+                    abs(printed / self.answer - 1) <= self.spec.tolerance / 2
+                    and not self._mistake_at(printed)
+                )
+            ):
                 break
             text = format_significant(self.answer, digits + 1)
         return text
@@ -328,12 +381,12 @@ class Problem:
         """Every name a worked solution may use: inputs, ``out.KEY``, ``after.KEY``, ``answer``."""
         values = dict(self.shown)
         for name, value in self.before.params.items():
-            values.setdefault(name, _shown(value))
+            values.setdefault(name, _shown(value, _money(self.spec, name)))
         for key, output in self.before.outputs.items():
             values[f"out.{key}"] = output.text()
         if self.after is not None:
             for name, value in self.after.params.items():
-                values[f"after.{name}"] = _shown(value)
+                values[f"after.{name}"] = _shown(value, _money(self.spec, name))
             for key, output in self.after.outputs.items():
                 values[f"after.{key}"] = output.text()
         values["answer"] = self.answer_number
@@ -389,14 +442,23 @@ class Problem:
         return before, calc.run(_changed(calc, before.params, self.spec.change), with_formulas=False)
 
     @functools.cached_property
+    def offered_values(self) -> list[tuple[Mistake, float]]:
+        """The template's mistakes this draw tells apart, each with its value (felab_sim.engine.mistakes)."""
+        return offered_values(self)
+
+    @functools.cached_property
     def mistakes(self) -> list[NamedMistake]:
-        """The template's named mistakes this draw tells apart (felab_sim.engine.mistakes)."""
+        """The named mistakes this draw tells apart, their sentences in the draw's numbers."""
         return offered(self)
 
     def grade(self, given: float) -> Graded:
-        """An answer checked (right, close, off) and, when not right, the named mistake it matches."""
+        """An answer checked (right, close, off) and the named mistake it is, if any. An answer
+        within the tolerance but nearer a named mistake than the right value is that mistake:
+        close, not right (``answers.nearer_a_mistake``)."""
         checked = check(given, self.answer, self.spec.tolerance)
-        mistake = matching(self, given) if checked.verdict != "right" and given > 0 else None
+        mistake = matching(self, given)
+        if mistake is not None and checked.verdict == "right":
+            checked = nearer_a_mistake(checked, self.spec.tolerance)
         return Graded(checked, mistake)
 
     def as_json(self) -> dict[str, object]:
@@ -411,6 +473,19 @@ class Problem:
             "steps": self.steps,
             "mistakes": [mistake.as_json() for mistake in self.mistakes],
         }
+
+
+# A number as a worked step prints it ("$0.60", "1,024", "0.0021"), with the word after it, if any.
+_STEP_NUMBER = re.compile(r"(?<![\w.])(\$?\d[\d,]*(?:\.\d+)?)(?:\s?(%|[A-Za-zµ][\w/µ]*))?")
+
+
+def _typed_from(step: str) -> list[str]:
+    """What a student could copy from a step: each number with the word after it, and alone."""
+    typed = []
+    for match in _STEP_NUMBER.finditer(step):
+        number, word = match.group(1), match.group(2)
+        typed += [f"{number} {word}", number] if word else [number]
+    return typed
 
 
 def fill(text: str, values: Mapping[str, str]) -> str:
@@ -456,12 +531,14 @@ def _draw_inputs(spec: DrillSpec, seed: int) -> tuple[dict[str, ParamValue], dic
     for draw in spec.draws:
         picked, label = draw.pick(rng)
         inputs.update(picked)
-        shown[draw.name] = label if isinstance(label, str) and draw.presets else _shown(label)
+        shown[draw.name] = (
+            label if isinstance(label, str) and draw.presets else _shown(label, _money(spec, draw.name))
+        )
         for name, value in picked.items():  # a preset's inputs can be named in the question too
-            shown.setdefault(name, _shown(value))
+            shown.setdefault(name, _shown(value, _money(spec, name)))
     inputs.update(spec.fixed)
     for name, value in spec.fixed.items():
-        shown[name] = _shown(value)
+        shown[name] = _shown(value, _money(spec, name))
     return inputs, shown
 
 
@@ -634,10 +711,18 @@ def _plain(value: float | None) -> float | int | None:
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
-def _shown(value: object) -> str:
-    """A drawn value as the question prints it: a number by the site's rule, a word as it is."""
+def _money(spec: DrillSpec, name: str) -> bool:
+    """The input is a price or a bill ("$/M tokens", "$/h"): its question and steps print cents."""
+    return any(param.name == name and param.unit.startswith("$") for param in spec.calc.params)
+
+
+def _shown(value: object, money: bool = False) -> str:
+    """A drawn value as the question prints it: a number by the site's rule (money to the cent),
+    a word as it is."""
     if isinstance(value, bool):
         return "on" if value else "off"
+    if money and isinstance(value, int | float):
+        return format_money(value)
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         return format_number(int(value))
     if isinstance(value, int | float):

@@ -14,7 +14,7 @@ so a corrected table corrects every card. Pure Python: no Django. See docs/archi
 | ``hw.PRESET.memory_decimal_gb`` | the memory an engine sees, in 10⁹ bytes |
 | ``hw.PRESET.bf16_tflops``, ``hw.PRESET.fp8_tflops`` | dense peak compute |
 | ``hw.PRESET.link_gbs`` | the link to its peers, 10⁹ bytes a second each way |
-| ``model.NAME.FIELD`` | ``layers``, ``hidden_size``, ``attention_heads``, ``kv_heads``, ``head_dim``, ``intermediate_size``, ``vocab_size``, ``params_b``, ``active_params_b``, ``sliding_window``, ``sliding_layers``, ``full_layers``, ``kv_kib_per_token`` (16-bit, every layer), ``kv_kib_per_token_long`` (16-bit, past the sliding window: full layers only), ``routed_experts``, ``experts_per_token``, ``published_total_b``, ``published_active_b`` (the publisher's counts) |
+| ``model.NAME.FIELD`` | ``layers``, ``hidden_size``, ``attention_heads``, ``kv_heads``, ``head_dim``, ``intermediate_size``, ``vocab_size``, ``params_b``, ``active_params_b``, ``sliding_window``, ``sliding_layers``, ``full_layers``, ``kv_kib_per_token`` (16-bit, every layer), ``kv_kib_per_token_long`` (16-bit, past the sliding window: full layers only), ``routed_experts``, ``experts_per_token``, ``published_total_b``, ``published_active_b`` (the publisher's counts), ``stored_gb`` and ``stored_gb_per_token`` (the published file's weights, and what one token reads of them, each tensor at the precision its config states: only where it states one) |
 | ``price.NAME.usd`` | a price of ``prices.py`` |
 | ``measured.RUN.FIELD`` | a number of one of ``measurements.py``'s runs |
 """
@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from .hardware import HARDWARE, Hardware, hardware_preset
 from .measurements import MEASUREMENTS, measurement
 from .model_presets import PRESETS, ModelPreset, preset
-from .model_shapes import AttentionKind, kv_bytes_per_token
-from .numbers import format_number
+from .model_shapes import AttentionKind, kv_bytes_per_token, stored_bytes
+from .numbers import format_money, format_number
 from .prices import PRICES, price
 
 KINDS = ("hw", "model", "price", "measured")
@@ -54,7 +54,8 @@ class Fact:
 
     @property
     def text(self) -> str:
-        return format_number(self.value)
+        """The value as a card prints it; a price to the cent (the card writes its "$")."""
+        return format_money(self.value) if self.name.startswith("price.") else format_number(self.value)
 
 
 def _hw_fields(hardware: Hardware) -> dict[str, float | None]:
@@ -71,6 +72,10 @@ def _hw_fields(hardware: Hardware) -> dict[str, float | None]:
 def _model_fields(model: ModelPreset) -> dict[str, float | None]:
     shape = model.shape
     per_token = kv_bytes_per_token(shape, 2.0)
+    stored = stored_bytes(shape)
+    experts_used = (
+        0 if shape.experts is None else shape.experts.experts_per_token * len(shape.experts.moe_layers)
+    )
     return {
         "layers": shape.layers,
         "hidden_size": shape.hidden_size,
@@ -89,6 +94,8 @@ def _model_fields(model: ModelPreset) -> dict[str, float | None]:
         "experts_per_token": None if shape.experts is None else shape.experts.experts_per_token,
         "published_total_b": None if model.published is None else model.published.total_b,
         "published_active_b": None if model.published is None else model.published.active_b,
+        "stored_gb": None if stored is None else stored.total / 1e9,
+        "stored_gb_per_token": None if stored is None else stored.read_per_token(experts_used) / 1e9,
         "kv_kib_per_token_long": sum(
             bytes_ for kind, bytes_ in per_token.items() if kind is not AttentionKind.SLIDING
         )

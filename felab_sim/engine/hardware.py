@@ -57,6 +57,9 @@ class Hardware:
     checked_in: str  # where the numbers were read, since the vendor's page could not be opened
     memory_bytes_measured: bool = False  # memory_bytes read off a real card, not the spec
     note: str = ""
+    # Tensor cores that multiply 4-bit (FP4/MXFP4) weights as they are: Blackwell's. Without them a
+    # 4-bit weight is unpacked and scaled to BF16 on the ordinary cores first (W4A16).
+    native_fp4: bool = False
 
     def peak_flops(self, bytes_per_value: float) -> float:
         """Dense peak at a weight precision: FP8 for 1 byte when the part has it, else BF16."""
@@ -170,7 +173,8 @@ HARDWARE: tuple[Hardware, ...] = (
         "the dense BF16 and FP8 numbers are that FP4 number halved for sparsity and once per "
         "precision step (4,030 / 2 / 2 = 1,008 FP8; / 2 = 504 BF16), as the table above gives them. "
         "The 96 GB is 32 GDDR7 chips of 3 GiB, so GiB (nvidia-smi shows 97,887 MiB of its "
-        "98,304). No NVLink.",
+        "98,304). No NVLink. Its tensor cores take FP4 weights natively (the datasheet's FP4 peak).",
+        native_fp4=True,
     ),
     Hardware(
         "h100-sxm",
@@ -220,8 +224,14 @@ HARDWARE: tuple[Hardware, ...] = (
         "h200",
         "NVIDIA H200 SXM 141GB",
         memory_gb=141,
-        memory_unit="GB",
-        memory_bytes=141 * GB,
+        memory_unit="GiB",
+        # CUDA's total on the H200 of felab's own measurement (measured/h200.jsonl, first line:
+        # torch's total_memory, 139.8 GiB; public CUDA out-of-memory messages on H200s print
+        # "a total capacity of 139.81 GiB"). This, not nvidia-smi's 143,771 MiB (140.4 GiB), is
+        # what vLLM multiplies by gpu_memory_utilization (vllm/v1/worker/gpu_worker.py: its
+        # MemorySnapshot's total_memory, CUDA's total as torch reports it).
+        memory_bytes=round(139.8 * GIB),
+        memory_bytes_measured=True,
         memory_bandwidth=4800 * GB,
         bf16_flops=989.4 * TERA,
         fp8_flops=1978.9 * TERA,
@@ -235,7 +245,8 @@ HARDWARE: tuple[Hardware, ...] = (
         checked_in="lzwjava.github.io/nvidia-h200-gpu-specs-en and aiwiki.ai/wiki/nvidia_h200 (141 GB "
         "HBM3e, 4.8 TB/s, FP8 3,958 TFLOPS with sparsity, NVLink 900 GB/s, the GH100 die of the H100)",
         note="The compute is the H100's (same GH100 die); NVIDIA prints it with sparsity only, halved "
-        "here. Whether '141 GB' means 10⁹ or 2³⁰ bytes is not stated; read as 10⁹.",
+        "here. NVIDIA does not say whether '141 GB' means 10⁹ or 2³⁰ bytes; nvidia-smi's 140.4 GiB "
+        "(150.8 GB) makes it binary, and an engine sees 139.8 GiB (150.1 GB).",
     ),
     Hardware(
         "b200",
@@ -263,7 +274,9 @@ HARDWARE: tuple[Hardware, ...] = (
         "B200 overview (179 GB HBM3e as nvidia-smi shows it, 8.0 TB/s, FP8 about 4.5 PFLOPS)",
         note="HGX and DGX B200 give each GPU 180 GB of HBM3e (1,440 GB ÷ 8); nvidia-smi shows 183,359 MiB. "
         "NVIDIA prints the 8-GPU totals with sparsity: 36 PFLOPS BF16 ÷ 8 ÷ 2 = 2,250 dense, 72 FP8 "
-        "÷ 8 ÷ 2 = 4,500. The GB200 part runs at 1,200 W and 2,500 / 5,000.",
+        "÷ 8 ÷ 2 = 4,500. The GB200 part runs at 1,200 W and 2,500 / 5,000. Its tensor cores take "
+        "FP4 weights natively (the HGX page prints an FP4 Tensor Core figure).",
+        native_fp4=True,
     ),
     Hardware(
         "a100-80gb",

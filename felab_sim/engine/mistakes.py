@@ -5,12 +5,14 @@ A template declares its mistakes (docs/practice.md, "Named mistakes"); each is t
 the wrong way, e.g. K and V counted once (``change: {kv_heads: 0.5}``), every parameter read for
 an MoE's active ones (``set: {active_params_b: "=params_b"}``), the list price instead of the
 batch one (``output: usd_per_1k_tasks``), bits taken for bytes (``factor: 0.125``). An answer
-that is not right but within the tolerance of a mistake's value is that mistake, and the page
-says which in one sentence with what to check.
+within the tolerance of a mistake's value that is not right, or is nearer the mistake than the
+right value, is that mistake, and the page says which in one sentence with what to check.
 
-A mistake is offered for a draw only where no answer could match both it and the right answer
-(their tolerance bands do not touch), nor an earlier mistake of the same draw: a student who is
-right is never told a mistake, and a mistake never names another's.
+A mistake is offered for a draw where its value stands more than half the tolerance from the right
+answer (closer, it is the right answer rounded), and no answer could match both it and an earlier
+mistake of the same draw (their tolerance bands do not touch): a mistake never names another's.
+A mistake may lie within the tolerance of the right answer (bytes ÷ 2³⁰ where ÷ 10⁹ is asked is
+6.9% low, the tolerance 10%): an answer nearer it than the right value is that mistake, not right.
 """
 
 from __future__ import annotations
@@ -22,13 +24,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .answers import convert, unit_problem
+from .formulas import Formula
 from .params import ParamError, ParamValue
 
 # A drills.Problem and drills.DrillSpec (drills imports this module, so not the reverse).
 Problem = Any
 DrillSpec = Any
 
-__all__ = ["Mistake", "NamedMistake", "mistake_problems"]
+__all__ = [
+    "Mistake",
+    "NamedMistake",
+    "formula_names",
+    "formula_numbers",
+    "matching",
+    "mistake_problems",
+    "offered",
+]
 
 SLUG = re.compile(r"^[a-z][a-z0-9-]*$")
 # A draw's number named in a worked step or a mistake's sentence: "{output_usd_per_m}", "{out.KEY}",
@@ -63,6 +74,9 @@ class Mistake:
     invert: bool = False  # 1 ÷ the value
     complement: bool = False  # 1 − the value
     floor: bool = False  # rounded down
+    # An instructor's formula over the draw's numbers (formula_numbers), named from the class's
+    # answers in the admin rather than in a template's file.
+    formula: Formula | None = None
 
     @classmethod
     def from_data(cls, data: object) -> Mistake:
@@ -106,8 +120,13 @@ class Mistake:
 
     def value_for(self, problem: Problem) -> float | None:
         """This mistake's answer to the problem, in the answer's unit; None where it has none."""
-        if self.value is not None:
-            value: float = self.value
+        if self.formula is not None:
+            found = self.formula.value(formula_numbers(problem))
+            if found is None:
+                return None
+            value: float = found
+        elif self.value is not None:
+            value = self.value
         elif self.input:
             given = problem.before.params.get(self.input)
             if not isinstance(given, int | float) or isinstance(given, bool):
@@ -176,6 +195,33 @@ class Mistake:
         return float(value)
 
 
+def formula_names(spec: DrillSpec) -> set[str]:
+    """The names a mistake's formula may read for this template: ``answer`` (the right answer, in
+    its unit), each calculator input, ``out_KEY`` for each output and, with a change, ``after_NAME``
+    and ``after_KEY`` after it (each in its own unit)."""
+    calc = spec.calc
+    names = {"answer"} | {param.name for param in calc.params} | {f"out_{key}" for key in calc.output_keys}
+    if spec.change:
+        names |= {f"after_{param.name}" for param in calc.params} | {
+            f"after_{key}" for key in calc.output_keys
+        }
+    return names
+
+
+def formula_numbers(problem: Problem) -> dict[str, float]:
+    """The draw's numbers by the names ``formula_names`` gives (those with a number here)."""
+    numbers: dict[str, float] = {"answer": problem.answer}
+    results = [("", problem.before)] + ([("after_", problem.after)] if problem.after is not None else [])
+    for prefix, result in results:
+        for name, value in result.params.items():
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                numbers[f"{prefix}{name}"] = float(value)
+        for key, output in result.outputs.items():
+            if isinstance(output.value, int | float) and not isinstance(output.value, bool):
+                numbers[f"{prefix or 'out_'}{key}"] = float(output.value)
+    return numbers
+
+
 @dataclass(frozen=True)
 class NamedMistake:
     """A mistake offered for one draw: its slug, what it says, its value in the answer's unit."""
@@ -194,29 +240,64 @@ def bands_apart(first: float, second: float, tolerance: float) -> bool:
     return low * (1 + tolerance) < high * (1 - tolerance)
 
 
-def offered(problem: Problem) -> list[NamedMistake]:
+# A mistake this near the right answer (a share of the tolerance) is the right answer rounded:
+# half the tolerance is what the page's printed answer may be off by (drills.Problem.answer_number).
+NEAR_SHARE = 0.5
+
+
+def told_apart(value: float, answer: float, tolerance: float) -> bool:
+    """A mistake's value stands far enough from the right answer to be named."""
+    low, high = sorted((value, answer))
+    return high > low * (1 + tolerance * NEAR_SHARE)
+
+
+def offered_values(problem: Problem) -> list[tuple[Mistake, float]]:
     """The template's mistakes this draw can tell apart from the right answer and from each other,
-    in the order declared (an earlier one keeps a value two share)."""
+    each with its value, in the order declared (an earlier one keeps a value two share)."""
     tolerance = problem.spec.tolerance
-    kept: list[NamedMistake] = []
+    kept: list[tuple[Mistake, float]] = []
     for mistake in problem.spec.mistakes:
         try:
             value = mistake.value_for(problem)
         except ParamError:
             value = None
-        if value is None or not bands_apart(value, problem.answer, tolerance):
+        if value is None or not told_apart(value, problem.answer, tolerance):
             continue
-        if all(bands_apart(value, other.value, tolerance) for other in kept):
-            kept.append(NamedMistake(mistake.slug, problem.in_numbers(mistake.says), value))
+        if all(bands_apart(value, other, tolerance) for _, other in kept):
+            kept.append((mistake, value))
     return kept
 
 
-def matching(problem: Problem, given: float) -> NamedMistake | None:
-    """The mistake an answer (not right) is within the tolerance of, if any."""
-    for mistake in problem.mistakes:
-        if abs(given / mistake.value - 1) <= problem.spec.tolerance + 1e-12:
-            return mistake
+def offered(problem: Problem) -> list[NamedMistake]:
+    """``offered_values`` with each mistake's sentence in the draw's numbers."""
+    return [
+        NamedMistake(mistake.slug, problem.in_numbers(mistake.says), value)
+        for mistake, value in problem.offered_values
+    ]
+
+
+def matched_value(values: list[float], answer: float, given: float, tolerance: float) -> int | None:
+    """Which of a draw's mistake values an answer is, by index; None for none.
+
+    An answer is a mistake when it is within the tolerance of the mistake's value and either not
+    right or nearer the mistake than the right answer (a mistake inside the tolerance of the
+    right answer: nearer it, the answer is the mistake, not the right one rounded)."""
+    if given <= 0:
+        return None
+    right = abs(given / answer - 1) <= tolerance + 1e-12
+    for index, value in enumerate(values):
+        if abs(given / value - 1) > tolerance + 1e-12:
+            continue
+        if not right or abs(math.log(given / value)) < abs(math.log(given / answer)):
+            return index
     return None
+
+
+def matching(problem: Problem, given: float) -> NamedMistake | None:
+    """The named mistake an answer is (``matched_value``), if any."""
+    mistakes = problem.mistakes
+    index = matched_value([m.value for m in mistakes], problem.answer, given, problem.spec.tolerance)
+    return None if index is None else mistakes[index]
 
 
 def mistake_problems(spec: DrillSpec) -> list[str]:

@@ -23,6 +23,7 @@ from .model_shapes import (
     kv_bytes_per_token,
     kv_heads_per_gpu,
     read_config,
+    stored_bytes,
 )
 from .params import Param, ParamError, ParamValue
 
@@ -299,3 +300,22 @@ def weights_read_b(p: Mapping[str, ParamValue], active_params_b: float) -> float
     cost = model_cost(shape, 1.0, 2.0, Parallelism())  # one byte a weight: bytes are weights
     step = step_cost(cost, spec_hardware(1.0, None), SPEC_SHEET, decode_load(int(p["batch"]), 0))  # type: ignore[arg-type]
     return step.weight_bytes / 1e9
+
+
+def stored_weights_gb(p: Mapping[str, ParamValue], params_read_b: float) -> tuple[float, float] | None:
+    """The chosen model's file as published, each tensor at its stored precision: (GB held, GB a
+    step reads when it reads ``params_read_b`` billion parameters: the shared ones and whole
+    routed experts, as weights_read_b counts them). None when no model is chosen or its config
+    does not say how the file stores its weights (model_shapes.stored_bytes)."""
+    if not model_chosen(p):
+        return None
+    shape = shape_of(p)
+    stored = stored_bytes(shape)
+    if stored is None:
+        return None
+    experts_read = 0.0
+    if shape.experts is not None:
+        used = shape.experts.experts_per_token * len(shape.experts.moe_layers)
+        shared_params = shape.active_params_without_embedding - used * shape.expert_params()
+        experts_read = (params_read_b * 1e9 - shared_params) / shape.expert_params()
+    return stored.total / 1e9, stored.read_per_token(experts_read) / 1e9

@@ -51,6 +51,16 @@ def _alternating(layers: int) -> list[str]:
 
 
 LLAMA_3_1_ROPE = {"rope_type": "llama3", "factor": 8.0}
+# Both gpt-oss configs: the experts in MXFP4, the modules listed kept in BF16.
+GPT_OSS_QUANTIZATION = {
+    "modules_to_not_convert": [
+        "model.layers.*.self_attn",
+        "model.layers.*.mlp.router",
+        "model.embed_tokens",
+        "lm_head",
+    ],
+    "quant_method": "mxfp4",
+}
 
 PRESETS: tuple[ModelPreset, ...] = (
     ModelPreset(
@@ -193,7 +203,9 @@ PRESETS: tuple[ModelPreset, ...] = (
     ModelPreset(
         "gpt-oss-20b",
         _hf("openai/gpt-oss-20b"),
-        "EchoCog/gpt-oss-20b, config.json (a mirror of the Hugging Face repository)",
+        "EchoCog/gpt-oss-20b, config.json (a mirror of the Hugging Face repository; its "
+        "quantization_config as both Hugging Face configs print it, quoted in a public write-up on "
+        "loading gpt-oss, whose checkpoint's original/dtypes.json lists the unconverted tensors as BF16)",
         {
             "architectures": ["GptOssForCausalLM"],
             "model_type": "gpt_oss",
@@ -212,6 +224,7 @@ PRESETS: tuple[ModelPreset, ...] = (
             "tie_word_embeddings": False,
             "vocab_size": 201088,
             "max_position_embeddings": 131072,
+            "quantization_config": GPT_OSS_QUANTIZATION,
         },
         PublishedCount(20.9, 3.6, True, "gpt-oss model card (arXiv 2508.10925): 20.9B total, 3.6B active"),
     ),
@@ -219,7 +232,8 @@ PRESETS: tuple[ModelPreset, ...] = (
         "gpt-oss-120b",
         _hf("openai/gpt-oss-120b"),
         "openai/gpt-oss, gpt_oss/torch/model.py (ModelConfig's defaults are this model's: 36 layers, "
-        "128 experts, 4 per token, 64 heads, 8 KV heads of 64, window 128 on even layers)",
+        "128 experts, 4 per token, 64 heads, 8 KV heads of 64, window 128 on even layers); its "
+        "quantization_config as the 20b's, quoted from both Hugging Face configs in a public write-up",
         {
             "architectures": ["GptOssForCausalLM"],
             "model_type": "gpt_oss",
@@ -238,6 +252,7 @@ PRESETS: tuple[ModelPreset, ...] = (
             "tie_word_embeddings": False,
             "vocab_size": 201088,
             "max_position_embeddings": 131072,
+            "quantization_config": GPT_OSS_QUANTIZATION,
         },
         PublishedCount(116.8, 5.1, True, "gpt-oss model card (arXiv 2508.10925): 116.8B total, 5.1B active"),
         note="No copy of this config.json was found; the values are the reference implementation's "
@@ -270,6 +285,12 @@ PRESETS: tuple[ModelPreset, ...] = (
             "tie_word_embeddings": False,
             "vocab_size": 129280,
             "max_position_embeddings": 163840,
+            "quantization_config": {
+                "activation_scheme": "dynamic",
+                "fmt": "e4m3",
+                "quant_method": "fp8",
+                "weight_block_size": [128, 128],
+            },
         },
         # 37B is this number rounded; 36.6B includes the 0.9B output head and not the embedding.
         PublishedCount(

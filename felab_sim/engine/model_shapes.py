@@ -7,8 +7,9 @@ reads the JSON text or the parsed dict of a Hugging Face ``config.json``; the pr
 preset and the same config pasted by a student cannot disagree.
 
 From a shape this module computes the parameters (total, and active for a mixture of experts),
-the weights' bytes at a precision and the KV cache's bytes, per layer kind (docs/architecture.md,
-"Calculators"). Standard library only: no Django, nothing else of felab_sim.
+the weights' bytes at a precision, the published file's bytes tensor by tensor where the config's
+quantization_config says how it stores them, and the KV cache's bytes, per layer kind
+(docs/architecture.md, "Calculators"). Standard library only: no Django, nothing else of felab_sim.
 """
 
 from __future__ import annotations
@@ -76,6 +77,28 @@ class Experts:
     expert_bias: bool = False  # gpt-oss's experts and router carry biases
 
 
+# MXFP4 (the OCP microscaling format): 4-bit values, and one 8-bit scale shared by each block of 32.
+MXFP4_BYTES_PER_WEIGHT = (32 * 4 + 8) / 32 / 8
+BF16_BYTES = 2.0
+
+
+@dataclass(frozen=True)
+class StoredPrecision:
+    """How the published checkpoint stores its weights, as its config.json's quantization_config
+    says: the routed experts' weight matrices at ``expert_matrix_bytes`` a weight, every other
+    tensor (attention, router, embeddings, norms, the experts' biases) at ``other_bytes``."""
+
+    name: str  # in words: "MXFP4 experts, BF16 the rest"
+    expert_matrix_bytes: float
+    other_bytes: float
+
+
+# gpt-oss's checkpoints: transformers' MXFP4 integration converts only the experts' matrices; the
+# config's modules_to_not_convert lists the rest (attention, router, embeddings, output head),
+# which the checkpoint keeps in BF16.
+MXFP4_EXPERTS = StoredPrecision("MXFP4 experts, BF16 the rest", MXFP4_BYTES_PER_WEIGHT, BF16_BYTES)
+
+
 @dataclass(frozen=True)
 class ModelShape:
     """One model's shape. Parameters are counted from it, never typed in.
@@ -102,6 +125,10 @@ class ModelShape:
     qk_norm: bool = False  # Qwen3's per-head RMSNorm on queries and keys
     attention_sinks: bool = False  # gpt-oss's one learned logit per head
     norms_per_layer: int = 2
+    stored: StoredPrecision | None = None  # None: the config does not say how its file stores weights
+    # FP8 checkpoints scaled by square blocks (quantization_config's weight_block_size: DeepSeek-V3's
+    # 128): the block's edge; None where the config gives none (one scale a tensor).
+    weight_block: int | None = None
 
     @property
     def is_moe(self) -> bool:
@@ -158,6 +185,11 @@ class ModelShape:
         if e.expert_bias:
             params += 2 * e.expert_intermediate_size + self.hidden_size
         return params
+
+    def expert_matrix_params(self) -> int:
+        """One routed expert's weight matrices, biases left out: 3 × hidden × expert width."""
+        assert self.experts is not None
+        return 3 * self.hidden_size * self.experts.expert_intermediate_size
 
     def _router_params(self) -> int:
         assert self.experts is not None
@@ -237,6 +269,50 @@ def weight_bytes(shape: ModelShape, bytes_per_param: float) -> WeightBytes:
     return WeightBytes(
         total=shape.total_params * bytes_per_param,
         read_per_token=shape.active_params_without_embedding * bytes_per_param,
+    )
+
+
+@dataclass(frozen=True)
+class StoredBytes:
+    """The published checkpoint's weights in bytes, each tensor at its stored precision."""
+
+    total: float  # the file's weights
+    shared_per_token: float  # read by every token whatever the routing, input table left out
+    per_expert: float  # one routed expert, matrices and biases
+
+    def read_per_token(self, experts_read: float = 0.0) -> float:
+        """Bytes a decode step reads when it reads ``experts_read`` routed experts in all (summed
+        over the layers) besides the shared weights."""
+        return self.shared_per_token + experts_read * self.per_expert
+
+
+def stored_bytes(shape: ModelShape) -> StoredBytes | None:
+    """The checkpoint's bytes as published, tensor by tensor; None when the config does not say.
+
+    total = every expert's matrices × expert_matrix_bytes + the other parameters × other_bytes;
+    shared_per_token = (active parameters without the input table − the routed experts a token
+    uses) × other_bytes; a routed expert = its matrices × expert_matrix_bytes + its biases ×
+    other_bytes. A token of gpt-oss reads mostly BF16 (attention, the output head) and only its
+    experts in MXFP4, so its bytes a token are far above active parameters × the file's average.
+    """
+    precision = shape.stored
+    if precision is None:
+        return None
+    if shape.experts is None:
+        per_token = shape.active_params_without_embedding * precision.other_bytes
+        return StoredBytes(shape.total_params * precision.other_bytes, per_token, 0.0)
+    moe_layers = len(shape.experts.moe_layers)
+    matrices = shape.expert_matrix_params()
+    per_expert = (
+        matrices * precision.expert_matrix_bytes + (shape.expert_params() - matrices) * precision.other_bytes
+    )
+    all_matrices = moe_layers * shape.experts.routed_experts * matrices
+    used = moe_layers * shape.experts.experts_per_token * shape.expert_params()
+    return StoredBytes(
+        total=all_matrices * precision.expert_matrix_bytes
+        + (shape.total_params - all_matrices) * precision.other_bytes,
+        shared_per_token=(shape.active_params_without_embedding - used) * precision.other_bytes,
+        per_expert=per_expert,
     )
 
 
@@ -642,6 +718,33 @@ def _check_bounds(config: Config, bounds: Bounds) -> None:
                 raise ModelConfigError(name, f"must be at most {most:,.0f} ({what}), got {_digits(entry)}")
 
 
+def _stored_precision(config: Config, experts: Experts | None) -> StoredPrecision | None:
+    """What the config's quantization_config says of the file; None for a method felab does not
+    model (or none: the config alone does not say what precision the file's tensors are in)."""
+    quantization = config.get("quantization_config")
+    if not isinstance(quantization, Mapping) or experts is None:
+        return None
+    return MXFP4_EXPERTS if quantization.get("quant_method") == "mxfp4" else None
+
+
+def _weight_block(config: Config) -> int | None:
+    """quantization_config's weight_block_size edge for an FP8 checkpoint of square blocks."""
+    quantization = config.get("quantization_config")
+    if not isinstance(quantization, Mapping) or quantization.get("quant_method") != "fp8":
+        return None
+    block = quantization.get("weight_block_size")
+    if (
+        isinstance(block, list)
+        and len(block) == 2
+        and all(
+            isinstance(edge, int) and not isinstance(edge, bool) and 1 <= edge <= 1_000_000 for edge in block
+        )
+        and block[0] == block[1]
+    ):
+        return int(block[0])
+    return None
+
+
 def read_config(config_json: str | Mapping[str, Any], bounds: Bounds | None = None) -> ModelShape:
     """A :class:`ModelShape` from a Hugging Face config.json, as JSON text or a parsed dict.
 
@@ -706,6 +809,8 @@ def read_config(config_json: str | Mapping[str, Any], bounds: Bounds | None = No
         qk_norm=family.qk_norm,
         attention_sinks=family.attention_sinks,
         norms_per_layer=family.norms_per_layer,
+        stored=_stored_precision(top if "quantization_config" in top else config, experts),
+        weight_block=_weight_block(top if "quantization_config" in top else config),
     )
 
 

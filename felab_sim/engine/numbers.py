@@ -15,6 +15,8 @@ The rule:
 - Below 0.0001 (and not 0) once rounded to two significant digits, scientific: "8.8 × 10⁻²⁷",
   never a row of zeros a reader has to count; 0.0000999 rounds to 0.0001 and prints so.
 - A value that cannot be computed (None, NaN, infinity) prints as an em dash, never an error.
+- Money prints to the cent from ten cents up ("$0.60", "$68.25", "$1,825.00"), below that
+  by the rule above ("$0.029", "$0.00046"): :func:`format_money`.
 - Units follow the number after a space ("26 ms", "275.1 tok/s"), except the ones that
   read as part of the number: "%", "×" and "x" ("71%", "5.1×").
 
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import ROUND_HALF_UP, Decimal
 
 MISSING = "—"
 # Below this size a number is written "8.8 × 10⁻²⁷".
@@ -75,7 +78,27 @@ def format_number(value: float | int | None) -> str:
 
 def format_with_unit(value: float | int | None, unit: str = "") -> str:
     """A number with its unit: "26 ms", "275.1 tok/s", "71%", "$0.13"; just the dash when it is missing."""
-    return with_unit(format_number(value), unit)
+    return with_unit(format_money(value) if unit == "$" else format_number(value), unit)
+
+
+# From ten cents up, money prints to the cent; below, cents would print most amounts as 0.00.
+# From a trillion dollars up no figure is known to the cent: those print by the site's rule.
+CENTS_FROM, CENTS_UP_TO = 0.1, 1e12
+
+
+def format_money(value: float | int | None) -> str:
+    """Dollars without their sign: to the cent from ten cents up ("0.60", "68.25", "1,825.00",
+    half a cent rounding up), below that by the site's rule and never with fewer decimals than
+    cents ("0.095", "0.029", "0.00046", "4.5 × 10⁻⁵"; 0.0999 is "0.10", not "0.1"); from a
+    trillion up by the site's rule too ("1.0 × 10³⁰⁸")."""
+    if value is None or isinstance(value, bool) or not math.isfinite(value):
+        return MISSING
+    if 0 < abs(value) < CENTS_FROM or abs(value) >= CENTS_UP_TO:
+        text = format_number(value)
+        whole, dot, fraction = text.partition(".")
+        return f"{whole}.{fraction:0<2}" if dot and len(fraction) < 2 else text
+    cents = Decimal(repr(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+    return f"{cents:,.2f}"
 
 
 def with_unit(number: str, unit: str) -> str:

@@ -4,7 +4,10 @@ A step such as "80 GB ÷ 1.074 GB = 74.5, rounded down = 74" is read as equation
 joins two sides, each side an expression in the printed numbers (words between them are
 skipped). A side that is one printed number is a claim: the other side, computed from the
 printed numbers exactly as shown, must round to it at its last printed digit. Two expressions
-must agree to a part in a million. A clause that starts with × or ÷ continues from the last
+must agree within what their printed digits leave open. Prose around the arithmetic is left out:
+the first side's arithmetic is the run that ends it ("a conversation holds 57,344 B × 8,192"),
+the last side's the run that starts it ("12,807,018 tickets a month"); words in parentheses
+("2 (K and V)", "2 B (f16)") and one letter right after a number ("730 h") are labels. A clause that starts with × or ÷ continues from the last
 printed result ("= 327,680 B; × 32,768 tokens = 10.7 GB").
 
 Units are read only where a step's own arithmetic leaves them to the reader: byte and FLOP
@@ -40,7 +43,7 @@ _TOKEN = re.compile(
     r"|(?P<fn>σ|\bln\b|\blog\b)"
     r"|(?P<e>\be(?=\^))"
     r"|(?P<round>rounded (?:down|up))"
-    r"|(?P<word>[^\s\d×÷+−\-*()^σ]+)"
+    r"|(?P<word>[^\s\d×÷+−\-*()^σ][^\s×÷+−\-*()^σ]*)"
     r"|\s+"
 )
 # A formula's letters: Greek, or one Latin letter on its own (k, r), or a name with a subscript.
@@ -88,6 +91,10 @@ def check_step(text: str) -> StepCheck:
         sides = [_Side(part, _tokens(part)) for part in clause.split("=")]
         if len(sides) < 2:
             continue
+        # Prose around the arithmetic ("a conversation holds 57,344 B × 8,192 = 0.47 GB, twice
+        # what it did"): the first side's arithmetic is what ends it, the last side's what starts it.
+        sides[0].tokens = _arithmetic_at(sides[0].tokens, end=True)
+        sides[-1].tokens = _arithmetic_at(sides[-1].tokens, end=False)
         if last is not None and sides[0].tokens and sides[0].tokens[0] in (("op", "×"), ("op", "÷")):
             sides[0].tokens.insert(0, ("num", last))
         for left, right in itertools.pairwise(sides):
@@ -120,6 +127,35 @@ def check_step(text: str) -> StepCheck:
     return StepCheck(checked, problems)
 
 
+def _joins(first: tuple[str, object], second: tuple[str, object]) -> bool:
+    """Two tokens can stand side by side in arithmetic: no number, letter or bracket follows a
+    number, letter or closing bracket without an operator between ("8,192 tokens 57,344" is prose)."""
+    ends = first[0] in ("num", "symbol") or first == ("op", ")")
+    starts = second[0] in ("num", "symbol", "fn") or second == ("op", "(")
+    return not (ends and starts)
+
+
+def _arithmetic_at(tokens: list[tuple[str, object]], *, end: bool) -> list[tuple[str, object]]:
+    """The longest run of arithmetic at the end (or the start) of a side's tokens, its brackets
+    balanced: the prose before or after it left out."""
+    ordered = [t for t in (reversed(tokens) if end else tokens) if t[0] != "round"]
+    opening, closing = (("op", ")"), ("op", "(")) if end else (("op", "("), ("op", ")"))
+    taken: list[tuple[str, object]] = []
+    depth = 0
+    for token in ordered:
+        if token == closing and depth == 0:
+            break
+        if taken and not (_joins(token, taken[-1]) if end else _joins(taken[-1], token)):
+            break
+        depth += token == opening
+        depth -= token == closing
+        taken.append(token)
+    if depth:  # a bracket left open: the run is not arithmetic on its own
+        return tokens
+    run = list(reversed(taken)) if end else taken
+    return run + [t for t in tokens if t[0] == "round"]
+
+
 def _numeric(side: _Side) -> bool:
     """A side of printed numbers only: "α = 0.46" or "r × (in + out)" states a formula, not arithmetic."""
     kinds = {kind for kind, _ in side.tokens}
@@ -128,7 +164,11 @@ def _numeric(side: _Side) -> bool:
 
 def _tokens(text: str) -> list[tuple[str, object]]:
     tokens: list[tuple[str, object]] = []
+    after_number = False  # the last thing read was a number: one letter now is its unit
     for match in _TOKEN.finditer(text):
+        if match.group().isspace():
+            continue
+        follows_number, after_number = after_number, bool(match.group("number"))
         if match.group("number"):
             tokens.append(("num", _number(match)))
         elif match.group("op"):
@@ -141,13 +181,18 @@ def _tokens(text: str) -> list[tuple[str, object]]:
         elif match.group("round"):
             tokens.append(("round", match.group("round").split()[1]))
         elif (word := match.group("word")) and _SYMBOL.fullmatch(word.strip(".,:;")):
-            tokens.append(("symbol", word))
-    # Words in parentheses ("2 (K and V) × 80") leave an empty pair: it says nothing.
+            # One letter right after a number is its unit ("730 h × $4"), not a formula's letter.
+            unit = follows_number and len(word.strip(".,:;")) == 1 and word.isascii()
+            tokens.extend([] if unit else [("symbol", word)])
+    # Words in parentheses ("2 (K and V) × 80", "2 B (f16)") say what a number is: the pair and
+    # the letters in it are dropped, so the arithmetic around them is still checked.
     cleaned: list[tuple[str, object]] = []
     for token in tokens:
-        if token == ("op", ")") and cleaned and cleaned[-1] == ("op", "("):
-            cleaned.pop()
-            continue
+        if token == ("op", ")") and "(" in [value for kind, value in cleaned if kind == "op"]:
+            opened = max(at for at, (kind, value) in enumerate(cleaned) if (kind, value) == ("op", "("))
+            if all(kind == "symbol" for kind, _ in cleaned[opened + 1 :]):
+                del cleaned[opened:]
+                continue
         cleaned.append(token)
     return cleaned
 

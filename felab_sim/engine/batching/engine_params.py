@@ -13,12 +13,14 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from .. import serving_defaults
 from ..hardware import GB, HARDWARE, TERA, Hardware, Interconnect, hardware_preset
 from ..model_params import read_pasted_config
 from ..model_presets import BY_NAME as MODEL_PRESETS
 from ..model_shapes import ModelConfigError, ModelShape, kv_heads_per_gpu
 from ..params import Param, ParamError, ParamValue, parse_all
 from ..precisions import PRECISION_LABELS, PRECISIONS
+from ..validation import engine_expected_errors, scaled_from_h200
 from .anchors import AnchorRun, bundled_trace, matching_anchor
 from .binding import Binding
 from .simulate import (
@@ -48,7 +50,7 @@ MODEL_PARAMS = (
     Param(
         "model",
         "choice",
-        "Llama-3.1-8B",
+        serving_defaults.MODEL,
         "A model preset (its published config.json), or a config.json of your own",
         choices={**{name: name for name in MODEL_PRESETS}, PASTED: "my config.json"},
     ),
@@ -57,7 +59,7 @@ HARDWARE_PARAMS = (
     Param(
         "hardware",
         "choice",
-        "rtx-4090",
+        serving_defaults.HARDWARE,
         "One GPU's preset from its vendor's spec sheet, or custom: typed in",
         choices={**{h.name: h.vendor_name for h in HARDWARE}, CUSTOM: "custom (typed in)"},
     ),
@@ -114,8 +116,8 @@ SETTINGS_PARAMS = (
     Param(
         "precision",
         "choice",
-        "bf16",
-        "The weights' precision: bytes per weight, and the tensor cores' peak used",
+        serving_defaults.PRECISION,
+        "The weights' precision: bytes per weight, and the tensor cores' peak used (MXFP4: 4-bit values and one scale per 32; on a MoE only its experts; embeddings and head stay BF16)",
         choices=PRECISION_LABELS,
     ),
     Param("tensor_parallel", "int", 1, "GPUs one replica's layers are split over", low=1, high=8),
@@ -177,8 +179,24 @@ WORKLOAD_PARAMS = (
         high=1_000_000,
     ),
     Param("concurrency", "int", 16, "Requests in flight at once", low=1, high=100_000),
-    Param("input_tokens", "int", 512, "Prompt tokens of each request", unit="tokens", low=1, high=1_048_576),
-    Param("output_tokens", "int", 256, "Output tokens of each request", unit="tokens", low=1, high=1_048_576),
+    Param(
+        "input_tokens",
+        "int",
+        serving_defaults.PROMPT_TOKENS,
+        "Prompt tokens of each request",
+        unit="tokens",
+        low=1,
+        high=1_048_576,
+    ),
+    Param(
+        "output_tokens",
+        "int",
+        serving_defaults.REPLY_TOKENS,
+        "Output tokens of each request",
+        unit="tokens",
+        low=1,
+        high=1_048_576,
+    ),
 )
 ENGINE_PARAMS: tuple[Param, ...] = MODEL_PARAMS + HARDWARE_PARAMS + SETTINGS_PARAMS + WORKLOAD_PARAMS
 ENGINE_PARAM_NAMES = tuple(param.name for param in ENGINE_PARAMS)
@@ -399,8 +417,15 @@ def sweep_engine(inputs: EngineInputs, work_budget: float = MAX_WORK) -> list[di
 def anchor_values(run: AnchorRun) -> dict[str, ParamValue]:
     """The settings that choose a measured run on the engine page: its model, GPU and engine
     settings, on the bundled trace."""
+    precision = next(name for name, size in PRECISIONS.items() if size == run.settings.bytes_per_param)
     return parse_engine_values(
-        {"model": run.spec.model, "hardware": run.spec.hardware, "workload": TRACE, **run.setting_values()}
+        {
+            "model": run.spec.model,
+            "hardware": run.spec.hardware,
+            "precision": precision,
+            "workload": TRACE,
+            **run.setting_values(),
+        }
     )
 
 
@@ -467,12 +492,26 @@ def pool_json(result: Result) -> dict[str, float]:
     }
 
 
-def run_json(values: Mapping[str, ParamValue], result: Result, binding: Binding) -> dict[str, object]:
+def expected_errors_json(inputs: EngineInputs) -> dict[str, object]:
+    """Each simulated figure's expected error from the validation table, and whether the GPU's
+    figures are scaled from the H200's (felab_sim/engine/validation.py)."""
+    errors = engine_expected_errors(inputs.shape.is_moe)
+    return {
+        "figures": {key: error.as_json() for key, error in errors.items()},
+        "scaled_from_h200": inputs.calibration is None and scaled_from_h200(inputs.hardware.name),
+    }
+
+
+def run_json(
+    values: Mapping[str, ParamValue], result: Result, binding: Binding, inputs: EngineInputs
+) -> dict[str, object]:
     """The one JSON shape of a run (the command's --json and /sim/engine.json): issue 24's
-    summary, requests and timeseries, with the settings, the KV pool and the binding limit."""
+    summary, requests and timeseries, with the settings, the KV pool, the binding limit and each
+    figure's expected error."""
     return {
         "params": dict(values),
         **result.as_json(),
         "pool": pool_json(result),
         "binding": binding.as_json(),
+        "expected_error": expected_errors_json(inputs),
     }

@@ -75,7 +75,7 @@ class EnginePacing:
         one token each, every sequence reading its own KV."""
         active = max(1, active)
         pairs = float(kv_tokens)  # one query token a sequence, attending its whole context
-        return self._step_ms(StepLoad(active, active, kv_tokens, kv_tokens, pairs, pairs))
+        return self._step_ms(StepLoad(active, active, kv_tokens, kv_tokens, pairs, pairs, pairs))
 
     def prefill_ms(self, uncached_tokens: int) -> float:
         """Reading a prompt's uncached tokens in chunks of the step budget, each chunk attending

@@ -15,6 +15,10 @@ prefill). Each step:
    not skipped: the queue waits). A new request reserves blocks for its whole prompt at once
    (vLLM 0.19's ``scheduler_reserve_full_isl``, true in the anchor runs' meta.json); a cached
    prefix counts as computed (whole blocks, leaving at least one prompt token to compute).
+
+With ``prefill_first`` (SGLang's order, servers.py) a step is either prompts or decodes: an
+unfinished prompt's next chunk and the waiting requests that fit, within the token budget (the
+chunked-prefill size), while there are any; else one decode token of every running request.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ class Request:
     output_tokens: int
     prefix_key: str | None = None  # requests with the same key share their first prefix_tokens
     prefix_tokens: int = 0
+    sent: float | None = None  # when the client sent it, if before ``arrival`` (a server's front end)
     # Progress.
     generated: int = 0
     num_computed: int = 0
@@ -71,10 +76,13 @@ class Scheduled:
 class Replica:
     """The queues and the KV pool of one engine (one data-parallel rank)."""
 
-    def __init__(self, pool: BlockPool, max_num_seqs: int, max_num_batched_tokens: int) -> None:
+    def __init__(
+        self, pool: BlockPool, max_num_seqs: int, max_num_batched_tokens: int, prefill_first: bool = False
+    ) -> None:
         if max_num_seqs < 1 or max_num_batched_tokens < 1:
             raise ValueError("max_num_seqs and max_num_batched_tokens must be at least 1")
         self.pool = pool
+        self.prefill_first = prefill_first
         self.max_num_seqs = max_num_seqs
         self.max_num_batched_tokens = max_num_batched_tokens
         self.running: list[Request] = []
@@ -114,6 +122,12 @@ class Replica:
         self.waiting.appendleft(victim)
 
     def schedule(self) -> list[Scheduled]:
+        reason = None
+        if self.prefill_first:
+            prompts = self._prompts_only()
+            if prompts:
+                return prompts
+            reason = self.stopped_by  # why nothing waiting could start: this step decodes
         budget = self.max_num_batched_tokens
         batch: list[Scheduled] = []
         preempted = False
@@ -138,6 +152,34 @@ class Replica:
             self.stopped_by = "blocks"
             return batch
         self.stopped_by = None
+        if self.prefill_first:
+            self.stopped_by = reason if self.waiting else None
+            return batch
+        return batch + self._admit(budget)
+
+    def _prompts_only(self) -> list[Scheduled]:
+        """SGLang's prefill batch: the unfinished prompt's next chunk, then waiting requests that
+        fit; empty when there is neither (the step decodes)."""
+        budget = self.max_num_batched_tokens
+        batch: list[Scheduled] = []
+        for request in self.running:
+            if budget <= 0:
+                break
+            left = request.num_tokens - request.num_computed
+            if left <= 1:
+                continue  # decoding: one token, in a decode step
+            tokens = min(left, budget)
+            if not self._grow(request, request.num_computed + tokens):
+                return []  # no room for its next chunk: decode, and let finishing requests free blocks
+            batch.append(Scheduled(request, tokens, request.num_computed))
+            budget -= tokens
+        self.stopped_by = None
+        return batch + self._admit(budget)
+
+    def _admit(self, budget: int) -> list[Scheduled]:
+        """Waiting requests first come first served, while the budget, the sequences and the
+        blocks allow (the first that does not fit stops the queue)."""
+        batch: list[Scheduled] = []
         while self.waiting:
             if budget <= 0:
                 self.stopped_by = "budget"

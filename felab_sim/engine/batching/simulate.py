@@ -10,8 +10,13 @@ DPLBAsyncMPClient.get_core_engine_for_request; there the counts arrive from a co
 little late, here they are exact).
 
 Per request the output follows LLMServingSim's requests.jsonl: arrival, queued (the same instant
-here: no front end), first and last token. TTFT = first token − queued; TPOT = (last − first
-token) ÷ (output tokens − 1); latency = last token − queued.
+here: when the client sent it), first and last token. TTFT = first token − queued; TPOT = (last −
+first token) ÷ (output tokens − 1); latency = last token − queued.
+
+Without a ``server`` the engine is vLLM's scheduler with nothing around its steps. With one
+(servers.py) it runs the engine's own order of prompts and decodes, pads a decode-only step to
+its next CUDA-graph size, and a request reaches the scheduler its fixed cost after it was sent
+(the API server, the tokeniser): the TTFT the client sees.
 """
 
 from __future__ import annotations
@@ -22,11 +27,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .. import serving_defaults
 from ..hardware import Hardware
 from ..model_shapes import AttentionKind, ModelShape
 from ..params import ParamError
 from .kv_pool import DEFAULT_OVERHEAD_BYTES, BlockPool, PoolSize, block_cost, size_pool
 from .scheduler import Replica, Request, Scheduled
+from .servers import Server
 from .step_time import Calibration, Parallelism, StepLoad, StepPricer, calibration_for, model_cost
 
 
@@ -34,10 +41,10 @@ from .step_time import Calibration, Parallelism, StepLoad, StepPricer, calibrati
 class EngineSettings:
     """vLLM's engine arguments of the same names."""
 
-    max_num_seqs: int = 256
+    max_num_seqs: int = serving_defaults.MAX_NUM_SEQS
     max_num_batched_tokens: int = 2048
     block_size: int = 16
-    gpu_memory_utilization: float = 0.9
+    gpu_memory_utilization: float = serving_defaults.GPU_MEMORY_UTILIZATION
     prefix_caching: bool = True
     tensor_parallel: int = 1
     data_parallel: int = 1
@@ -164,6 +171,7 @@ class Result:
     def as_json(self) -> dict[str, Any]:
         return {
             "summary": self.summary,
+            "percentiles": tail_latencies(self.requests),
             "requests": [
                 {
                     "request_id": r.request_id,
@@ -239,9 +247,9 @@ def read_trace(lines: Iterable[str]) -> list[TraceRequest]:
     return [TraceRequest(arrival - start, prompt, output) for arrival, prompt, output in found]
 
 
-def _load(batch: list[Scheduled], window: int | None) -> StepLoad:
+def _load(batch: list[Scheduled], window: int | None, server: Server | None = None) -> StepLoad:
     tokens = sampled = kv = kv_sliding = 0
-    pairs = sliding_pairs = 0.0
+    pairs = sliding_pairs = decode_pairs = 0.0
     for item in batch:
         request, n = item.request, item.tokens
         tokens += n
@@ -250,10 +258,16 @@ def _load(batch: list[Scheduled], window: int | None) -> StepLoad:
             sampled += 1
         kv += end
         pairs += n * (item.context_before + (n + 1) / 2)
+        if n == 1:  # one query token: the engines' decode path (MLA's absorbed form)
+            decode_pairs += end
         if window is not None:
             kv_sliding += min(end, window)
             sliding_pairs += n * min(item.context_before + (n + 1) / 2, window)
-    return StepLoad(tokens, sampled, kv, kv_sliding, pairs, sliding_pairs)
+    if server is not None and batch:
+        # The step runs the CUDA graph of the next captured size: its padding's rows go through
+        # every product (their attention reads no KV).
+        tokens = server.padded(tokens, decode_only=tokens == len(batch))
+    return StepLoad(tokens, sampled, kv, kv_sliding, pairs, sliding_pairs, decode_pairs)
 
 
 EMPTY = StepLoad(0, 0, 0, 0, 0.0, 0.0)
@@ -282,6 +296,7 @@ def simulate(
     closed_loop: ClosedLoop | None = None,
     sample_interval: float | None = 1.0,
     work_budget: float = MAX_WORK,
+    server: Server | None = None,
 ) -> Result:
     """Run ``trace`` (open loop: each request at its arrival) or, with ``closed_loop``, the
     trace's sizes at a fixed concurrency. The timeseries is sampled every ``sample_interval``
@@ -326,9 +341,24 @@ def simulate(
             BlockPool(pool.num_blocks, blocks, prefix_caching),
             settings.max_num_seqs,
             settings.max_num_batched_tokens,
+            prefill_first=server is not None and server.prefill_first,
         )
         for _ in range(settings.data_parallel)
     ]
+    # A request reaches the scheduler after the server's front end: its times count from the send.
+    delay = server.request_fixed_s if server is not None else 0.0
+    serial = server.request_serial_s if server is not None else 0.0
+    front_end_free = 0.0
+
+    def reaches_scheduler(sent: float) -> float:
+        """The front end serves one request at a time for ``serial`` seconds (in the order they
+        were sent: a closed loop and a sorted trace send in time order), then ``delay`` more."""
+        nonlocal front_end_free
+        if not serial:
+            return sent + delay
+        front_end_free = max(sent, front_end_free) + serial
+        return front_end_free + delay
+
     capacity_tokens = pool.num_blocks * settings.block_size
     shapes = sorted(trace, key=lambda t: t.arrival)
     if closed_loop is not None:
@@ -339,13 +369,27 @@ def simulate(
         def next_request(number: int, at: float) -> Request:
             size = sizes[number % len(sizes)]
             return Request(
-                number, at, size.prompt_tokens, size.output_tokens, size.prefix_key, size.prefix_tokens
+                number,
+                reaches_scheduler(at),
+                size.prompt_tokens,
+                size.output_tokens,
+                size.prefix_key,
+                size.prefix_tokens,
+                sent=at,
             )
 
         pending = [next_request(i, 0.0) for i in range(min(closed_loop.concurrency, closed_loop.requests))]
     else:
         pending = [
-            Request(i, t.arrival, t.prompt_tokens, t.output_tokens, t.prefix_key, t.prefix_tokens)
+            Request(
+                i,
+                reaches_scheduler(t.arrival),
+                t.prompt_tokens,
+                t.output_tokens,
+                t.prefix_key,
+                t.prefix_tokens,
+                sent=t.arrival,
+            )
             for i, t in enumerate(shapes)
         ]
     for number, size in enumerate(shapes):
@@ -385,22 +429,28 @@ def simulate(
             )
         return WorkBudgetExceeded("requests", message, cause, now, idle)
 
+    # SGLang's poll for new requests (servers.py): the count of decode steps since the last one.
+    recv_interval = server.recv_interval if server is not None else 1
+    since_poll = recv_interval
     while True:
-        while arrived < len(pending) and pending[arrived].arrival <= now:
-            _choose_replica(replicas).waiting.append(pending[arrived])
-            arrived += 1
+        if recv_interval == 1 or since_poll >= recv_interval:
+            since_poll = 0
+            while arrived < len(pending) and pending[arrived].arrival <= now:
+                _choose_replica(replicas).waiting.append(pending[arrived])
+                arrived += 1
         batches = [replica.schedule() for replica in replicas]
         if not any(batches):
             if arrived == len(pending) and all(not r.running and not r.waiting for r in replicas):
                 break
             if arrived == len(pending):
                 raise RuntimeError("the engine can schedule nothing and nothing is left to arrive")
+            since_poll = recv_interval  # an idle engine polls at once
             arrival = pending[arrived].arrival
             if arrival > now:
                 idle += arrival - now
                 now = arrival
             continue
-        loads = [_load(batch, window) for batch in batches]
+        loads = [_load(batch, window, server) for batch in batches]
         group_tokens = sum(load.tokens for load in loads)
         step = max(
             pricer.step_seconds(load, group_tokens)
@@ -409,6 +459,9 @@ def simulate(
         )
         now += step
         steps += 1
+        if recv_interval > 1:
+            decode_only = all(item.tokens == 1 for batch in batches for item in batch)
+            since_poll += 1 if decode_only else recv_interval
         work += _step_work(batches, settings.block_size)
         found = FOUND_WORK_UNITS * sum(replica.pool.found for replica in replicas)
         if work + found + SAMPLE_WORK_UNITS * len(samples) > work_budget:
@@ -433,8 +486,8 @@ def simulate(
             r.request_id,
             r.prompt_tokens,
             r.output_tokens,
-            r.arrival,
-            r.arrival,
+            r.arrival if r.sent is None else r.sent,
+            r.arrival if r.sent is None else r.sent,
             r.first_token if r.first_token is not None else math.nan,
             r.last_token if r.last_token is not None else math.nan,
             r.preemptions,
@@ -534,6 +587,23 @@ def measured_summary(rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:
 def _nearest_rank(values: list[float], percent: float) -> float:
     ordered = sorted(values)
     return ordered[max(0, math.ceil(percent * len(ordered) / 100) - 1)]
+
+
+# The tails shown beside the means: the percent, and its name in a key (ttft_p90_ms).
+TAIL_PERCENTS = (50, 90, 99)
+
+
+def tail_latencies(requests: list[RequestResult]) -> dict[str, float | None]:
+    """The p50, p90 and p99 of the requests' TTFT and TPOT in ms, by nearest rank: the smallest
+    value at least that percent of requests are within (p99 of 100 requests is the 99th smallest,
+    of 10 the largest). None where no request has the figure (TPOT needs two output tokens)."""
+    found: dict[str, float | None] = {}
+    ttfts = [1000 * r.ttft for r in requests]
+    tpots = [1000 * t for t in (r.tpot for r in requests) if t is not None]
+    for name, values in (("ttft", ttfts), ("tpot", tpots)):
+        for percent in TAIL_PERCENTS:
+            found[f"{name}_p{percent}_ms"] = _nearest_rank(values, percent) if values else None
+    return found
 
 
 def concurrency_sweep(

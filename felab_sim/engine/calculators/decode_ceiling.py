@@ -40,18 +40,26 @@ from ..model_params import (
     kv_per_token_formula,
     model_chosen,
     model_name,
+    stored_weights_gb,
     weights_read_b,
     with_model_sizes,
 )
+from ..model_presets import PRESETS
 from ..params import Param
 
 # Bits per weight of the course's quantizations, scales included (lesson 04).
 QUANT_BITS = {"f16": 16.0, "q8_0": 8.5, "q4_k_m": 4.8, "q3_k_m": 3.9}
+# A chosen model's own file, each tensor at the precision its config states: a mixed file (gpt-oss:
+# 4-bit experts, 16-bit attention and output head) reads more bytes a token than its average bits
+# spread over the active parameters would.
+PUBLISHED = "published"
+STORED_PRESETS = tuple(preset.name for preset in PRESETS if preset.shape.stored is not None)
 QUANT_LABELS = {
     "f16": "F16 (16 bits)",
     "q8_0": "Q8_0 (8.5 bits)",
     "q4_k_m": "Q4_K_M (4.8 bits)",
     "q3_k_m": "Q3_K_M (3.9 bits)",
+    PUBLISHED: "as published (each tensor at its stored precision; a model that states it)",
 }
 # Lesson 00: weights and KV cache should fit in about 70% of unified memory; on a GPU, vLLM's
 # gpu_memory_utilization (default 0.9) is the same share.
@@ -177,8 +185,23 @@ def active_b(p: Params) -> float:
     return p["active_params_b"] if p["active_params_b"] is not None else p["params_b"]
 
 
+def published_weights(p: Params) -> tuple[float, float] | None:
+    """(GB held, GB a step reads) of the chosen model's file as published, when the quantization
+    asks for it and no bits per weight are typed; None otherwise. ``p`` with the model's sizes."""
+    if p["quant"] != PUBLISHED or p["bits_per_weight"] is not None:
+        return None
+    return stored_weights_gb(p, weights_read_b(p, active_b(p)))
+
+
 def bits_per_weight(p: Params) -> float:
-    return p["bits_per_weight"] if p["bits_per_weight"] is not None else QUANT_BITS[p["quant"]]
+    """The bits per weight typed, the quantization's, or the published file's average."""
+    if p["bits_per_weight"] is not None:
+        return p["bits_per_weight"]
+    if p["quant"] == PUBLISHED:
+        stored = published_weights(p)
+        assert stored is not None, "refused by _check"
+        return stored[0] * 1e9 * 8 / (p["params_b"] * 1e9)
+    return QUANT_BITS[p["quant"]]
 
 
 def check_model_sizes(p: Params) -> None:
@@ -194,6 +217,14 @@ def check_model_sizes(p: Params) -> None:
 
 def _check(p: Params) -> None:
     check_model_sizes(p)
+    require(
+        published_weights(with_model_sizes(p)) is not None
+        or p["quant"] != PUBLISHED
+        or p["bits_per_weight"] is not None,
+        "quant",
+        "'as published' needs a model whose config states how its file stores each tensor "
+        f"({', '.join(STORED_PRESETS)}); choose one, or a quantization",
+    )
     with_measured(p, CALCULATOR.params)  # a calibration's figures within the typed fields' bounds
     require(
         p["efficiency_low"] <= p["efficiency_high"],
@@ -207,6 +238,9 @@ def _compute(p: Params) -> dict[str, float | str | None]:
     bits = bits_per_weight(p)
     model_gb = p["model_gb"] if p["model_gb"] is not None else p["params_b"] * bits / 8
     weights_gb = model_gb * weights_read_b(p, active_b(p)) / p["params_b"]
+    if published := published_weights(p):
+        model_gb = p["model_gb"] if p["model_gb"] is not None else published[0]
+        weights_gb = published[1]
     kv_gb = p["batch"] * p["context_tokens"] * p["kv_bytes_per_token"] / GB
     peak = decode_peak_tflops(p)
     step = decode_step(
@@ -333,6 +367,11 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
         if p["model_gb"] is not None
         else f"{out('model_gb')} = {typed(p['params_b'])} × 10⁹ weights × {out('bits_per_weight')} ÷ 8"
     )
+    published = published_weights(p)
+    if published is not None and p["model_gb"] is None:
+        model = (
+            f"{out('model_gb')}: the published file, each tensor at its stored precision ({model_name(p)})"
+        )
     weights = (
         (
             f"{out('gb_per_token')} = {out('model_gb')} × {typed(round(weights_read_b(p, active_b(p)), 4))} read "
@@ -343,6 +382,11 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
         if p["active_params_b"] is not None
         else f"{out('gb_per_token')} = the whole model, read once per step"
     )
+    if published is not None:
+        weights = (
+            f"{out('gb_per_token')} = the weights a token reads (attention, router, output head, "
+            f"and the experts it is routed to), each at its stored precision ({model_name(p)})"
+        )
     kv = f"{counted(p['batch'], 'sequence')} × {counted(p['context_tokens'], 'token')} × {typed(p['kv_bytes_per_token'], 'B')}"
     bandwidth = typed(p["bandwidth_gbs"], "GB/s")
     fits = out("fits") == "yes"
@@ -396,6 +440,8 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
         "bits_per_weight": (
             f"{out('bits_per_weight')}: as given"
             if p["bits_per_weight"] is not None
+            else f"{out('bits_per_weight')} = the published file's bits ÷ {typed(p['params_b'])} × 10⁹ weights"
+            if published is not None
             else f"{out('bits_per_weight')}: {QUANT_LABELS[p['quant']]}"
         ),
         "efficiency_pct": (
@@ -509,7 +555,8 @@ CALCULATOR = Calculator(
             "quant",
             "choice",
             "q4_k_m",
-            "The quantization, which sets the bits per weight.",
+            "The quantization, which sets the bits per weight; 'as published': a chosen model's own "
+            "file, each tensor at its stored precision (gpt-oss: MXFP4 experts, BF16 the rest).",
             label="quantization",
             choices=QUANT_LABELS,
         ),

@@ -279,7 +279,9 @@ CALCULATOR = Calculator(
             "replicas_with_headroom",
             "18 replicas",
         ),
-        WorkedExample("lesson 15: 5M tickets serverless → $375 a month", {}, "serverless_usd_month", "$375"),
+        WorkedExample(
+            "lesson 15: 5M tickets serverless → $375 a month", {}, "serverless_usd_month", "$375.00"
+        ),
         WorkedExample(
             "lesson 03's 8 users a replica: 200 users × 1.2 ÷ 8 → 30 replicas",
             {"capacity": "8"},

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
+from .. import serving_defaults
 from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, require, typed
 from ..calibration import engine_calibration
 from ..chart import BLUE, GREEN, ORANGE, Figure, Series, dashed, layout, line, these_settings
@@ -31,9 +32,22 @@ from ..step_cost import (
     StepLoad,
     combined,
     decode_load,
+    kernel_split,
+    mla_decode_pair_flops,
+    mla_prefill_pair_flops,
     model_cost,
     prefill_load,
+    replicated_params,
     step_cost,
+)
+from ..validation import (
+    DECODE_STEP,
+    PREFILL_STEP,
+    SCALED_NOTE,
+    ExpectedError,
+    expected_error,
+    scaled_from_h200,
+    widest,
 )
 
 GB = 1e9
@@ -42,7 +56,7 @@ CALIBRATION_CHARS = 100_000  # a measuring script's file is about 4,000 characte
 MODEL = Param(
     "model",
     "choice",
-    "Llama-3.1-8B",
+    serving_defaults.MODEL,
     "A published model's shape (its config.json); a pasted config below wins over it.",
     choices={name: name for name in MODEL_PRESETS},
 )
@@ -58,15 +72,15 @@ MODEL_CONFIG = Param(
 HARDWARE_PARAM = Param(
     "hardware",
     "choice",
-    "h200",
+    serving_defaults.HARDWARE,
     "One GPU's preset from its vendor's spec sheet.",
     choices={h.name: h.vendor_name for h in HARDWARE if h.bf16_flops is not None},
 )
 PRECISION = Param(
     "precision",
     "choice",
-    "bf16",
-    "The weights' precision: bytes per weight, and the tensor cores' peak used.",
+    serving_defaults.PRECISION,
+    "The weights' precision: bytes per weight, and the tensor cores' peak used (MXFP4: 4-bit values and one scale per 32; on a MoE only its experts; embeddings and head stay BF16).",
     choices=PRECISION_LABELS,
 )
 TENSOR_PARALLEL = Param(
@@ -82,7 +96,7 @@ TENSOR_PARALLEL = Param(
 KV_DTYPE = Param(
     "kv_dtype",
     "choice",
-    "bf16",
+    serving_defaults.KV_DTYPE,
     "How the KV cache stores each value (vLLM's auto: the model's 16 bits; kv_cache_dtype=fp8: 1 byte).",
     label="KV cache type",
     choices={"bf16": "BF16 (2 bytes)", "fp8": "FP8 (1 byte)"},
@@ -219,20 +233,44 @@ def _compute(p: Params) -> dict[str, float | str | None]:
         "bandwidth_gbs": step.bandwidth / GB,
         "tflops": step.flops / 1e12,
         "sequences_sampled": produced,
+        "expected_error_pct": 100 * step_expected_error(p).share,
     }
 
 
+def step_expected_error(p: Mapping[str, ParamValue]) -> ExpectedError:
+    """The step time's expected error from the validation table: a decode step's rows, a prefill's,
+    or the wider of the two for a step that mixes them."""
+    moe = shape_of({"model_config": p.get("model_config"), "model": p["model"]}).is_moe  # type: ignore[arg-type]
+    kinds = ([DECODE_STEP] if p["batch"] else []) + ([PREFILL_STEP] if p["prompt_tokens"] else [])
+    return widest(*(expected_error(kind, moe) for kind in kinds))
+
+
+def scaled_note(p: Mapping[str, ParamValue]) -> str:
+    """ "; H100 SXM: scaled from the H200 …" where the GPU has no validation row and no file is given."""
+    if p.get("calibration") or not scaled_from_h200(str(p["hardware"])):
+        return ""
+    return f"; {hardware_preset(str(p['hardware'])).vendor_name}: {SCALED_NOTE}"
+
+
 def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
+    def ms(seconds: float) -> str:
+        return format_with_unit(1000 * seconds, "ms")
+
     step, load, calibration = priced(p)
     shape = shape_of({"model_config": p["model_config"], "model": p["model"]})
     hardware = step_hardware(p)
     tp = int(p["tensor_parallel"])
     gpus = f" ÷ {tp} GPUs" if tp > 1 else ""
+    # MLA's latent cache is whole on every GPU of a tensor-parallel group: its KV is not divided.
+    kv_gpus = gpus if shape.mla is None else " (MLA's latent, whole on every GPU)" if tp > 1 else ""
     bandwidth = f"{out('bandwidth_gbs')} ({typed(round(calibration.memory_efficiency, 3))} × {typed(hardware.memory_bandwidth / GB, 'GB/s')})"
-    peak = hardware.peak_flops(PRECISIONS[str(p["precision"])]) / 1e12
+    cost = model_cost(
+        shape, PRECISIONS[str(p["precision"])], KV_BYTES[str(p.get("kv_dtype", "bf16"))], Parallelism(tp)
+    )
+    peak = hardware.peak_flops(cost.bytes_per_param) / 1e12
     share = (
         calibration.fp8_compute_efficiency
-        if p["precision"] == "fp8" and hardware.fp8_flops
+        if cost.bytes_per_param <= 1 and hardware.fp8_flops
         else calibration.compute_efficiency
     )
     rows = calibration.matrix_share(load.tokens)
@@ -241,6 +279,20 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
         + (f" × {typed(round(rows, 3))}, a product of {typed(load.tokens)} rows" if rows != 1 else "")
         + ")"
     )
+    grouped = ""
+    if step.grouped_flops:
+        grouped = (
+            f", of which {typed(round(step.grouped_flops / 1e12, 3), 'TFLOP')} in the grouped expert products at "
+            f"{typed(round(step.grouped_rate / 1e12, 1), 'TFLOP/s')} (their {typed(round(step.expert_rows, 1))} rows an "
+            f"expert: {typed(load.tokens)} tokens × {shape.experts.experts_per_token if shape.experts else 0} ÷ the experts touched)"
+        )
+    unpacking = ""
+    if step.dequant_s:
+        unpacking = (
+            f" + {ms(step.dequant_s)} unpacking {typed(round(step.dequantized_weights / 1e9, 2))} × 10⁹ 4-bit weights to BF16 at "
+            f"{typed(round((calibration.dequant_weights_per_s or 0) / 1e12, 2))} × 10¹² a second ({hardware.vendor_name} has no FP4 "
+            "tensor cores; fitted)"
+        )
     attention_peak = hardware.peak_flops(2.0) / 1e12
     attention = (
         f"{typed(round(step.attention_flops / 1e12, 3), 'TFLOP')} attention ÷ "
@@ -251,10 +303,35 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
     if shape.experts is not None:
         e = shape.experts
         experts = (
-            f" + {len(e.moe_layers)} MoE layers × {out('experts_touched')} experts touched a GPU "
+            f" + {len(e.moe_layers)} MoE layers × {out('experts_touched')} touched a GPU "
             f"(of {e.routed_experts}{gpus}: E × (1 − (1 − {e.experts_per_token}/{e.routed_experts})^{typed(load.tokens)} tokens))"
-            f" × {typed(round(shape.expert_params() / 1e6, 2))} M weights an expert"
+            f" × {typed(round(shape.expert_params() / 1e6, 2))} M weights an expert × {typed(round(cost.expert_bytes, 5), 'B')}"
         )
+    scales = (
+        f" (+ {typed(round(cost.scale_bytes_per_param, 6), 'B')} a weight: one 4-byte scale a "
+        f"{shape.weight_block} × {shape.weight_block} block)"
+        if cost.scale_bytes_per_param
+        else ""
+    )
+    whole = replicated_params(shape) if tp > 1 else 0.0
+    replicated = (
+        f", {typed(round(whole / 1e9, 2))} × 10⁹ of them whole on every GPU ("
+        + (
+            "MLA's down-projections, the router"
+            if shape.mla is not None and shape.experts is not None
+            else "MLA's down-projections"
+            if shape.mla is not None
+            else "the routers"
+        )
+        + ")"
+        if whole
+        else ""
+    )
+    tables = (
+        f"; the output head at {typed(cost.head_bytes, 'B')}"
+        if cost.head_bytes != cost.bytes_per_param + cost.scale_bytes_per_param
+        else ""
+    )
     tokens = counted(load.tokens, "token")
     pairs = []
     if p["batch"]:
@@ -263,26 +340,42 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
         pairs.append(
             f"{typed(p['prompt_tokens'])} × {typed(p['prompt_tokens'] + 1)} ÷ 2 pairs of the prompt (causal)"
         )
-    kernels = step.kernels
-
-    def ms(seconds: float) -> str:
-        return format_with_unit(1000 * seconds, "ms")
+    if shape.mla is not None:
+        # MLA decodes over the latent and prefills over expanded heads (step_cost.mla_*_pair_flops).
+        m = shape.mla
+        widths = []
+        if p["batch"]:
+            widths.append(
+                f"2 × ({m.kv_lora_rank} + {m.qk_rope_head_dim}) + 2 × {m.kv_lora_rank} a head (decode: the query "
+                f"absorbed into the latent, {typed(mla_decode_pair_flops(m))} FLOP) × {pairs[0]}"
+            )
+        if p["prompt_tokens"]:
+            widths.append(
+                f"2 × ({m.qk_nope_head_dim} + {m.qk_rope_head_dim} + {m.v_head_dim}) a head (prefill: keys and "
+                f"values expanded from the latent, {typed(mla_prefill_pair_flops(m))} FLOP) × {pairs[-1]}"
+            )
+        attention_words = f"heads{gpus} × layers × ({' + '.join(widths)})"
+    else:
+        attention_words = f"4 × head size × heads{gpus} × layers × ({' + '.join(pairs)})"
+    matrix_kernels, small_kernels = kernel_split(cost)
+    expected = step_expected_error(p).text
 
     return {
         "step_ms": (
             f"{out('step_ms')} = max({out('weights_ms')} weights, {ms(step.linear_compute_s)} linear compute) + "
             f"max({out('kv_ms')} KV, {ms(step.attention_compute_s)} attention compute) + {out('link_ms')} link + "
-            f"{out('fixed_ms')} fixed"
+            f"{out('fixed_ms')} fixed ({expected} expected)"
         ),
-        "tok_s": f"{out('tok_s')} = {tokens} ÷ {out('step_ms')}",
-        "tok_s_per_user": f"{out('tok_s_per_user')} = 1 token ÷ {out('step_ms')}"
+        "tok_s": f"{out('tok_s')} = {tokens} ÷ {out('step_ms')} ({expected} expected)",
+        "tok_s_per_user": f"{out('tok_s_per_user')} = 1 token ÷ {out('step_ms')} ({expected} expected)"
         if p["batch"]
         else "— : no sequence decodes",
         "binds": f"{out('binds')}: the longest part of the step",
         "weights_ms": f"{out('weights_ms')} = {out('weights_gb')} ÷ {bandwidth}",
         "kv_ms": f"{out('kv_ms')} = {out('kv_gb')} ÷ {bandwidth}",
         "compute_ms": (
-            f"{out('compute_ms')} = {typed(round(step.linear_flops / 1e12, 3), 'TFLOP')} linear ÷ {flops} + {attention}"
+            f"{out('compute_ms')} = {typed(round(step.linear_flops / 1e12, 3), 'TFLOP')} linear ÷ {flops}{grouped}"
+            f"{unpacking} + {attention}"
         ),
         "link_ms": (
             f"{out('link_ms')} = 2 × {shape.layers} layers × all-reduce of {tokens} × {typed(shape.hidden_size)} × 2 B over "
@@ -293,20 +386,22 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
             else f"{out('link_ms')}: one GPU, no link"
         ),
         "fixed_ms": (
-            f"{out('fixed_ms')} = {kernels} kernels × {typed(round(calibration.kernel_latency_s * 1e6, 2), 'µs')} + "
+            f"{out('fixed_ms')} = {matrix_kernels} matrix products × {typed(round(calibration.kernel_latency_s * 1e6, 2), 'µs')} + "
+            f"{small_kernels} small kernels (norms, rotary, the cache write, attention, activations"
+            + (", routing" if shape.experts is not None else "")
+            + (", quantizing activations" if cost.scale_bytes_per_param else "")
+            + f") × {typed(round(calibration.small_kernel_s * 1e6, 2), 'µs')} + "
             f"{typed(calibration.step_overhead_s * 1000, 'ms')} the engine's own"
         ),
         "weights_gb": (
             f"{out('weights_gb')} = ({typed(round(shape.total_params / 1e9, 2))} × 10⁹ weights less the routed "
-            f"experts and the input table){gpus} × {typed(PRECISIONS[str(p['precision'])], 'B')}{experts}"
+            f"experts and the input table){gpus}{replicated} × {typed(cost.bytes_per_param, 'B')}{scales}{tables}{experts}"
             if shape.experts is not None
-            else f"{out('weights_gb')} = the weights a token goes through (all but the input table){gpus} × "
-            f"{typed(PRECISIONS[str(p['precision'])], 'B')}"
+            else f"{out('weights_gb')} = the weights a token goes through (all but the input table){gpus}{replicated} × "
+            f"{typed(cost.bytes_per_param, 'B')}{scales}{tables}"
         ),
-        "kv_gb": f"{out('kv_gb')} = ({' + '.join(pairs[:1]) or '0'}{' + the prompt’s ' + typed(p['prompt_tokens']) + ' tokens' if p['prompt_tokens'] else ''}) × the KV bytes of a token{gpus}",
-        "tflop": (
-            f"{out('tflop')} = 2 × weights × {tokens} + 4 × heads × head size × layers × ({' + '.join(pairs)})"
-        ),
+        "kv_gb": f"{out('kv_gb')} = ({' + '.join(pairs[:1]) or '0'}{' + the prompt’s ' + typed(p['prompt_tokens']) + ' tokens' if p['prompt_tokens'] else ''}) × the KV bytes of a token{kv_gpus}",
+        "tflop": (f"{out('tflop')} = 2 × weights × {tokens} + {attention_words}"),
         "experts_touched": (
             f"{out('experts_touched')} = {shape.experts.routed_experts}{gpus} × (1 − (1 − "
             f"{shape.experts.experts_per_token}/{shape.experts.routed_experts})^{typed(load.tokens)})"
@@ -315,6 +410,7 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
         ),
         "bandwidth_gbs": f"{bandwidth}: {calibration.source}",
         "tflops": f"{flops}: {calibration.source}",
+        "expected_error_pct": f"{out('expected_error_pct')} either way: {step_expected_error(p).why}, applied to the step time and every speed{scaled_note(p)}",
         "sequences_sampled": f"{out('sequences_sampled')} = {counted(p['batch'], 'decode')}"
         + (" + the prompt's first token" if p["prompt_tokens"] else ""),
     }
@@ -353,6 +449,9 @@ OUTPUTS = (
     OutputSpec("bandwidth_gbs", "GB/s", "achieved memory bandwidth"),
     OutputSpec("tflops", "TFLOP/s", "achieved by the linear layers' products at this precision and rows"),
     OutputSpec("sequences_sampled", "tokens", "tokens produced by the step"),
+    OutputSpec(
+        "expected_error_pct", "%", "expected error of the step time (± the validation table's largest)"
+    ),
 )
 
 CALCULATOR = Calculator(
@@ -389,15 +488,28 @@ CALCULATOR = Calculator(
         WorkedExample(
             "Llama-3.1-8B, one sequence of 8,192 tokens: 1.1 GB of KV a step beside 15 GB of weights "
             "(lessons 00 and 05: 8,193 tokens × 131,072 B)",
-            {"context_tokens": "8192"},
+            {"model": "Llama-3.1-8B", "context_tokens": "8192"},
             "kv_gb",
             "1.1 GB",
         ),
         WorkedExample(
-            "DeepSeek-V3 at FP8 on 8 H200s, 256 users touch nearly every expert: 83.7 GB a GPU a step",
-            {"model": "DeepSeek-V3", "precision": "fp8", "tensor_parallel": "8", "batch": "256"},
+            "Llama-3.1-70B at FP8 on one H100 (the serving pages' scenario), one sequence of 8,192 tokens: "
+            "2.7 GB of KV a step beside 69.5 GB of weights (8,193 tokens × 327,680 B)",
+            {"context_tokens": "8192"},
+            "kv_gb",
+            "2.7 GB",
+        ),
+        WorkedExample(
+            "DeepSeek-V3 at FP8 on 8 H200s, 256 users touch nearly every expert: 84.7 GB a GPU a step",
+            {
+                "model": "DeepSeek-V3",
+                "hardware": "h200",
+                "precision": "fp8",
+                "tensor_parallel": "8",
+                "batch": "256",
+            },
             "weights_gb",
-            "83.7 GB",
+            "84.7 GB",
         ),
     ),
     note="The step is vLLM's: the GPU's calibration plus vLLM's own cost a step. A calibration file "
