@@ -2,7 +2,8 @@
 
 is_instructor() is the one test of who counts as an instructor, for every app. The group may
 add, change, delete and view lesson content and the simulator's scenarios and parameter sets,
-and only view what students recorded (quiz). Each app's own migrations grant those, each with
+and only view what students recorded (quiz), but for the mistakes they name from the class's
+answers (quiz.ClassMistake), which they edit. Each app's own migrations grant those, each with
 a frozen copy of the group's name and of these helpers (a migration imports no other app's
 code); grant_permissions() gives them back after a transactional test's flush removed them.
 """

@@ -3,12 +3,15 @@ lessons/markdown.py sanitized when the row was saved, with what it cites filled 
 showing, each number in a span that says where it came from.
 
 Live numbers ({{sim.…}}, {{calc.…}}) and facts from the course's tables ({{hw.…}},
-{{model.…}}, {{price.…}}, {{measured.…}}) are escaped as they go in, so the result stays safe.
+{{model.…}}, {{price.…}}, {{measured.…}}) are escaped as they go in, so the result stays safe,
+and go only between tags: a placeholder inside a tag (a link's target, a title) stays as written,
+since a <span> there would break the tag. Saving such a text is refused (lessons/markdown.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from html import unescape as unescape_html
 
 from django.utils.html import escape, strip_tags
@@ -34,19 +37,39 @@ def _fact_span(name: str, value: str) -> str:
     )
 
 
+# A tag of sanitized HTML. nh3 writes every attribute value in double quotes (a quote inside
+# escaped) and escapes "<" and ">" in text, so a ">" outside quotes always ends a tag.
+_TAG = re.compile(r'<(?:[^>"]|"[^"]*")*>')
+
+
+def _between_tags(html: str, fill: Callable[[str], str]) -> str:
+    """``html`` with ``fill`` applied to its text only: never inside a tag."""
+    parts: list[str] = []
+    end = 0
+    for tag in _TAG.finditer(html):
+        parts += [fill(html[end : tag.start()]), tag.group()]
+        end = tag.end()
+    parts.append(fill(html[end:]))
+    return "".join(parts)
+
+
 def with_live_numbers(
     html: str, sweep: SweepResult | None, calc_results: Mapping[str, Result | None]
 ) -> SafeString:
     """Saved, sanitized HTML with the sweep's numbers, the cited calculator outputs and the
     tables' facts filled in (what cannot be computed shows as a dash)."""
-    filled = live_numbers.fill(html, sweep, _live_span)
-    filled = citations.fill(filled, calc_results, _calc_span)
-    return mark_safe(facts.fill(filled, _fact_span))
+
+    def fill(text: str) -> str:
+        filled = live_numbers.fill(text, sweep, _live_span)
+        filled = citations.fill(filled, calc_results, _calc_span)
+        return facts.fill(filled, _fact_span)
+
+    return mark_safe(_between_tags(html, fill))
 
 
 def with_facts(html: str) -> SafeString:
     """Saved, sanitized HTML with the tables' facts filled in: a glossary entry cites no live number."""
-    return mark_safe(facts.fill(html, _fact_span))
+    return mark_safe(_between_tags(html, lambda text: facts.fill(text, _fact_span)))
 
 
 def plain_text(html: str, chars: int) -> str:

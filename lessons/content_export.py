@@ -14,8 +14,10 @@ import yaml
 from felab_sim.engine.calculators import CALCULATORS
 from felab_sim.engine.mistakes import KEYS as MISTAKE_KEYS
 
+from . import class_mistakes
 from .content_format import (
     CARD_FIELDS,
+    CLASS_MISTAKES_KEY,
     CONTENT_DIR,
     PRACTICE_DEFAULTS,
     PRACTICE_FIELDS,
@@ -161,4 +163,6 @@ def _practice_entry(template: PracticeTemplate) -> dict[str, Any]:
         if name in PRACTICE_DEFAULTS and value == PRACTICE_DEFAULTS[name]:
             continue
         entry[name] = _in_file_order(name, value, param_order)
+    if named := class_mistakes.entries_of(template):
+        entry[CLASS_MISTAKES_KEY] = named
     return entry

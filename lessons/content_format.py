@@ -12,7 +12,8 @@ Layout under a content directory:
                                       (these two are felab_sim's: lessons/content_sections.py)
     <course-slug>/course.yaml         the course: slug, title, description, order
     <course-slug>/lesson-NN-<slug>.yaml  one lesson and its cards, in step order
-    <course-slug>/practice-NN-<lesson-slug>.yaml  its practice templates (below)
+    <course-slug>/practice-NN-<lesson-slug>.yaml  its practice templates (below), each with the
+                                      mistakes instructors named from the class's answers
 
 Cards name their glossary terms in the order the card lists them, their scenario by
 slug, the live numbers of their "Computed live" panel (`live_numbers:`), and the checks of the numbers their text
@@ -71,8 +72,13 @@ def _live_number_entry(number: CardNumber) -> dict[str, Any]:
 # Each template's keys are written in PRACTICE_FIELDS' order, optional ones only when they differ
 # from their default, so an export reproduces the file byte for byte; a template its calculator
 # cannot draw is refused with felab_sim.engine.drills' reason, naming the file and the slug.
+# After them, `class_mistakes:`, only where instructors named some from the class's answers
+# (quiz.ClassMistake, lessons/class_mistakes.py): each a slug, says and formula, oldest first,
+# read back through the admin's checks and refused with its reason, naming the file, the template
+# and the mistake.
 
 PRACTICE_FILE_GLOB = "practice-*.yaml"
+CLASS_MISTAKES_KEY = "class_mistakes"
 PRACTICE_TEXT_FIELDS = ("question", "hint", "solution")
 # In file order; each optional one is written only when it differs from its default.
 PRACTICE_FIELDS = ("title", "published", "calculator", "output", "asks", "question", "draws", "fixed", "change",

@@ -21,9 +21,10 @@ from django.db import transaction
 
 from felab_sim.engine import citations, facts, live_numbers
 
-from . import number_checks
+from . import class_mistakes, number_checks
 from .card_citations import is_measured_number
 from .content_format import (
+    CLASS_MISTAKES_KEY,
     CONTENT_DIR,
     COURSE_FIELDS,
     LESSON_FIELDS,
@@ -338,7 +339,9 @@ def _import_glossary(path: Path, merger: _Merger) -> dict[str, GlossaryTerm]:
         created = term is None
         term = term or GlossaryTerm(term=name)
         values = {name_: _text(entry, name_) for name_ in TERM_FIELDS}
-        if problems := facts.problems(values.values()):
+        problems = facts.problems(values.values())
+        problems += [problem for text in values.values() for problem in live_number_markup_problems(text)]
+        if problems:
             raise ContentError(f"{path}: term {name}: {'; '.join(problems)}")
         to_write = merger.merge(f"term {name}", created, values, field_values(term, TERM_FIELDS))
         _write_fields(term, to_write, created)
@@ -587,6 +590,35 @@ def _import_template(lesson: Lesson, order: int, entry: Any, path: Path, merger:
         reasons = "; ".join(f"{problem.field}: {problem.message}" for problem in problems)
         raise ContentError(f"{path}: template {slug}: {reasons}")
     _write_fields(template, to_write, created)
+    _import_class_mistakes(template, entry.get(CLASS_MISTAKES_KEY) or [], path, merger)
+
+
+def _import_class_mistakes(template: PracticeTemplate, entries: Any, path: Path, merger: _Merger) -> None:
+    """The mistakes instructors named from the class's answers, as the file holds them, each
+    merged as a template's fields are and written through the admin's checks. One in the
+    database that the file lacks is kept, as every row is."""
+    where = f"{path}: template {template.slug}"
+    if not isinstance(entries, list):
+        raise ContentError(
+            f"{where}: '{CLASS_MISTAKES_KEY}' is a list of mistakes, each a slug, says and formula"
+        )
+    in_database = {row["slug"]: row for row in class_mistakes.entries_of(template)}
+    for entry in entries:
+        if not isinstance(entry, dict) or not all(
+            isinstance(entry.get(key), str) and entry[key] for key in class_mistakes.ENTRY_KEYS
+        ):
+            raise ContentError(
+                f"{where}: each of '{CLASS_MISTAKES_KEY}' has a slug, says and formula, all text; not {entry!r}"
+            )
+        slug = entry["slug"]
+        values = {"says": _text(entry, "says"), "formula": entry["formula"]}
+        before = in_database.get(slug)
+        label = f"class mistake {template.slug}/{slug}"
+        to_write = merger.merge(label, before is None, values, before or {})
+        if before is None or to_write:
+            problems = class_mistakes.write_entry(template, {**(before or {}), **to_write, "slug": slug})
+            if problems:
+                raise ContentError(f"{where}: class mistake {slug}: {'; '.join(problems)}")
 
 
 def _model_values(template: PracticeTemplate) -> dict[str, Any]:

@@ -89,6 +89,8 @@ def live_numbers_in_markup(text: str) -> list[str]:
 
 
 def live_number_markup_problems(text: str) -> list[str]:
+    """Why a card's or a glossary entry's text cannot be saved: a live number or a fact inside
+    a link target or an attribute, which a page would show as written, not filled in."""
     return [
         f"{{{{{name}}}}} is inside a link target or an HTML attribute, where a live number "
         "would break the page: put it in the text instead"

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import dataclasses
+
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.urls import reverse
@@ -16,8 +18,9 @@ from felab_sim.engine.sweep_params import SweepParams
 from pagecache.content_cache import ContentQuerySet, kept_without_request
 
 from . import card_citations, card_html, card_live, number_checks
+from .class_mistakes import mistakes_of as class_mistakes_of
 from .help_texts import CARD_TEXT_HELP, MARKDOWN_HELP, NUMBER_CHECKS_HELP, PRACTICE_DRAWS_HELP
-from .markdown import normalise_line_ends, render_markdown
+from .markdown import live_number_markup_problems, normalise_line_ends, render_markdown
 
 
 def normalise_text_fields(obj: models.Model) -> None:
@@ -216,7 +219,10 @@ class GlossaryTerm(models.Model):
         errors = {
             name: problems
             for name in ("definition", "example")
-            if (problems := facts.problems([getattr(self, name)]))
+            if (
+                problems := facts.problems([getattr(self, name)])
+                + live_number_markup_problems(getattr(self, name))
+            )
         }
         if errors:
             raise ValidationError(errors)
@@ -600,6 +606,10 @@ class PracticeTemplateQuerySet(ContentQuerySet["PracticeTemplate"]):
         return self if drafts else self.published()
 
 
+# Addresses under /practice/ that are pages of their own, not templates (quiz/urls.py).
+RESERVED_PRACTICE_SLUGS = frozenset({"set"})
+
+
 class PracticeTemplate(models.Model):
     """A practice problem's template: a calculator's output asked with freshly drawn inputs."""
 
@@ -674,17 +684,32 @@ class PracticeTemplate(models.Model):
     def is_draft(self) -> bool:
         return not self.published or not self.lesson.published
 
-    def spec(self) -> drill_engine.DrillSpec:
-        """The engine's reading of this row; DrillError naming the field when it cannot be read."""
-        return drill_engine.DrillSpec.from_data(
+    def spec(self, *, class_mistakes: bool = True) -> drill_engine.DrillSpec:
+        """The engine's reading of this row; DrillError naming the field when it cannot be read.
+        Its mistakes are its own, then those instructors named from the class's answers
+        (lessons.class_mistakes), which the template's declared ones come before."""
+        spec = drill_engine.DrillSpec.from_data(
             self.slug, {name: getattr(self, name) for name in self.SPEC_FIELDS}
         )
+        if class_mistakes and (named := class_mistakes_of(self)):
+            spec = dataclasses.replace(spec, mistakes=spec.mistakes + named)
+        return spec
 
     def problems(self) -> list[drill_engine.DrillError]:
+        """Why it cannot be saved (admin, import): its address taken by a page, or its spec."""
+        taken = (
+            [
+                drill_engine.DrillError(
+                    "slug", f"/practice/{self.slug}/ is a page of its own: choose another slug."
+                )
+            ]
+            if self.slug in RESERVED_PRACTICE_SLUGS
+            else []
+        )
         try:
-            return drill_engine.spec_problems(self.spec())
+            return taken + drill_engine.spec_problems(self.spec(class_mistakes=False))
         except drill_engine.DrillError as error:
-            return [error]
+            return [*taken, error]
 
     def clean(self) -> None:
         """Refused with the reason when its placeholders, draws or unit do not hold."""

@@ -9,6 +9,9 @@ neither shown nor accepted in a lookup (`?user=3`, `?anonymous_id__startswith=a`
 `?showing__user__username=sam` are refused with a 400), so no one can single out one
 student's rows or probe an id one character at a time. The learner column names a
 student only if they chose to share their name, for superusers too.
+
+The one thing here instructors edit is no student's record: a mistake they name from the
+class's answers (ClassMistake, found on /instructor/), which practice offers from then on.
 """
 
 from typing import Any
@@ -17,12 +20,14 @@ from django.contrib import admin
 from django.db.models.constants import LOOKUP_SEP
 from django.http import HttpRequest
 
-from .models import CardState, LayerOpening, Review, Showing
+from .models import CardState, ClassMistake, LayerOpening, Review, Showing
 from .shared_names import shared_name
 
 # What the Instructors group may view here (migration 0005 grants it, accounts.instructors
 # gives it back after a flush): the student's profile, their consent flag, stays out.
 INSTRUCTORS_VIEW = ["review", "showing", "cardstate", "layeropening"]
+# What the Instructors group may add, change, delete and view here (migration 0014).
+INSTRUCTORS_EDIT = ["classmistake"]
 # The columns that say whose a row is, under every name a lookup may use.
 LEARNER_FIELDS = frozenset({"user", "user_id", "anonymous_id"})
 
@@ -89,3 +94,15 @@ class LayerOpeningAdmin(ReadOnlyAdmin):
     list_display = ("layer", "showing", "opened_at")
     list_filter = ("layer",)
     list_select_related = ("showing__card__lesson",)
+
+
+@admin.register(ClassMistake)
+class ClassMistakeAdmin(admin.ModelAdmin):
+    """Name a mistake the class makes: /instructor/'s "Name it" opens the add form with the
+    template and the group's formula filled in (``?template=ID&formula=…``, Django's initial data)."""
+
+    list_display = ("slug", "template", "formula", "created_at")
+    list_filter = ("template__lesson",)
+    search_fields = ("slug", "says", "template__slug")
+    list_select_related = ("template__lesson",)
+    fields = ("template", "slug", "says", "formula")

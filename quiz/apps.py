@@ -7,10 +7,13 @@ class QuizConfig(AppConfig):
 
     def ready(self) -> None:
         from felab_sim.runs import show_starters_by
+        from lessons import class_mistakes as lessons_class_mistakes
         from lessons.templatetags import learner_work
+        from pagecache.content_cache import CONTENT
         from pagecache.warm import warm_paths
 
-        from . import learners  # noqa: F401  (connects the merge at log in)
+        from . import class_mistakes, learners  # noqa: F401  (learners connects the merge at log in)
+        from .models import ClassMistake
         from .shared_names import run_starter_shown_to
         from .templatetags import quiz_tags
 
@@ -24,3 +27,11 @@ class QuizConfig(AppConfig):
             course_maps=quiz_tags.course_maps,
             home_run=quiz_tags.home_run,
         )
+        # A mistake named from the class's answers is part of its template's practice problems.
+        lessons_class_mistakes.provide(
+            mistakes_of=class_mistakes.mistakes_of,
+            unnamed_groupings=class_mistakes.unnamed_groupings,
+            entries_of=class_mistakes.entries_of,
+            write_entry=class_mistakes.write_entry,
+        )
+        CONTENT.watch(ClassMistake)

@@ -20,7 +20,17 @@ from django.http import HttpRequest
 
 from accounts.signals import account_created
 
-from .models import CardState, LearnerProfile, PracticeAttempt, PracticeState, Review, Showing
+from .models import (
+    CardState,
+    HintsBeforeAnswer,
+    LearnerProfile,
+    PracticeAttempt,
+    PracticeSet,
+    PracticeState,
+    Rating,
+    Review,
+    Showing,
+)
 
 # The anonymous learner's id lives in the session's data. It is a random id of its own,
 # never the session key: rows and the admin may show it without handing anyone a
@@ -103,10 +113,42 @@ class Learner:
         answered = PracticeAttempt.objects.for_learner(account).values_list("template_id", "seed")
         for template_id, seed in answered:
             mine.filter(template_id=template_id, seed=seed).delete()
+        joining = list(mine.values_list("pk", flat=True))
         mine.update(user=account.user, anonymous_id="")
+        _count_the_accounts_hints(account.user, joining)
         PracticeState.objects.for_learner(self).delete()
         for template_id in sorted(template_ids):
             PracticeState.rebuild(account, template_id)
+        self._merge_practice_sets_into(account)
+
+    def _merge_practice_sets_into(self, account: Learner) -> None:
+        """The session's practice sets join the account's, numbered after them, in their order."""
+        after = PracticeSet.objects.for_learner(account).aggregate(n=models.Max("number"))["n"] or 0
+        for offset, practice_set in enumerate(
+            PracticeSet.objects.for_learner(self).order_by("number"), start=1
+        ):
+            practice_set.user, practice_set.anonymous_id, practice_set.number = (
+                account.user,
+                "",
+                after + offset,
+            )
+            practice_set.save(update_fields=["user", "anonymous_id", "number"])
+
+
+def _count_the_accounts_hints(user: Any, joined: list[int]) -> None:
+    """Hints the account took on a draw it then answered signed out, in a session that joins it
+    now: the joined attempt counts them, and its rating is no better than Hard, as any attempt
+    with a hint is."""
+    for attempt in PracticeAttempt.objects.filter(pk__in=joined):
+        hints = HintsBeforeAnswer.taken(user.pk, attempt.template_id, attempt.seed)
+        if attempt.hints_used >= hints:
+            continue
+        attempt.first_hints = max(attempt.first_hints, hints)
+        attempt.hints_used = hints
+        if not attempt.shown_solution:
+            attempt.proposed_rating = min(attempt.proposed_rating, Rating.HARD)
+            attempt.rating = min(attempt.rating, Rating.HARD)
+        attempt.save(update_fields=["first_hints", "hints_used", "proposed_rating", "rating"])
 
 
 @receiver(user_logged_in, dispatch_uid="quiz_join_session_progress")

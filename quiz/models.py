@@ -22,6 +22,7 @@ from django.db import IntegrityError, models, transaction
 from lessons.models import Card
 
 from . import clock, scheduling
+from .class_mistake_checks import refuse_unless_offered
 from .learner_rows import (
     LearnerQuery,
     LearnerQuerySet,
@@ -36,6 +37,12 @@ from .shared_names import shared_name
 
 # A rating may be changed for this long after it was first given.
 CHANGE_WINDOW = timedelta(minutes=1)
+# An anonymous learner's rows join the class's statistics (/instructor/) once the times the
+# server recorded for their own showings, or for their own practice answers, span this long.
+# Anyone can mint a CSRF cookie and token pair and POST without loading a page: thirty such
+# visitors put thirty "Missed it" votes on a card. A visitor who studies for minutes counts;
+# one that posts and leaves does not. An account counts at once.
+STUDIED_BEFORE_COUNTED = timedelta(minutes=3)
 ANSWER_MAX_LENGTH = 4000
 
 
@@ -59,6 +66,30 @@ class Layer(models.TextChoices):
     DEEPER = "deeper", "Go deeper"
 
 
+def _anonymous_learners_who_studied(model: type[models.Model], recorded_at: str) -> models.QuerySet:
+    """The anonymous ids whose own rows of ``model`` were recorded at times spanning at least
+    STUDIED_BEFORE_COUNTED (the server's clock, never a form's)."""
+    return (
+        model.objects.filter(user__isnull=True)
+        .order_by()
+        .values("anonymous_id")
+        .annotate(first=models.Min(recorded_at), last=models.Max(recorded_at))
+        .filter(last__gte=models.F("first") + STUDIED_BEFORE_COUNTED)
+        .values("anonymous_id")
+    )
+
+
+def in_class_statistics(prefix: str = "") -> models.Q:
+    """The rows (through ``prefix``, e.g. "showing__") of learners the class's statistics count:
+    every account, and the anonymous learners who studied for STUDIED_BEFORE_COUNTED."""
+    anonymous_id_in = f"{prefix}anonymous_id__in"
+    return (
+        models.Q(**{f"{prefix}user__isnull": False})
+        | models.Q(**{anonymous_id_in: _anonymous_learners_who_studied(Showing, "shown_at")})
+        | models.Q(**{anonymous_id_in: _anonymous_learners_who_studied(PracticeAttempt, "answered_at")})
+    )
+
+
 class ShowingQuerySet(LearnerQuerySet):
     def current_for(self, learner: Owner, card: Card | int, now: datetime) -> Showing | None:
         """The showing a rating would belong to: the latest, while it is still open for rating."""
@@ -74,13 +105,15 @@ class ShowingQuerySet(LearnerQuerySet):
         return latest.answer if latest else ""
 
     def revealed_by(self) -> dict[int, int]:
-        """Per card id, how many learners revealed its answer."""
-        rows = self.values("card_id").annotate(n=distinct_learners()).order_by()
+        """Per card id, how many learners counted in the class revealed its answer."""
+        rows = self.filter(in_class_statistics()).values("card_id").annotate(n=distinct_learners()).order_by()
         return {row["card_id"]: row["n"] for row in rows}
 
     def latest_answers(self, limit: int) -> ShowingQuerySet:
+        """What learners counted in the class typed last."""
         return (
-            self.exclude(answer="")
+            self.filter(in_class_statistics())
+            .exclude(answer="")
             .select_related("card__lesson__course", "user__learner_profile")
             .order_by("-shown_at", "-id")[:limit]
         )
@@ -271,9 +304,14 @@ class CardStateQuerySet(LearnerQuerySet):
         return self.for_learner(showing).filter(card_id=showing.card_id)
 
     def rating_counts(self) -> dict[int, dict[int, int]]:
-        """Per card id, how many learners' latest rating is each value."""
+        """Per card id, how many learners counted in the class have each value as their latest rating."""
         counts: dict[int, dict[int, int]] = defaultdict(dict)
-        rows = self.values("card_id", "last_rating").annotate(n=models.Count("id")).order_by()
+        rows = (
+            self.filter(in_class_statistics())
+            .values("card_id", "last_rating")
+            .annotate(n=models.Count("id"))
+            .order_by()
+        )
         for row in rows:
             counts[row["card_id"]][row["last_rating"]] = row["n"]
         return counts
@@ -309,8 +347,13 @@ class CardState(ScheduleState):
 
 class LayerOpeningQuerySet(models.QuerySet):
     def opened_by(self) -> dict[tuple[int, str], int]:
-        """Per (card id, layer), how many learners opened it."""
-        rows = self.values("showing__card_id", "layer").annotate(n=distinct_learners("showing__")).order_by()
+        """Per (card id, layer), how many learners counted in the class opened it."""
+        rows = (
+            self.filter(in_class_statistics("showing__"))
+            .values("showing__card_id", "layer")
+            .annotate(n=distinct_learners("showing__"))
+            .order_by()
+        )
         return {(row["showing__card_id"], row["layer"]): row["n"] for row in rows}
 
 
@@ -378,10 +421,15 @@ MAX_TRIES = 3
 
 
 class PracticeAttemptQuerySet(LearnerQuerySet):
+    def in_class_statistics(self) -> PracticeAttemptQuerySet:
+        """The attempts of learners the class's statistics count (in_class_statistics)."""
+        return self.filter(in_class_statistics())
+
     def history(self, template_id: int) -> list[tuple[int, datetime]]:
-        """(rating, when) of the learner's attempts at one template, oldest first, for fsrs."""
-        rows = self.filter(template_id=template_id).order_by("answered_at", "id")
-        return list(rows.values_list("rating", "answered_at"))
+        """(rating, when) of the learner's reviews of one template (attempts begun while it was
+        new or due, and due as the schedule replays them), oldest first, for fsrs."""
+        rows = self.filter(template_id=template_id, is_review=True).order_by("answered_at", "id")
+        return scheduling.due_ones(template_id, list(rows.values_list("rating", "answered_at")))
 
     def latest_for(self, template_id: int) -> PracticeAttempt | None:
         return self.filter(template_id=template_id).order_by("-answered_at", "-id").first()
@@ -423,6 +471,15 @@ class PracticeAttempt(OwnedByALearner, models.Model):
     first_mistake = models.CharField(max_length=60, blank=True, help_text="The first try's named mistake.")
     first_ratio = models.FloatField(null=True, blank=True, help_text="The first try's value ÷ expected.")
     first_hints = models.PositiveSmallIntegerField(default=0, help_text="Hints taken before the first try.")
+    # Set at the first try: FSRS schedules what is due, so an attempt at a template that was not
+    # due then is practice and its rating leaves the schedule alone.
+    is_review = models.BooleanField(
+        default=True, help_text="The template was new or due at the first try, so FSRS counts its rating."
+    )
+    # Many seeds draw the same problem; mastery counts each problem once per learner.
+    repeats_a_problem = models.BooleanField(
+        default=False, help_text="An earlier attempt of this learner's had the same template and answer."
+    )
 
     objects = PracticeAttemptQuerySet.as_manager()
 
@@ -458,7 +515,9 @@ class PracticeAttempt(OwnedByALearner, models.Model):
         return 0 if self.finished else MAX_TRIES - self.tries
 
     def open_for_rating(self, now: datetime) -> bool:
-        return now - self.answered_at < CHANGE_WINDOW
+        """Within the change window, and not after Show me: a solution read off the page is a
+        miss whatever the learner says of it."""
+        return not self.shown_solution and now - self.answered_at < CHANGE_WINDOW
 
     @property
     def error_ratio(self) -> float:
@@ -479,6 +538,45 @@ class PracticeAttempt(OwnedByALearner, models.Model):
     @property
     def right_first_time(self) -> bool:
         return (self.first_verdict or self.verdict) == Verdict.RIGHT
+
+
+class HintsBeforeAnswer(models.Model):
+    """Steps an account took by Hint on a draw it has not answered yet. An anonymous learner's are
+    kept in its session, the only place its id lives; an account may be signed in on several
+    devices or sign out and in again, so its hints are kept here, where each of its sessions
+    reads them, and the first answer is graded with them."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    template = models.ForeignKey("lessons.PracticeTemplate", on_delete=models.CASCADE, related_name="+")
+    seed = models.PositiveIntegerField()
+    hints = models.PositiveSmallIntegerField()
+    taken_at = models.DateTimeField(default=clock.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "template", "seed"], name="hints_before_answer_once_per_draw"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.hints} hints on seed {self.seed}"
+
+    @classmethod
+    def taken(cls, user_id: int, template_id: int, seed: int) -> int:
+        row = cls.objects.filter(user_id=user_id, template_id=template_id, seed=seed).only("hints").first()
+        return row.hints if row is not None else 0
+
+    @classmethod
+    def record(cls, user_id: int, template_id: int, seed: int, hints: int) -> None:
+        """Never fewer than recorded: of two presses at once, the larger count stays."""
+        with transaction.atomic():
+            row, created = cls.objects.select_for_update().get_or_create(
+                user_id=user_id, template_id=template_id, seed=seed, defaults={"hints": hints}
+            )
+            if not created and hints > row.hints:
+                row.hints = hints
+                row.save(update_fields=["hints"])
 
 
 class PracticeStateQuerySet(LearnerQuerySet):
@@ -544,3 +642,106 @@ _NAMED_SHOWING = LearnerRead(
         Showing.objects.for_learner(owner).filter(card_id=card, pk=showing).select_related("review")
     ),
 )
+
+
+class PracticeSetQuerySet(LearnerQuerySet):
+    def latest_first(self) -> PracticeSetQuerySet:
+        return self.order_by("-number")
+
+
+class PracticeSet(OwnedByALearner, models.Model):
+    """A mixed practice set: problems drawn by the server across the lessons the learner has
+    started (quiz.practice_sets), stored with their order so a reload, the back button, a second
+    tab or a resent form finds the same set. Each item is one draw (template and seed), answered
+    on its own practice page's rules, so its PracticeAttempt (one per learner and draw) says how
+    it went: a set holds no answers of its own."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="practice_sets",
+    )
+    anonymous_id = models.CharField(max_length=40, blank=True, db_index=True)
+    # 1, 2, 3… per learner: the address (/practice/set/N/) and what makes "start a new set" count
+    # once. The start form names the number it would make; a second submit finds it made.
+    number = models.PositiveIntegerField()
+    created_at = models.DateTimeField(default=clock.now)
+
+    objects = PracticeSetQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            has_a_learner("practice_set_has_one_learner"),
+            *once_per_learner(["number"], "practice_set_number_once_per_account",
+                              "practice_set_number_once_per_anonymous_learner"),
+        ]  # fmt: skip
+
+    def __str__(self) -> str:
+        return f"practice set {self.number}"
+
+
+class PracticeSetItem(models.Model):
+    """One problem of a practice set, at its place in the order."""
+
+    practice_set = models.ForeignKey(PracticeSet, on_delete=models.CASCADE, related_name="items")
+    position = models.PositiveSmallIntegerField(help_text="1 for the first problem.")
+    template = models.ForeignKey("lessons.PracticeTemplate", on_delete=models.CASCADE, related_name="+")
+    seed = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["practice_set", "position"], name="practice_set_item_once_per_place"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.practice_set} #{self.position}: {self.template_id} seed {self.seed}"
+
+
+class ClassMistake(models.Model):
+    """A mistake an instructor named from the class's answers: a slug, the sentence students read,
+    and a formula over the draw's numbers. Offered like a template's own named mistakes, with the
+    same check that it is told apart from the right answer and from every other mistake
+    (felab_sim.engine.mistakes); /instructor/ finds the groups worth naming."""
+
+    template = models.ForeignKey(
+        "lessons.PracticeTemplate", on_delete=models.CASCADE, related_name="class_mistakes"
+    )
+    slug = models.SlugField(
+        max_length=60,
+        help_text="Lower-case words joined by hyphens, e.g. doubled-twice; recorded on each answer that makes it.",
+    )
+    says = models.TextField(
+        max_length=400,
+        help_text="The one sentence students read: what the answer is and what to check. "
+        "{name} and {out.KEY} print the draw's numbers.",
+    )
+    formula = models.CharField(
+        max_length=200,
+        help_text="This mistake's answer from the draw, in the answer's unit: e.g. answer * 2, answer / 1.073741824, "
+        "answer / context_tokens. Names: answer, each input, out_KEY for each output (after_… after the change); "
+        "numbers, + - * / ** and brackets only.",
+    )
+    created_at = models.DateTimeField(default=clock.now)
+
+    class Meta:
+        ordering = ["template", "slug"]
+        constraints = [
+            models.UniqueConstraint(fields=["template", "slug"], name="class_mistake_slug_once_per_template")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.slug} ({self.template.slug if self.template_id else '?'})"
+
+    def as_mistake(self) -> Any:  # -> felab_sim.engine.mistakes.Mistake
+        from felab_sim.engine.formulas import parse_formula
+        from felab_sim.engine.mistakes import Mistake
+
+        return Mistake(slug=self.slug, says=self.says.strip(), formula=parse_formula(self.formula))
+
+    def clean(self) -> None:
+        refuse_unless_offered(self)

@@ -17,9 +17,10 @@ redirects there permanently, keeping the query (301 for GET; 308 for POST, which
 from __future__ import annotations
 
 import secrets
-import time
 from dataclasses import dataclass
+from typing import Any
 
+from django.core import signing
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -35,13 +36,22 @@ from lessons.simulator import simulator
 from pagecache.content_cache import kept
 from pagecache.kept_pages import render_kept
 
-from . import clock, practice_stats, practice_tries, scheduling
+from . import clock, practice_sets, practice_stats, practice_tries, scheduling
 from .learners import Learner
-from .models import MAX_TRIES, PracticeAttempt, PracticeState, Rating
+from .models import MAX_TRIES, HintsBeforeAnswer, PracticeAttempt, PracticeState, Rating
+from .write_limits import study_write_limited
 
 MAX_SEED = 2**31 - 1
 # How long after the page was drawn an answer's time is believed (a stale tab is not "quick").
 MAX_SECONDS = 24 * 3600
+# The time a problem's page was drawn travels in its form signed with the template and seed, so
+# an answer's speed (and an Easy it may propose) is the server's own measure.
+_SHOWN_SIGNER = signing.Signer(salt="quiz.practice.shown")
+# Hints taken before a draw's first answer, which has no attempt yet to hold them, are kept in
+# the session (per draw; at most this many draws, the latest) and, for an account, in
+# HintsBeforeAnswer, which its other sessions read too.
+HINTS_SESSION_KEY = "practice_hints"
+MAX_DRAWS_WITH_HINTS = 50
 
 
 def _template_or_404(request: HttpRequest, template_slug: str) -> PracticeTemplate:
@@ -115,6 +125,7 @@ class Feedback:
 
 
 @require_http_methods(["GET", "POST"])
+@study_write_limited
 def practice_problem(request: HttpRequest, template_slug: str) -> HttpResponse:
     template = _template_or_404(request, template_slug)
     raw_seed = request.POST.get("seed") if request.method == "POST" else request.GET.get("seed")
@@ -146,30 +157,91 @@ def _new_draw_page(
     seed, the question and the form's hidden fields, so it is kept once per template and content
     version (pagecache/kept_pages.py) and only those are filled in (bench/bench_drill.py)."""
     # Text already: the template would localize the numbers on every request.
-    draw = {"seed": str(drawn.seed), "question": drawn.question, "shown_at": str(int(time.time()))}
+    draw = {
+        "seed": str(drawn.seed),
+        "question": drawn.question,
+        "shown_at": shown_token(template.pk, drawn.seed),
+    }
     context = {"template": template, "lesson": template.lesson, "has_problem": True,
                "unit": spec.answer_unit, "error": "", "typed": "", "feedback": None,
                "tolerance_text": answers.tolerance_text(spec.tolerance),
                "close_text": answers.tolerance_text(answers.close_band(spec.tolerance)), "hints": 0, "steps_shown": [],
-               "open": True, "tries_left": MAX_TRIES, "attempt": None, "more_hints": True}  # fmt: skip
+               "open": True, "tries_left": MAX_TRIES, "attempt": None, "more_hints": True, "tries": 0}  # fmt: skip
     key = ("practice", template.pk, is_instructor(request.user))
     return render_kept(request, "quiz/practice.html", lambda: context, key, {"draw": draw})
 
 
-def _hints(request: HttpRequest, problem: Problem, attempt: PracticeAttempt | None) -> int:
-    """Steps revealed so far: the form's count (before any answer there is no attempt to hold
-    it), never fewer than the attempt recorded, never more than the steps."""
-    try:
-        hints = int(request.POST.get("hints", "0"))
-    except ValueError:
-        hints = 0
+def hint_limit(problem: Problem) -> int:
+    """How many steps Hint may reveal: those before the first that gives the answer away (one
+    printing a number graded right: often the last, sometimes one before a closing remark, or an
+    earlier one whose rounded figure is within the tolerance), and never the last. The answer is
+    Show me's."""
+    return max(min(problem.steps_before_the_answer, len(problem.steps) - 1), 0)
+
+
+def _draw_key(template: PracticeTemplate, seed: int) -> str:
+    return f"{template.pk}:{seed}"
+
+
+def _hints(
+    request: HttpRequest, template: PracticeTemplate, problem: Problem, attempt: PracticeAttempt | None
+) -> int:
+    """Steps revealed so far, from the server's record: the attempt's, or before any answer
+    the session's."""
     if attempt is not None:
-        hints = max(hints, attempt.hints_used)
-    return max(0, min(hints, len(problem.steps)))
+        hints = attempt.hints_used
+    else:
+        hints = request.session.get(HINTS_SESSION_KEY, {}).get(_draw_key(template, problem.seed), 0)
+        if request.user.is_authenticated:
+            hints = max(hints, HintsBeforeAnswer.taken(request.user.pk, template.pk, problem.seed))
+    return max(0, min(int(hints), hint_limit(problem)))
 
 
-def _post(request: HttpRequest, template: PracticeTemplate, problem: Problem) -> HttpResponse:
-    """An answer (a try), a Hint (the next step) or Show me (every step, rated Missed it)."""
+def _number(text: str | None) -> int | None:
+    text = (text or "").strip()
+    return int(text) if text.isascii() and text.isdigit() and len(text) < 6 else None
+
+
+def _take_hint(request: HttpRequest, template: PracticeTemplate, problem: Problem,
+               attempt: PracticeAttempt | None, hints: int) -> int:  # fmt: skip
+    """One more step, recorded. The form says how many steps its page showed: a press from a
+    page that showed fewer than are recorded (a double click, a resent form) reveals no more."""
+    shown = _number(request.POST.get("hints"))
+    if shown is not None and shown < hints:
+        return hints
+    hints = min(hints + 1, hint_limit(problem))
+    if attempt is not None:
+        attempt.record_hints(hints)
+    else:
+        taken = request.session.get(HINTS_SESSION_KEY, {})
+        key = _draw_key(template, problem.seed)
+        taken.pop(key, None)
+        taken[key] = hints
+        request.session[HINTS_SESSION_KEY] = dict(list(taken.items())[-MAX_DRAWS_WITH_HINTS:])
+        if request.user.is_authenticated:
+            HintsBeforeAnswer.record(request.user.pk, template.pk, problem.seed, hints)
+    return hints
+
+
+def _last_try(problem: Problem, attempt: PracticeAttempt) -> Feedback | None:
+    """The verdict of an open attempt's last try, with its named mistake, for the page after a
+    hint: the hint adds a step, it does not take the learner's verdict away."""
+    if attempt.tries == 0:
+        return None
+    try:
+        read = problem.read_typed(attempt.typed)
+    except answers.AnswerError:
+        return None
+    graded = problem.grade(read.value)
+    return Feedback(graded.checked, read, attempt, True, graded.mistake)
+
+
+def _post(
+    request: HttpRequest, template: PracticeTemplate, problem: Problem, extra: dict[str, Any] | None = None
+) -> HttpResponse:
+    """An answer (a try), a Hint (the next step) or Show me (every step, rated Missed it).
+    ``extra`` is more for the page: a practice set's place and its next problem
+    (quiz.practice_set_views), which answers its items through here."""
     action = request.POST.get("action", "answer")
     learner = Learner.of(request)
     attempt = (
@@ -177,44 +249,48 @@ def _post(request: HttpRequest, template: PracticeTemplate, problem: Problem) ->
         if learner.known
         else None
     )
-    hints = _hints(request, problem, attempt)
+    hints = _hints(request, template, problem, attempt)
     if action == "hint":
-        hints = min(hints + 1, len(problem.steps))
-        if attempt is not None:
-            attempt.record_hints(hints)
-        return _page(request, template, problem, attempt=attempt, hints=hints)
+        hints = _take_hint(request, template, problem, attempt, hints)
+        feedback = _last_try(problem, attempt) if attempt is not None and not attempt.finished else None
+        return _page(request, template, problem, attempt=attempt, hints=hints, feedback=feedback, extra=extra)
     if action == "show":
         attempt = practice_tries.show_solution(
             Learner.of_or_start(request), template.pk, problem.seed, problem.answer, hints
         )
-        return _page(request, template, problem, attempt=attempt, hints=hints, counted=True)
+        return _page(request, template, problem, attempt=attempt, hints=hints, counted=True, extra=extra)
     typed = request.POST.get("answer", "")
     try:
-        read = answers.read_answer(
-            typed,
-            problem.unit,
-            above_zero=True,
-            share=problem.share,
-            right_as_typed=problem.right_as_typed(typed),
-        )
+        read = problem.read_typed(typed)
     except answers.AnswerError as error:
-        return _page(request, template, problem, error=str(error), typed=typed, attempt=attempt, hints=hints)
+        return _page(request, template, problem, error=str(error), typed=typed, attempt=attempt, hints=hints,
+                     extra=extra)  # fmt: skip
     graded = problem.grade(read.value)
     mistake = graded.mistake.slug if graded.mistake else ""
     attempt, counted = practice_tries.record_try(
         Learner.of_or_start(request), template.pk, problem.seed, read.typed, read.value, problem.answer,
-        graded.checked, _seconds(request.POST.get("shown_at")), mistake=mistake, hints=hints,
+        graded.checked, seconds_since_shown(request.POST.get("shown_at"), template.pk, problem.seed),
+        mistake=mistake, hints=hints, tries_seen=_number(request.POST.get("tries")),
     )  # fmt: skip
     feedback = Feedback(graded.checked, read, attempt, counted, graded.mistake)
     return _page(request, template, problem, feedback=feedback, typed="", attempt=attempt, hints=hints,
-                 counted=counted)  # fmt: skip
+                 counted=counted, extra=extra)  # fmt: skip
 
 
-def _seconds(shown_at: str | None) -> float | None:
-    """Seconds since the page was drawn, from the form's hidden time; None if unreadable."""
+def shown_token(template_id: int, seed: int) -> str:
+    """The form's record of when this draw's page was drawn, signed with the draw."""
+    return _SHOWN_SIGNER.sign(f"{template_id}.{seed}.{int(clock.now().timestamp())}")
+
+
+def seconds_since_shown(token: str | None, template_id: int, seed: int) -> float | None:
+    """Seconds since the server drew this draw's page, from the form's signed token; None when
+    it is missing, altered, from another draw or older than MAX_SECONDS (never "quick")."""
     try:
-        seconds = time.time() - float(shown_at or "")
-    except ValueError:
+        drawn_for, drawn_at = _SHOWN_SIGNER.unsign(token or "").rsplit(".", 1)
+        seconds = clock.now().timestamp() - int(drawn_at)
+    except (signing.BadSignature, ValueError):
+        return None
+    if drawn_for != f"{template_id}.{seed}":
         return None
     return seconds if 0 <= seconds <= MAX_SECONDS else None
 
@@ -231,6 +307,7 @@ def _page(
     attempt: PracticeAttempt | None = None,
     hints: int = 0,
     counted: bool = False,
+    extra: dict[str, Any] | None = None,
 ) -> HttpResponse:
     # Open: the draw still takes answers (no attempt yet, or one neither right, out of tries
     # nor shown). Finished: every step is on the page.
@@ -252,13 +329,17 @@ def _page(
         "counted": counted,
         "hints": hints,
         "tries_left": attempt.tries_left if attempt is not None else MAX_TRIES,
+        "tries": attempt.tries if attempt is not None else 0,
+        # After Show me the rating is fixed: the box says so and offers no buttons.
+        "rating_open": attempt is not None and not attempt.shown_solution,
     }
     if problem is not None:
         steps = problem.steps
         context["unit"] = problem.unit
-        context["draw"] = {"seed": problem.seed, "question": problem.question, "shown_at": int(time.time())}
+        context["draw"] = {"seed": problem.seed, "question": problem.question,
+                           "shown_at": shown_token(template.pk, problem.seed)}  # fmt: skip
         context["steps_shown"] = steps if finished else steps[:hints]
-        context["more_hints"] = not finished and hints < len(steps)
+        context["more_hints"] = not finished and hints < hint_limit(problem)
         result = problem.result
         output = result.outputs[template.output]
         context.update(
@@ -273,11 +354,13 @@ def _page(
                 "after_text": problem.after.outputs[template.output].text() if problem.after else "",
             }
         )
+    context.update(extra or {})
     response = render(request, "quiz/practice.html", context, status=status)
     return response
 
 
 @require_POST
+@study_write_limited
 def rate_practice(request: HttpRequest, template_slug: str) -> HttpResponse:
     """The learner's own rating instead of the proposed one, within the cards' change window."""
     template = _template_or_404(request, template_slug)
@@ -298,6 +381,8 @@ def rate_practice(request: HttpRequest, template_slug: str) -> HttpResponse:
         state = PracticeState.objects.for_learner(learner).filter(template=template).first()
         comes_back = scheduling.humanize_interval(state.due - clock.now()) if state else ""
         words = f"Stored: {stored}. This problem comes back {comes_back}, with new numbers."
+    elif attempt.shown_solution:
+        words = f"That rating is final: after Show me, {stored} stays stored."
     else:
         words = f"That rating is final now: {stored} stays stored (a rating changes only within a minute)."
     context = {
@@ -308,6 +393,8 @@ def rate_practice(request: HttpRequest, template_slug: str) -> HttpResponse:
         "open_for_rating": changed,  # within the window another press changes it again
         "ratings": Rating.choices,
         "another_url": f"{template.get_absolute_url()}?seed={fresh_seed(attempt.seed)}",
+        # Rated from a practice set's problem: the confirmation page goes on in the set.
+        "in_set": practice_sets.next_in_set(learner, request.POST.get("set_place")),
     }
     # htmx swaps the rating section in place; a plain form gets the whole confirmation page.
     name = "quiz/practice_rating.html" if request.htmx else "quiz/practice_rated.html"

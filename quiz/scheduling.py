@@ -42,6 +42,43 @@ def replay(card_id: int, history: Iterable[tuple[int, datetime]], start: datetim
     return card
 
 
+def retrievability(fsrs_card: dict[str, Any], at: datetime) -> float | None:
+    """FSRS's predicted chance of recall at `at` for a stored card (ScheduleState.fsrs_card): its
+    forgetting curve, (1 + FACTOR × t ÷ stability) ^ DECAY, with t the days since the last review.
+    The fsrs package's own get_card_retrievability counts t in whole days, so it reads 100% all
+    of a review's first day; this counts the fraction too. None for a card never reviewed."""
+    stability, last = fsrs_card.get("stability"), fsrs_card.get("last_review")
+    if not stability or not last:
+        return None
+    return _recall(stability, datetime.fromisoformat(last), at)
+
+
+def card_retrievability(card: fsrs.Card, at: datetime) -> float | None:
+    """retrievability() of an fsrs card in hand, without storing it first."""
+    if not card.stability or card.last_review is None:
+        return None
+    return _recall(card.stability, card.last_review, at)
+
+
+def _recall(stability: float, last: datetime, at: datetime) -> float:
+    elapsed = (as_utc(at) - as_utc(last)).total_seconds() / 86400
+    return (1 + SCHEDULER._FACTOR * max(elapsed, 0.0) / stability) ** SCHEDULER._DECAY
+
+
+def due_ones(card_id: int, candidates: Sequence[tuple[int, datetime]]) -> list[tuple[int, datetime]]:
+    """Of the candidate reviews (oldest first), those given when the schedule replayed from the
+    ones before them had the subject due: the first always. Answers sent at once, each read the
+    subject as new or due before any was stored; replayed, only the first of them was a review."""
+    kept: list[tuple[int, datetime]] = []
+    card = None
+    for rating, reviewed_at in candidates:
+        if card is None or is_due(card.due, as_utc(reviewed_at)):
+            card = card or new_card(card_id, reviewed_at)
+            card, _ = SCHEDULER.review_card(card, fsrs.Rating(rating), review_datetime=as_utc(reviewed_at))
+            kept.append((rating, reviewed_at))
+    return kept
+
+
 class ScheduleFields(TypedDict):
     """What a schedule row (quiz.models.ScheduleState) stores of a learner's ratings of one thing."""
 

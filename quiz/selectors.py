@@ -8,11 +8,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, TypeVar
 
 from django.db import models
 from django.utils.functional import cached_property
 
-from lessons.models import Card, Lesson
+from lessons.models import Card, Lesson, PracticeTemplate
 
 from . import clock, scheduling
 from .learner_rows import LearnerQuery, LearnerRead, Owner
@@ -142,14 +143,14 @@ _CARD_SCHEDULES = LearnerQuery(
 SEEN_CARDS = LearnerRead(
     lambda owner: Showing.objects.for_learner(owner).values_list("card_id", flat=True).order_by().distinct(),
 )
-# /review/'s practice schedules (a few dozen templates at most).
+# The learner's practice schedules, four columns (/review/, /progress/ and its mastery's recall): a few
+# dozen at most.
 _PRACTICE_SCHEDULES = LearnerRead(
     lambda owner: (
         PracticeState.objects.for_learner(owner)
-        .of_published_templates()
-        .select_related("template__lesson")
-        .order_by("due", "template_id")
-    ),
+        .only("template_id", "due", "last_rating", "fsrs_card")
+        .order_by()
+    )
 )
 
 
@@ -261,31 +262,48 @@ class DueItem:
                    RATING_LABELS[state.last_rating])  # fmt: skip
 
 
+S = TypeVar("S", CardState, PracticeState)
+
+
+def _published(states: Iterable[S], subject: str, published: dict[int, Any]) -> tuple[S, ...]:
+    """The schedules of published subjects, each given its subject, soonest first."""
+    kept = []
+    key = f"{subject}_id"
+    for state in states:
+        found = published.get(getattr(state, key))
+        if found is not None:
+            setattr(state, subject, found)
+            kept.append(state)
+    kept.sort(key=lambda state: (state.due, getattr(state, key)))
+    return tuple(kept)
+
+
 @dataclass(frozen=True)
 class Schedules:
     """What is a learner's to review, for /review/ and /progress/ alike: their schedules of the
     published cards and of the published practice templates, each soonest first, and which of
     them are due (scheduling.is_due): /progress/ counts exactly what /review/ lists.
 
-    Two queries: the card schedules, three columns, joined here to the published cards kept per
-    content version rather than by the database (the join and the cards' columns cost more to
-    build and read than the page's rendering; a card not among them is a draft, nobody's to
-    review), and the practice schedules (a few dozen templates at most).
+    Two queries of three columns each, the card schedules and the practice schedules, joined
+    here to the published cards and templates kept per content version rather than by the
+    database (the join and the content's columns cost more to build and read than the page's
+    rendering; a card or template not among them is a draft, nobody's to review).
     """
 
     cards: tuple[CardState, ...]
     practice: tuple[PracticeState, ...]
 
     @classmethod
-    def of(cls, learner: Owner, published_cards: dict[int, Card]) -> Schedules:
-        cards = []
-        for state in _CARD_SCHEDULES.run(learner):
-            card = published_cards.get(state.card_id)
-            if card is not None:
-                state.card = card
-                cards.append(state)
-        cards.sort(key=lambda state: (state.due, state.card_id))
-        return cls(tuple(cards), tuple(_PRACTICE_SCHEDULES.run(learner)))
+    def of(
+        cls,
+        learner: Owner,
+        published_cards: dict[int, Card],
+        published_templates: dict[int, PracticeTemplate],
+    ) -> Schedules:
+        return cls(
+            _published(_CARD_SCHEDULES.run(learner), "card", published_cards),
+            _published(_PRACTICE_SCHEDULES.run(learner), "template", published_templates),
+        )
 
     @property
     def dues(self) -> list[datetime]:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
 from redis.exceptions import RedisError
 
 from .cache_outage import redis_client, redis_outage
@@ -155,26 +156,52 @@ def count_requests(keys: Sequence[str], window: int) -> list[tuple[int, float]]:
     return [(count, min(float(window), max(0.0, opened + window - now))) for count, opened in counted]
 
 
+# An IPv6 subscriber is handed at least a /64 and picks any address in it at will, so a count
+# per IPv6 address would be a count per request: a /64 is counted as one address.
+IPV6_COUNTED_PREFIX = 64
+
+
+def counted_address(address: str) -> str:
+    """The address a limit counts: an IPv4 address as it is (an IPv4-mapped IPv6 one too), an
+    IPv6 address as its /64."""
+    ip = _ip(address)
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, IPV6_COUNTED_PREFIX), strict=False))
+    return address
+
+
 def address_key(scope: str, request: HttpRequest) -> str:
     """The count of one scope's requests from this client address (sign-up and the password
     forms share the "login" one)."""
-    return f"ratelimit:{scope}:{client_address(request)}"
+    return f"ratelimit:{scope}:{counted_address(client_address(request))}"
 
 
 def refusal(
-    request: HttpRequest, keys: Sequence[str], limit: int, window: int, what: str
+    request: HttpRequest, keys: Sequence[str], limit: int | Sequence[int], window: int, what: str
 ) -> HttpResponse | None:
     """Count this request under each of ``keys`` (count_requests); a 429 naming ``what`` if any
-    count is over ``limit``, else None."""
-    over = [seconds_left for count, seconds_left in count_requests(keys, window) if count > limit]
+    count is over its limit (``limit``, or one limit per key in turn), else None."""
+    limits = [limit] * len(keys) if isinstance(limit, int) else list(limit)
+    counted = count_requests(keys, window)
+    over = [
+        (key_limit, seconds_left)
+        for (count, seconds_left), key_limit in zip(counted, limits, strict=True)
+        if key_limit > 0 and count > key_limit
+    ]
     if not over:
         return None
-    retry_after = max(1, math.ceil(max(over)))
-    message = f"Too many requests: at most {limit} per {window} s for {what}. Try again in {retry_after} s."
+    retry_after = max(1, math.ceil(max(seconds_left for _, seconds_left in over)))
+    lowest = min(key_limit for key_limit, _ in over)
+    message = f"Too many requests: at most {lowest} per {window} s for {what}. Try again in {retry_after} s."
     if request.path.endswith(".json") or "application/json" in request.headers.get("Accept", ""):
         response: HttpResponse = JsonResponse({"error": {"param": None, "message": message}}, status=429)
-    else:
+    elif request.headers.get("HX-Request") == "true":
+        # Shown in place by static/js/htmx-errors.js, which prints a plain text answer's words.
         response = HttpResponse(message, status=429, content_type="text/plain; charset=utf-8")
+    else:
+        response = render(request, "429.html", {"message": message}, status=429)
     response["Retry-After"] = str(retry_after)
     return response
 
@@ -190,6 +217,38 @@ def rate_limited(scope: str, methods: tuple[str, ...] = ("GET", "POST")) -> Call
                 refused = refusal(request, [address_key(scope, request)], limit, window, scope)
                 if refused is not None:
                     return refused
+            return view(request, *args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+def rate_limited_per_address_and_visitor(
+    address_scope: str, visitor_scope: str, visitor: Callable[[HttpRequest], str], what: str
+) -> Callable[[View], View]:
+    """Limit a view's POSTs per client address (settings.RATE_LIMITS[address_scope]) and per
+    visitor (RATE_LIMITS[visitor_scope], counted under ``visitor(request)``; "" for a visitor
+    nothing names yet, who is counted by address alone). Both counts share one window length
+    (the address scope's) and are counted in one step."""
+
+    def decorate(view: View) -> View:
+        @functools.wraps(view)
+        def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+            if request.method == "POST":
+                address_limit, window = settings.RATE_LIMITS[address_scope]
+                visitor_limit, _ = settings.RATE_LIMITS[visitor_scope]
+                keys, limits = [], []
+                if address_limit > 0:
+                    keys.append(address_key(address_scope, request))
+                    limits.append(address_limit)
+                if visitor_limit > 0 and (who := visitor(request)):
+                    keys.append(f"ratelimit:{visitor_scope}:{who}")
+                    limits.append(visitor_limit)
+                if keys:
+                    refused = refusal(request, keys, limits, window, what)
+                    if refused is not None:
+                        return refused
             return view(request, *args, **kwargs)
 
         return wrapper

@@ -129,7 +129,9 @@ def home_run(context: template.Context, run: LessonRun, course_map: CourseMap) -
     part = get_template("lessons/home_run.html")
     next_due = bool(course_map.next_card and course_map.next_card.due)
     if not run.untouched:
-        return SafeString(part.render({"run": run, "map": course_map}))
+        # The request only keys the lesson's parts that are the same for everyone (its heading
+        # and introduction, content_fragment): rendered without the context processors.
+        return SafeString(part.render({"run": run, "map": course_map, "request": context["request"]}))
     lessons = tuple(stop.lesson for stop in run.stops)
     next_flags = tuple(stop.is_next for stop in run.stops)
 
@@ -152,7 +154,7 @@ def record_of(records: Any, template_id: int) -> Any:
 
 
 @register.filter
-def mastery_in(records: Any, group: Any) -> str:
+def mastery_in(records: Any, group: Any) -> Any:
     """The learner's mastery of the lesson a /practice/ group lists (quiz.practice_stats)."""
     return records.mastery_of(group.lesson.pk)
 

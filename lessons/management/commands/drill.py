@@ -1,6 +1,9 @@
 """`manage.py drill --list [--json]` lists the practice templates; `drill SLUG --seed N [--json]`
 prints the problem that seed draws, with its answer, steps and named mistakes; `--answer TEXT`
-grades a typed answer as the site does (docs/practice.md, "Practice problems")."""
+grades a typed answer as the site does (docs/practice.md, "Practice problems"); `drill [SLUG]
+--unnamed [--latest N] [--json]` groups the class's unexplained wrong first tries as /instructor/
+does, reading as many a template (``--latest`` reads more), and prints every group, those of one
+answer and beyond the page's three included (docs/practice.md, "Mistakes nobody named")."""
 
 from __future__ import annotations
 
@@ -8,8 +11,11 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from felab_sim.engine.answers import AnswerError, close_band, read_answer
+from felab_sim.engine import unnamed_mistakes
+from felab_sim.engine.answers import AnswerError, close_band
 from felab_sim.engine.drills import DrillError
+from felab_sim.engine.unnamed_mistakes import describe
+from lessons import class_mistakes
 from lessons.models import PracticeTemplate
 
 
@@ -22,6 +28,17 @@ class Command(BaseCommand):
         parser.add_argument("--list", action="store_true", help="list every template")
         parser.add_argument("--json", action="store_true", help="print JSON")
         parser.add_argument("--answer", help="grade this typed answer as the problem page does")
+        parser.add_argument(
+            "--unnamed",
+            action="store_true",
+            help="group the class's wrong first tries no named mistake explains, as /instructor/ does",
+        )
+        parser.add_argument(
+            "--latest",
+            type=int,
+            help=f"with --unnamed: read the latest N a template (default {unnamed_mistakes.PAGE_TRIES}, as"
+            f" /instructor/; at most {unnamed_mistakes.MAX_TRIES})",
+        )
 
     def handle(self, *args: object, **options: object) -> None:
         templates = PracticeTemplate.objects.select_related("lesson").order_by(
@@ -40,6 +57,19 @@ class Command(BaseCommand):
                     self.stdout.write(f"{row['lesson']:02d}  {row['template']}  {row['title']}")
             return
         slug = options["slug"]
+        if options["unnamed"]:
+            latest = options["latest"]
+            if latest is not None and not (
+                isinstance(latest, int) and 1 <= latest <= unnamed_mistakes.MAX_TRIES
+            ):
+                raise CommandError(f"--latest takes 1 to {unnamed_mistakes.MAX_TRIES}")
+            self._unnamed(
+                list(templates.filter(slug=slug) if slug else templates),
+                slug,
+                bool(options["json"]),
+                latest if isinstance(latest, int) else None,
+            )
+            return
         if not slug:
             raise CommandError("name a template (drill --list lists them)")
         template = templates.filter(slug=slug).first()
@@ -61,15 +91,24 @@ class Command(BaseCommand):
             self.stdout.write(problem.question)
             self.stdout.write(f"Answer: {problem.answer_text}")
 
+    def _unnamed(
+        self, templates: list[PracticeTemplate], slug: object, as_json: bool, latest: int | None
+    ) -> None:
+        if slug and not templates:
+            raise CommandError(f"{str(slug)[:60]!r} is not a practice template; drill --list lists them")
+        groupings = class_mistakes.unnamed_groupings(templates, latest or unnamed_mistakes.PAGE_TRIES)
+        if as_json:
+            self.stdout.write(json.dumps([g.as_json() for g in groupings], indent=2, ensure_ascii=False))
+            return
+        if not groupings:
+            self.stdout.write("No wrong first tries yet.")
+        for grouping in groupings:
+            for line in describe(grouping):
+                self.stdout.write(line)
+
     def _grade(self, problem, typed: str, as_json: bool) -> None:
         try:
-            read = read_answer(
-                typed,
-                problem.unit,
-                above_zero=True,
-                share=problem.share,
-                right_as_typed=problem.right_as_typed(typed),
-            )
+            read = problem.read_typed(typed)
         except AnswerError as error:
             raise CommandError(f"not counted: {error}") from None
         graded = problem.grade(read.value)
