@@ -29,6 +29,9 @@ URLS = [
     PRACTICE + "?seed=3",
     PRACTICE + "rate/",
     "/practice/",
+    "/practice/set/",
+    "/practice/set/1/",
+    "/practice/set/1/1/",
     MOVED_PRACTICE,
     MOVED_PRACTICE + "?seed=3",
     MOVED_PRACTICE + "rate/",
@@ -52,6 +55,7 @@ URLS = [
     "/sim/engine.json",
     "/sim/chain/",
     "/sim/chain.json",
+    "/sim/chain/steps/fit/",
     "/sim/calc/prefill.json",
     "/sim/calc/prefill/",
     "/sim/calc/prefix-cache/runs/",
@@ -97,7 +101,7 @@ def test_every_route_is_in_the_hostile_list():
             "<slug:name>", "prefill"
         ).replace("<uidb64>/<token>", "MQ/set-password").replace(
             "<slug:template_slug>", "l03-replicas-with-headroom"
-        )
+        ).replace("<slug:key>", "fit").replace("<int:number>", "1").replace("<int:position>", "1")
         assert concrete in covered, f"{route} is not exercised by the hostile request tests"
 
 

@@ -43,6 +43,9 @@ def browser() -> Iterator[Browser]:
 def _new_context(browser: Browser, **options) -> BrowserContext:
     context = browser.new_context(viewport={"width": 1000, "height": 900}, **options)
     context.set_default_timeout(10_000)
+    # A page whose first load computes the engine's run and curve takes seconds on a loaded machine; a
+    # navigation abandoned early leaves that request holding the simulator, and the next test meets a 503.
+    context.set_default_navigation_timeout(60_000)
     return context
 
 
@@ -67,3 +70,35 @@ def live_lessons(live_server, transactional_db) -> str:
 
     load_bundled_lessons()
     return live_server.url
+
+
+# A student's phone, once with htmx and once without JavaScript: `page.mode` says which. A module
+# that needs another phone (another width, touch) defines its own `phone`, which pytest prefers.
+@pytest.fixture(params=["htmx", "no-javascript"])
+def phone(request, browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(
+        viewport={"width": 375, "height": 812}, java_script_enabled=request.param == "htmx"
+    )
+    context.set_default_timeout(30_000)
+    context.set_default_navigation_timeout(60_000)
+    page = context.new_page()
+    page.mode = request.param  # type: ignore[attr-defined]
+    yield page
+    context.close()
+
+
+# Where screenshots go when asked for (FELAB_SHOTS=folder); none are taken otherwise, so a test run
+# writes nothing outside its temporary folders.
+SHOTS = os.environ.get("FELAB_SHOTS", "")
+
+
+def screenshot(page: Page, name: str, part: str = "", full_page: bool = False) -> None:
+    """The page, or with ``part`` that element alone, as FELAB_SHOTS/NAME.png when asked for."""
+    if not SHOTS:
+        return
+    os.makedirs(SHOTS, exist_ok=True)
+    path = os.path.join(SHOTS, f"{name}.png")
+    if part:
+        page.locator(part).screenshot(path=path)
+    else:
+        page.screenshot(path=path, full_page=full_page)

@@ -24,6 +24,7 @@ PAGES = {
     "review": "/review/",
     "practice index": "/practice/",
     "practice problem": "/practice/l05-kv-per-conversation/?seed=3",
+    "practice set, nothing started": "/practice/set/",
     "log in": "/accounts/login/",
     "sign up": "/accounts/signup/",
     "password reset": "/accounts/password/reset/",

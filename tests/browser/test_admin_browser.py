@@ -27,6 +27,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, Response, expect
 from felab_sim.models import ParameterSet, Scenario
 from lessons.content_format import CONTENT_DIR
 from lessons.models import Card, Course, GlossaryTerm, Lesson, PracticeTemplate
+from quiz.models import ClassMistake
 from tests.conftest import PASSWORD
 
 TIMEOUT_MS = 30_000  # generous: the machine is shared
@@ -43,6 +44,9 @@ class StudentView:
     # contain; None: what was typed.
     value: str | None = None
     shows: Callable[[Model], str] | None = None
+    # What the student types into the practice page's answer box first, where the edit shows
+    # only once answered (a mistake's sentence); None: nothing.
+    answer: Callable[[Model], str] | None = None
 
 
 def _answer_shown(card: Card) -> str:
@@ -92,6 +96,17 @@ STUDENT_VIEWS: dict[type[Model], StudentView] = {
         lambda: PracticeTemplate.objects.published().order_by("lesson__number", "order").first(),
         "title",
         lambda template: f"{template.get_absolute_url()}?seed=1",
+    ),
+    # A mistake named from the class's answers: its sentence, read by a student who makes it.
+    ClassMistake: StudentView(
+        lambda: ClassMistake.objects.get_or_create(
+            template=PracticeTemplate.objects.get(slug="l01-ttft-long-prompt"),
+            slug="twice",
+            defaults={"says": "Twice the time.", "formula": "answer * 2"},
+        )[0],
+        "says",
+        lambda mistake: f"{mistake.template.get_absolute_url()}?seed=7",
+        answer=lambda mistake: f"{mistake.template.problem(7).answer * 2:.6g} ms",
     ),
 }
 CITED_SET = "test-browser-ceiling"
@@ -247,6 +262,9 @@ def test_an_instructor_edits_every_kind_of_content_in_chromium(
         expect(page.locator(".messagelist .success")).to_be_visible()
         obj.refresh_from_db()
         student_page.goto(live_lessons + view.url(obj))
+        if view.answer is not None:
+            student_page.locator("#practice-answer").fill(view.answer(obj))
+            student_page.locator("#practice-answer").press("Enter")
         expect(student_page.locator("main")).to_contain_text(view.shows(obj) if view.shows else typed)
 
         page.goto(f"{live_lessons}/admin/{opts.app_label}/{opts.model_name}/add/")

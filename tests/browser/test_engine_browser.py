@@ -8,11 +8,12 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.fields import type_and_leave
 from tests.browser.test_phone_layout_browser import WIDE_PAGES
+from tests.support.engine_runs import ON_A_4090_QUERY
 
 
 @pytest.fixture(autouse=True)
 def _patient(page: Page, page_without_js: Page) -> None:
-    # One engine run and three charts a page, on a machine shared with other suites.
+    # One engine run, its curve and four charts a page, on a machine shared with other suites.
     for each in (page, page_without_js):
         each.set_default_navigation_timeout(60_000)
         each.set_default_timeout(30_000)
@@ -34,18 +35,18 @@ def timeseries_points(page: Page) -> str:
 
 
 def test_a_student_lowers_max_num_seqs_and_the_slots_bind_in_place(page: Page, live_server):
-    page.goto(f"{live_server.url}/sim/engine/")
+    page.goto(f"{live_server.url}/sim/engine/?{ON_A_4090_QUERY}")
     sentence = page.locator("#engine-binding")
     expect(sentence).to_have_attribute("data-limit", "blocks")
     expect(sentence).to_contain_text("KV blocks bind")
-    expect(page.locator("#engine-results .chart-svg").filter(visible=True)).to_have_count(3)
+    expect(page.locator("#engine-results .chart-svg").filter(visible=True)).to_have_count(4)
     before = timeseries_points(page)
     page.evaluate("window.__same_page = true")
     type_and_leave(page.get_by_label("Max num seqs"), "8")
     page.wait_for_url("**max_num_seqs=8**")
     expect(sentence).to_have_attribute("data-limit", "seqs")
     expect(page.locator("#engine-binding")).to_contain_text("max_num_seqs = 8 were running")
-    expect(page.locator('td[data-key="max_running"]')).to_have_text("8")
+    expect(page.locator('[data-key="max_running"]')).to_have_text("8")
     assert timeseries_points(page) != before
     assert page.evaluate("window.__same_page === true")  # htmx swapped the results in: no page load
     # The interactive chart on demand, as on every chart of the site.
@@ -57,13 +58,13 @@ def test_without_javascript_the_form_submits_and_a_bad_value_names_its_field(
     page_without_js: Page, live_server
 ):
     page = page_without_js
-    page.goto(f"{live_server.url}/sim/engine/")
+    page.goto(f"{live_server.url}/sim/engine/?{ON_A_4090_QUERY}")
     expect(page.locator("#engine-binding")).to_have_attribute("data-limit", "blocks")
     page.get_by_label("Max num seqs").fill("8")
     page.get_by_role("button", name="Simulate").click()
     page.wait_for_url("**max_num_seqs=8**")
     expect(page.locator("#engine-binding")).to_have_attribute("data-limit", "seqs")
-    expect(page.locator("#engine-results .chart-svg").filter(visible=True)).to_have_count(3)
+    expect(page.locator("#engine-results .chart-svg").filter(visible=True)).to_have_count(4)
     # The DGX Spark's vendor publishes no dense BF16 peak: the page asks for one, naming the field.
     page.get_by_label("Hardware", exact=True).select_option("dgx-spark")
     page.get_by_role("button", name="Simulate").click()
@@ -78,7 +79,7 @@ def test_on_a_phone_nothing_scrolls_sideways_and_the_charts_are_the_narrow_ones(
     phone.goto(f"{live_server.url}/sim/engine/?max_num_seqs=8")
     assert phone.evaluate(WIDE_PAGES) is None
     expect(phone.locator("#engine-binding")).to_contain_text("Slots bind")
-    expect(phone.locator("#engine-results .chart-narrow").filter(visible=True)).to_have_count(3)
+    expect(phone.locator("#engine-results .chart-narrow").filter(visible=True)).to_have_count(4)
     phone.goto(f"{live_server.url}/sim/engine/?max_num_seqs=0")
     assert phone.evaluate(WIDE_PAGES) is None
 
@@ -86,13 +87,13 @@ def test_on_a_phone_nothing_scrolls_sideways_and_the_charts_are_the_narrow_ones(
 def test_a_typed_value_sends_one_request_and_the_next_click_sends_none(page: Page, live_server):
     # A failure seen twice in CI: a pending `change` fired by the Explore click's
     # blur sent a second run whose swap could eat that click. type_and_leave must leave none.
-    page.goto(f"{live_server.url}/sim/engine/")
+    page.goto(f"{live_server.url}/sim/engine/?{ON_A_4090_QUERY}")
     expect(page.locator("#engine-binding")).to_have_attribute("data-limit", "blocks")
     runs: list[str] = []
     # The form is posted (it may hold a pasted config.json): every run is a POST to the page.
     page.on("request", lambda request: runs.append(request.url) if request.method == "POST" else None)
     type_and_leave(page.get_by_label("Max num seqs"), "8")
-    expect(page.locator('td[data-key="max_running"]')).to_have_text("8")
+    expect(page.locator('[data-key="max_running"]')).to_have_text("8")
     page.get_by_role("button", name="Explore this chart").first.click()
     expect(page.locator("#engine-results .plot").first).to_have_attribute("data-drawn", "true")
     assert len(runs) == 1, runs
@@ -103,7 +104,7 @@ def test_a_click_on_explore_that_a_redraw_interrupts_still_gets_the_interactive_
 ):
     # A student types a value and goes straight for "Explore": leaving the field sends the run, and
     # its results can land between the button's press and release, which then is no click at all.
-    page.goto(f"{live_server.url}/sim/engine/")
+    page.goto(f"{live_server.url}/sim/engine/?{ON_A_4090_QUERY}")
     expect(page.locator("#engine-binding")).to_have_attribute("data-limit", "blocks")
     page.get_by_label("Max num seqs").fill("8")  # no change yet: the field still has the focus
     button = page.get_by_role("button", name="Explore this chart").first
@@ -112,6 +113,6 @@ def test_a_click_on_explore_that_a_redraw_interrupts_still_gets_the_interactive_
     assert box is not None
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.mouse.down()  # the field loses the focus: change, and htmx sends the run
-    expect(page.locator('td[data-key="max_running"]')).to_have_text("8")  # swapped in mid-press
+    expect(page.locator('[data-key="max_running"]')).to_have_text("8")  # swapped in mid-press
     page.mouse.up()
     expect(page.locator("#engine-results .plot").first).to_have_attribute("data-drawn", "true")

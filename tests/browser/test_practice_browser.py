@@ -59,16 +59,7 @@ def test_a_student_answers_right_close_off_and_in_another_unit_and_it_reaches_fs
     expect(student.get_by_role("heading", name="Right", exact=False)).to_be_visible()
     expect(student.get_by_role("heading", name="Worked solution")).to_be_visible()
     expect(student.get_by_text("Proposed from your error: Got it")).to_be_visible()
-
-    student.goto(problem_url(live_lessons, 8))
-    answer(student, f"{expected(8) * 1.25:.4f} GB")  # close: the draw stays open for another try
-    expect(student.get_by_role("heading", name="Close: 25% too high; right is within 10%")).to_be_visible()
-    expect(student.get_by_label("Try again (2 tries left)", exact=False)).to_be_visible()
-    expect(student.get_by_role("heading", name="Worked solution")).to_have_count(0)
-    student.get_by_role("button", name="Show me").click()
-    expect(student.get_by_role("heading", name="Worked solution")).to_be_visible()
-    expect(student.get_by_text("Proposed from your error: Missed it")).to_be_visible()
-    # The student thinks it was better than Missed it: htmx swaps the rating in place, a plain
+    # The student thinks it was harder than Got it: htmx swaps the rating in place, a plain
     # form gets a confirmation page that says what was stored and where to go next.
     student.get_by_role("button", name="Hard").click()
     expect(student.get_by_text("Stored: Hard.", exact=False)).to_be_visible()
@@ -77,6 +68,20 @@ def test_a_student_answers_right_close_off_and_in_another_unit_and_it_reaches_fs
         expect(student.get_by_role("link", name="Back to practice")).to_have_attribute("href", "/practice/")
     else:  # htmx: the problem page is still there, its rating section swapped
         expect(student.get_by_role("heading", name="Worked solution")).to_be_visible()
+    expect(student.get_by_role("link", name="Another one like this")).to_be_visible()
+
+    student.goto(problem_url(live_lessons, 8))
+    answer(student, f"{expected(8) * 1.25:.4f} GB")  # close: the draw stays open for another try
+    expect(student.get_by_role("heading", name="Close: 25% too high; right is within 10%")).to_be_visible()
+    expect(student.get_by_label("Try again (2 tries left)", exact=False)).to_be_visible()
+    expect(student.get_by_role("heading", name="Worked solution")).to_have_count(0)
+    student.get_by_role("button", name="Show me").click()
+    expect(student.get_by_role("heading", name="Worked solution")).to_be_visible()
+    # Show me is Missed it for good: no buttons to rate it otherwise.
+    expect(
+        student.get_by_text("Show me counts as Missed it, and after it the rating is fixed")
+    ).to_be_visible()
+    expect(student.get_by_role("button", name="Hard")).to_have_count(0)
     expect(student.get_by_role("link", name="Another one like this")).to_be_visible()
 
     student.goto(problem_url(live_lessons, 9))
@@ -99,13 +104,14 @@ def test_a_student_answers_right_close_off_and_in_another_unit_and_it_reaches_fs
 
     attempts = list(PracticeAttempt.objects.order_by("answered_at", "id").values_list("verdict", "rating"))
     assert attempts == [
-        ("right", Rating.GOT_IT),
-        ("close", Rating.HARD),  # Show me proposed Missed it; the student changed it
+        ("right", Rating.HARD),  # proposed Got it; the student changed it
+        ("close", Rating.MISSED_IT),  # then Show me
         ("off", Rating.MISSED_IT),
         ("right", Rating.GOT_IT),
     ]
+    # The first was a review; the rest came before the template was due again: practice.
     state = PracticeState.objects.get(template__slug=SLUG)
-    assert state.review_count == 4 and state.last_rating == Rating.GOT_IT
+    assert state.review_count == 1 and state.last_rating == Rating.HARD
 
     student.goto(live_lessons + "/progress/")
     row = student.locator("#practice-table tbody tr", has_text="05 · KV cache")

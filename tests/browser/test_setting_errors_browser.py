@@ -3,11 +3,13 @@ field that causes it, within one screen of it, with JavaScript (htmx redraws it 
 without (the plain form), and a summary at the top of the form links to the field."""
 
 from collections.abc import Iterator
+from urllib.parse import urlencode
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.fields import type_and_leave
+from tests.support.engine_runs import ON_A_4090, ON_A_4090_QUERY
 
 PHONE = {"viewport": {"width": 375, "height": 740}, "is_mobile": True, "has_touch": True}
 
@@ -45,7 +47,7 @@ def assert_within_a_screen(page: Page, field_id: str, words: str) -> None:
 def test_with_htmx_max_num_seqs_1_is_refused_under_max_num_seqs_and_cleared_when_fixed(
     phone: Page, live_server
 ):
-    phone.goto(f"{live_server.url}/sim/engine/")
+    phone.goto(f"{live_server.url}/sim/engine/?{ON_A_4090_QUERY}")
     expect(phone.locator("#engine-binding")).to_be_visible()
     type_and_leave(phone.locator("#id_max_num_seqs"), "1")
     assert_within_a_screen(phone, "id_max_num_seqs", "Max num seqs: at most 1 request decodes")
@@ -65,10 +67,10 @@ def test_without_javascript_a_model_too_big_is_the_model_s_and_the_summary_link_
     phone_without_js: Page, live_server
 ):
     page = phone_without_js
-    page.goto(f"{live_server.url}/sim/engine/?model=Llama-3.1-70B")
+    page.goto(f"{live_server.url}/sim/engine/?{urlencode({**ON_A_4090, 'model': 'Llama-3.1-70B'})}")
     assert_within_a_screen(page, "id_model", "no GPU memory utilization can make room")
     expect(page.locator("#id_gpu_memory_utilization-errors .field-error")).to_have_count(0)
-    page.goto(f"{live_server.url}/sim/engine/?max_num_batched_tokens=1")
+    page.goto(f"{live_server.url}/sim/engine/?{ON_A_4090_QUERY}&max_num_batched_tokens=1")
     page.locator('#engine-form-errors a[href="#id_max_num_batched_tokens"]').click()
     expect(page.locator("#id_max_num_batched_tokens")).to_be_in_viewport()
     assert_within_a_screen(page, "id_max_num_batched_tokens", "raise max_num_batched_tokens")

@@ -44,7 +44,7 @@ OTHER_FORMS = {"GB and GiB": ("KB", "KiB", "MB", "MiB", "TB", "TiB")}
 ALLOWED = frozenset(
     {
         "AI", "GB10", "GeForce", "JPEG", "LLMServingSim", "MIT", "NVIDIA", "POC", "PRO", "PyTorch",
-        "RAM", "RTX", "SXM", "TODO", "cuDNN", "macOS",
+        "RAM", "RTX", "SXM", "TODO", "TRL", "cuDNN", "macOS",
     }
 )  # fmt: skip
 _HIDDEN = re.compile(r"\{\{[^}]*\}\}|`[^`]*`|\]\([^)]*\)")  # live numbers, code, link targets

@@ -54,6 +54,18 @@ def test_rounding_down_is_offered_only_where_it_gives_another_number(slug):
     assert draw_problem(SPECS["l03-replicas-with-headroom"], 2).answer == 28
 
 
+@pytest.mark.parametrize("slug", ["l03-replicas-with-headroom", "l03-capacity-halves"])
+def test_leaving_out_the_headroom_is_told_the_question_s_order_not_another_named_mistake(slug):
+    # Headroom on the users before dividing is headroom-on-users, a mistake of its own; the
+    # question rounds the replicas up first, then adds the headroom to them.
+    seed = next(s for s in range(100) if "no-headroom" in offered(slug, s))
+    problem = draw_problem(SPECS[slug], seed)
+    sentence = says(slug, seed, offered(slug, seed)["no-headroom"])
+    assert "multiply the replicas by (1 + headroom) and round up again" in sentence
+    assert "users" not in sentence
+    assert "then add the headroom to them and round up again" in problem.question
+
+
 def test_the_fp8_pool_is_stated_in_gib_and_the_answer_counts_gib():
     for seed in range(40):
         problem = draw_problem(SPECS["l14-fp8-kv"], seed)

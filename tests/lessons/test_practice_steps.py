@@ -4,6 +4,9 @@ Each step's equations are read from the page's own text (felab_sim.engine.step_c
 side computed from the numbers as printed must round to the right side at its last printed digit.
 """
 
+import itertools
+import re
+
 import pytest
 
 from felab_sim.engine.drills import draw_problem
@@ -29,9 +32,42 @@ def test_every_printed_step_of_every_seed_adds_up(slug):
     assert checked >= SEEDS, f"{slug}: its steps hold fewer equations than draws"
 
 
+# A clause's sides, as a reader splits them: "; ", ": " and ". " end a clause, "=" joins two sides.
+CLAUSE = re.compile(r"; |: |\. (?=\S)|\.$")
+GREEK = re.compile(r"[α-ωΑ-Ω]")
+
+
+def printed_products_and_quotients(step: str) -> int:
+    """How many equations in a step put a printed product or quotient beside a printed number:
+    digits on both sides, × or ÷ on one, no formula's letter (α) on either."""
+    count = 0
+    for clause in CLAUSE.split(step):
+        sides = clause.split("=")
+        for left, right in itertools.pairwise(sides):
+            both_printed = re.search(r"\d", left) and re.search(r"\d", right)
+            if both_printed and re.search("[×÷]", left + right) and not GREEK.search(left + right):
+                count += 1
+    return count
+
+
+@pytest.mark.parametrize("slug", sorted(SPECS))
+def test_every_printed_product_and_quotient_is_checked(slug):
+    """Words in parentheses ("2 (K and V)", "2 B (f16)") and a unit of one letter ("730 h") once
+    hid a step's arithmetic from the check; every product and quotient printed is now read."""
+    for seed in range(SEEDS // 3):
+        for step in draw_problem(SPECS[slug], seed).steps:
+            assert check_step(step).checked >= printed_products_and_quotients(step), (slug, seed, step)
+
+
 @pytest.mark.parametrize(
     "step",
     [
+        "$0.000491 ÷ $0.000263 = 1×.",
+        "$0.002016 ÷ $0.001908 = 1.0×.",
+        "Concurrency = 42.9497 GB ÷ 0.939524 GB = 45×, not rounded down.",
+        "Per token: 2 (K and V) × 28 layers × 4 KV heads × 128 dimensions × 2 B (f16) = 60,000 B.",
+        "Dedicated: 730 h × $4 = $2,900 a month.",
+        "At 8,192 tokens a conversation holds 57,344 B × 8,192 = 0.48 GB, twice what it did.",
         "One conversation at 8,192 tokens holds 1.1 GB; 80 GB ÷ 1.1 GB, rounded down = 74 conversations.",
         "Read per token: 3.6B active × 4.8 ÷ 8 = 2.2 GB; 546 GB/s ÷ 2.2 GB = 252.8 tok/s.",
         "Dedicated: 730 h × $2.5 = $1,825 a month; $1,825 ÷ $0.00046 = 3,976,035 tickets.",
@@ -53,6 +89,8 @@ def test_the_walks_rounded_middle_steps_are_caught(step):
         "σ(1) = 1 ÷ (1 + e^−1) = 0.73.",
         "Loss = −log σ(0.5) = 0.47.",
         "400 × (1 + 0.2) ÷ 8, rounded up = 60 replicas.",
+        "At 8,192 tokens a conversation holds 57,344 B × 8,192 = 0.469762 GB, twice what it did.",
+        "Dedicated: 730 h × $4 = $2,920 a month.",
     ],
 )
 def test_true_steps_pass(step):

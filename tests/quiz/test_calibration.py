@@ -10,7 +10,7 @@ import pytest
 from lessons.models import PracticeTemplate
 from quiz import charts
 from quiz.models import PracticeAttempt
-from quiz.practice_stats import learner_practice
+from quiz.practice_stats import practice_of, templates_by_id
 
 pytestmark = pytest.mark.django_db
 
@@ -59,7 +59,7 @@ def test_the_chart_is_drawn_on_the_server_and_its_line_falls(improving_student):
 
 
 def test_the_figure_plots_the_medians_at_each_runs_last_attempt(improving_student):
-    practice = learner_practice(PracticeAttempt.objects.filter(user=None))
+    practice = practice_of(PracticeAttempt.objects.filter(user=None).first(), templates_by_id())
     figure = charts.calibration_figure(practice)
     (trace,) = figure["data"]
     assert trace["x"] == [5, 10, 15, 20]
@@ -72,7 +72,7 @@ def test_show_me_without_an_answer_leaves_no_calibration_point(client, lessons):
     for seed in (1, 2, 3):
         client.post(f"/practice/{SLUG}/", {"seed": seed, "action": "show"})
     assert PracticeAttempt.objects.count() == 3
-    practice = learner_practice(PracticeAttempt.objects.all())
+    practice = practice_of(PracticeAttempt.objects.first(), templates_by_id())
     assert practice[0].calibration == [] and practice[0].right == 0
 
 

@@ -52,6 +52,7 @@ def test_each_student_counts_once_per_card_by_latest_rating(
     visitor = Client()
     show(student_client)
     rate(student_client, Rating.GOT_IT)
+    show(visitor)  # an anonymous learner counts once their study spans a few minutes
     clock.advance(minutes=20)
     show(student_client)
     rate(student_client, Rating.EASY)  # sam's latest: Easy
@@ -91,11 +92,14 @@ def test_latest_typed_answers_name_only_students_who_share(
     LearnerProfile.objects.create(user=student, share_name=True)
     student.first_name = "Sam"
     student.save()
+    visitor = Client()
+    show(visitor, "")  # an anonymous learner counts once their study spans a few minutes
+    clock.advance(minutes=5)
     show(student_client, "shared thought")
     clock.advance(seconds=1)
     show(other_student_client, "private thought")
     clock.advance(seconds=1)
-    show(Client(), "visitor thought <b>bold</b>")
+    show(visitor, "visitor thought <b>bold</b>")
     clock.advance(seconds=1)
     show(student_client, "")  # nothing typed: not listed
 

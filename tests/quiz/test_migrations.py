@@ -84,3 +84,32 @@ def test_schedule_rows_written_before_the_shared_base_read_back_unchanged(lesson
     rebuilt = PracticeState.rebuild(account, template.pk)
     assert rebuilt.pk == PracticeState.objects.get().pk  # updated in place, not a second row
     assert (rebuilt.review_count, rebuilt.last_rating, rebuilt.last_reviewed_at) == (1, 3, when)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_attempts_made_before_repeats_were_marked_count_each_problem_once_in_mastery(lessons):
+    executor = MigrationExecutor(connection)
+    before = [("quiz", "0011_close_within_three_tolerances")]
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps
+    Attempt = old.get_model("quiz", "PracticeAttempt")
+    template = old.get_model("lessons", "PracticeTemplate").objects.get(slug="l05-kv-per-conversation")
+    user = old.get_model("auth", "User").objects.create(username="farmer")
+    when = datetime(2026, 2, 1, 9, 0, tzinfo=UTC)
+    fields = {"template": template, "typed": "1 GB", "value": 1.0, "ratio": 1.0, "verdict": "right",
+              "first_verdict": "right", "proposed_rating": 3, "rating": 3}  # fmt: skip
+    for minute, (seed, expected) in enumerate([(1, 2.0), (2, 2.0), (3, 4.0), (4, 2.0)]):
+        Attempt.objects.create(
+            user=user, seed=seed, expected=expected, answered_at=when + timedelta(minutes=minute), **fields
+        )
+    Attempt.objects.create(anonymous_id="someone", seed=9, expected=2.0, answered_at=when, **fields)
+
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    from quiz.models import PracticeAttempt
+
+    repeats = PracticeAttempt.objects.filter(repeats_a_problem=True)
+    assert sorted(repeats.values_list("seed", flat=True)) == [2, 4]  # another learner's is their own
+    assert PracticeAttempt.objects.filter(is_review=True).count() == 5

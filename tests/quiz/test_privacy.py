@@ -153,10 +153,12 @@ def test_change_pages_show_the_learner_by_consent_only(
 
 
 def test_dashboard_names_only_students_who_share(
-    instructor_client, student, student_client, anonymous_student
+    clock, instructor_client, student, student_client, anonymous_student
 ):
     student.first_name = "Sam"
     student.save()
+    clock.advance(minutes=5)
+    show(anonymous_student)  # an anonymous learner counts once their study spans a few minutes
     show(student_client, "a private thought")
     body = instructor_client.get("/instructor/").content.decode()
     assert "a private thought" in body and "a student (name not shared)" in body

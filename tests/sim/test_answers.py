@@ -139,3 +139,24 @@ def test_a_unit_within_the_grammar_still_reads(typed, unit, value):
 def test_a_size_stands_only_for_a_size(typed, unit):
     with pytest.raises(AnswerError):
         read_answer(typed, unit)
+
+
+@pytest.mark.parametrize(
+    ("typed", "unit", "value"),
+    [
+        ("10.7 Gb", "GB", 1.3375),
+        ("85.6 Gb", "GB", 10.7),
+        ("8 Gb/s", "GB/s", 1),
+        ("4 Mb", "MB", 0.5),
+        ("2 Kb", "MB", 0.00025),
+    ],
+)
+def test_bits_are_a_data_size_read_as_an_eighth_of_a_byte(typed, unit, value):
+    read = read_answer(typed, unit, above_zero=True)
+    assert math.isclose(read.value, value) and "b is bits, 8 to a byte (B)" in read.note
+
+
+def test_gigabytes_typed_as_gigabits_are_eight_times_too_low_and_say_why():
+    read = read_answer("10.7 Gb", "GB", above_zero=True)
+    assert read.note == "10.7 Gb = 1.3 GB: b is bits, 8 to a byte (B)"
+    assert check(read.value, 10.7, 0.1).words == "8× too low"

@@ -21,8 +21,9 @@ from felab_sim.engine.batching.kv_pool import (
     block_cost,
     size_pool,
 )
-from felab_sim.engine.batching.scheduler import Replica, Request
+from felab_sim.engine.batching.scheduler import Replica, Request, Scheduled
 from felab_sim.engine.batching.simulate import EngineSettings, TraceRequest, read_trace, simulate
+from felab_sim.engine.batching.simulate import _load as step_load
 from felab_sim.engine.batching.step_time import Parallelism, StepLoad, StepPricer, calibration_for, model_cost
 from felab_sim.engine.hardware import HARDWARE, hardware_preset
 from felab_sim.engine.model_presets import preset
@@ -239,7 +240,16 @@ def test_sliding_layers_hold_no_more_than_their_window():
 
 
 def _decode_load(batch: int, context: int) -> StepLoad:
-    return StepLoad(batch, batch, batch * context, 0, batch * context, 0)
+    return StepLoad(batch, batch, batch * context, 0, batch * context, 0, batch * context)
+
+
+def test_a_step_prices_its_one_token_sequences_as_decodes_and_its_prompt_chunks_apart():
+    # MLA runs the two differently (step_cost.mla_decode_pair_flops): the step says which is which.
+    decoding = Scheduled(Request(0, 0.0, 100, 20), tokens=1, context_before=110)
+    prompt = Scheduled(Request(1, 0.0, 300, 20), tokens=200, context_before=0)
+    load = step_load([decoding, prompt], None)
+    assert load.decode_pairs == 111
+    assert load.attention_pairs == 111 + 200 * 201 / 2
 
 
 def _step_s(model: str, hardware: str, parallel: Parallelism, load: StepLoad, group: int) -> float:

@@ -26,6 +26,7 @@ from felab_sim.engine.limits import ENGINE_WEB_LIMITS, WEB_LIMITS
 from felab_sim.engine.params import Param, ParamError
 from felab_sim.engine.simulator import SweepTooBig, run_sweep
 from felab_sim.engine.sweep_params import SWEEP_PARAMS, SweepParams
+from tests.support.engine_runs import ON_A_4090
 
 pytestmark = pytest.mark.django_db
 
@@ -69,7 +70,7 @@ def test_a_slow_typed_in_gpu_is_refused_naming_its_bandwidth(client):
 
 def test_arrivals_days_apart_are_refused_naming_the_rate(client):
     for rate in ("1e-300", "0.001"):
-        error = refused(client.get("/sim/engine.json", {"rate": rate}))
+        error = refused(client.get("/sim/engine.json", {**ON_A_4090, "rate": rate}))
         assert error["param"] == "rate" and "waiting for arrivals" in error["message"]
 
 
@@ -94,6 +95,7 @@ def test_the_engine_counts_its_timeseries_samples_against_the_budget():
 
 
 PREEMPTED = {
+    **ON_A_4090,
     "block_size": "1",
     "input_tokens": "12000",
     "output_tokens": "800",

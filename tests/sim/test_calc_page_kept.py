@@ -28,7 +28,12 @@ def test_bad_input_stays_a_400_and_htmx_still_gets_the_results_alone(client):
         partial = client.get(PAGE, {"bandwidth_gbs": "273"}, headers={"HX-Request": "true"})
         body = partial.content.decode()
         assert partial.status_code == 200 and body.lstrip().startswith('<section id="calc-results"')
-        assert body.strip() in full and "<form" not in body
+        # The results, then the presets redrawn out of band beside them, and never the form.
+        results, presets = body.split('<section id="calc-presets"')
+        assert results.strip() in full and "<form" not in body
+        assert presets.startswith(
+            ' class="calc-presets" aria-labelledby="calc-presets-title" hx-swap-oob="true">'
+        )
 
 
 def test_the_prefix_cache_page_keeps_the_anonymous_page_but_not_a_students(client, student_client):

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from felab_sim.engine.calibration import (
+    MEASURED_FILES,
     default_calibration,
     engine_calibration,
     gpu_calibration,
@@ -95,3 +96,12 @@ def test_a_calibrations_bounds_are_the_typed_fields_bounds():
     for figure, field in (("gbs", "bandwidth_gbs"), ("tflops", "peak_tflops")):
         low, high, _ = FIGURE_BOUNDS[figure]
         assert (low, high) == (declared[field].low, declared[field].high), figure
+
+
+def test_the_h200s_memory_is_the_total_cuda_reported_on_the_measured_card():
+    # The first line of measured/h200.jsonl: torch's total_memory on a real H200.
+    device = json.loads(MEASURED_FILES["h200"].read_text().splitlines()[0])
+    assert device["kind"] == "device"
+    assert H200.memory_bytes / 2**30 == pytest.approx(device["memory_gib"], abs=0.05)
+    assert H200.memory_bytes_measured
+    assert H200.memory_bytes / 1e9 == pytest.approx(150.1, abs=0.05)  # GB, not the 141 printed

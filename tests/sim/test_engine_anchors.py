@@ -27,14 +27,21 @@ from felab_sim.engine.batching.simulate import simulate
 from felab_sim.engine.hardware import hardware_preset
 from felab_sim.engine.limits import ENGINE_WEB_LIMITS
 from felab_sim.engine.model_presets import preset
+from tests.support.engine_runs import ON_A_4090
 
 ROOT = Path(__file__).resolve().parents[2]
 URL, JSON_URL = "/sim/engine/", "/sim/engine.json"
 # The settings that repeat each run on the page: the form's names, the defaults left out.
 QUERIES = {
-    "RTX4090/Llama-3.1-8B": {"workload": "trace"},
-    "RTXPRO6000/Llama-3.1-8B": {"workload": "trace", "hardware": "rtx-pro-6000", "max_num_seqs": "128"},
+    "RTX4090/Llama-3.1-8B": {**ON_A_4090, "workload": "trace"},
+    "RTXPRO6000/Llama-3.1-8B": {
+        **ON_A_4090,
+        "workload": "trace",
+        "hardware": "rtx-pro-6000",
+        "max_num_seqs": "128",
+    },
     "RTXPRO6000/Qwen3-30B-A3B-Instruct-2507": {
+        **ON_A_4090,
         "workload": "trace",
         "model": "Qwen3-30B-A3B",
         "hardware": "rtx-pro-6000",

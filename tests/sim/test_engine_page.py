@@ -7,6 +7,7 @@ JSON shape, htmx's partial and the shareable address."""
 from __future__ import annotations
 
 import fcntl
+import html
 import json
 import re
 
@@ -14,25 +15,29 @@ import pytest
 
 from felab_sim.engine.batching.engine_params import ENGINE_PARAMS
 from felab_sim.engine.model_presets import preset
+from felab_sim.engine.numbers import format_with_unit
+from felab_sim.engine.serving_validation import nearest_rank
+from felab_sim.engine.validation import validation_points
 from felab_sim.live import engine_outcomes
+from tests.support.engine_runs import ON_A_4090
 
 pytestmark = pytest.mark.django_db
 
 URL = "/sim/engine/"
 JSON_URL = "/sim/engine.json"
-SMALL = {"requests": "12", "output_tokens": "16"}
+SMALL = {**ON_A_4090, "requests": "12", "output_tokens": "16"}
 
 
 def page(client, query: dict | None = None, **headers):
-    response = client.get(URL, query or {}, headers=headers)
+    response = client.get(URL, {**ON_A_4090, **(query or {})}, headers=headers)
     return response, response.content.decode()
 
 
-def test_the_default_page_names_the_binding_limit_and_draws_three_charts(client):
+def test_the_default_page_names_the_binding_limit_and_draws_four_charts(client):
     response, body = page(client)
     assert response.status_code == 200
     assert 'data-limit="blocks"' in body and "KV blocks bind" in body
-    for chart in ("engine-timeseries", "engine-distribution", "engine-sweep"):
+    for chart in ("engine-timeseries", "engine-distribution", "engine-sweep", "engine-planner-chart"):
         assert f'data-figure="{chart}"' in body and "<svg" in body
     assert "lesson 03&#x27;s practice server" in body
     assert "41,008 tokens" in body  # the 4090's pool, as bench_engine.py checks it against vLLM's
@@ -49,7 +54,7 @@ def test_the_address_holds_the_settings_and_changes_the_sentence(client):
     _, body = page(client, {"max_num_seqs": "8"})
     assert 'data-limit="seqs"' in body and "max_num_seqs = 8" in body
     assert 'name="max_num_seqs" value="8"' in body
-    assert "engine.json?max_num_seqs=8" in body
+    assert re.search(r'engine\.json\?[^"]*max_num_seqs=8', body)
 
 
 def test_htmx_gets_only_the_results_partial(client):
@@ -87,7 +92,7 @@ def test_bad_input_is_a_400_naming_the_field(client, query, field, message):
     assert response.status_code == 400
     assert message in body
     assert f'name="{field}"' in body and 'aria-invalid="true"' in body
-    as_json = client.get(JSON_URL, query)
+    as_json = client.get(JSON_URL, {**ON_A_4090, **query})
     assert as_json.status_code == 400
     assert as_json.json()["error"]["param"] == field
 
@@ -106,10 +111,10 @@ def test_a_run_over_the_web_budget_is_refused_naming_the_setting_that_forces_it(
     response, body = page(client, query)
     assert response.status_code == 400
     assert "units of work" in body and "manage.py engine" in body
-    assert client.get(JSON_URL, query).json()["error"]["param"] == "max_num_seqs"
+    assert client.get(JSON_URL, {**ON_A_4090, **query}).json()["error"]["param"] == "max_num_seqs"
     # Requests too long even all at once: the workload's size, not the engine's settings.
     for query in ({"output_tokens": "1000"}, {"max_num_seqs": "1", "output_tokens": "1000"}):
-        assert client.get(JSON_URL, query).json()["error"]["param"] == "requests"
+        assert client.get(JSON_URL, {**ON_A_4090, **query}).json()["error"]["param"] == "requests"
 
 
 def test_json_has_the_commands_shape_and_both_sweeps(client):
@@ -142,8 +147,8 @@ def test_a_run_is_simulated_once_for_the_same_settings(client):
 def test_a_refusal_over_the_budget_is_kept_too(client):
     engine_outcomes.cache_clear()
     query = {"max_num_seqs": "1", "output_tokens": "1000"}
-    assert client.get(JSON_URL, query).status_code == 400
-    assert client.get(URL, query).status_code == 400
+    assert client.get(JSON_URL, {**ON_A_4090, **query}).status_code == 400
+    assert client.get(URL, {**ON_A_4090, **query}).status_code == 400
     info = engine_outcomes.cache_info()
     assert (info.misses, info.hits) == (1, 1)
 
@@ -165,8 +170,8 @@ def test_a_run_too_short_for_a_sample_still_draws(client):
     # One request of one output token ends before the first 0.1 s sample, and has no TPOT.
     query = {"requests": "1", "output_tokens": "1"}
     response, body = page(client, query)
-    assert response.status_code == 200 and body.count('class="chart-wide"') == 3
-    assert client.get(JSON_URL, query).json()["timeseries"] == []
+    assert response.status_code == 200 and body.count('class="chart-wide"') == 4
+    assert client.get(JSON_URL, {**ON_A_4090, **query}).json()["timeseries"] == []
 
 
 @pytest.mark.parametrize("url", [URL, JSON_URL])
@@ -188,9 +193,9 @@ def test_one_output_token_shows_none_with_why_where_a_figure_does_not_exist(clie
     _, body = page(client, query)
     for key, why in (("tpot_mean_ms", "no request has a second token"), ("max_running", "no request stayed")):
         row = re.search(rf'<tr id="summary-{key}">(.*?)</tr>', body, re.S).group(1)
-        assert re.search(rf'data-key="{key}">none</td>', row), row
+        assert re.search(rf'data-key="{key}">none</span>', row), row
         assert f"None: {why}" in row
-    summary = client.get(JSON_URL, query).json()["summary"]
+    summary = client.get(JSON_URL, {**ON_A_4090, **query}).json()["summary"]
     assert summary["tpot_mean_ms"] is None and summary["max_running"] is None
 
 
@@ -232,8 +237,129 @@ def test_deepseek_v3_in_fp8_on_eight_h200s_runs_and_at_bf16_does_not_fit(client)
         "model": "DeepSeek-V3", "hardware": "h200", "tensor_parallel": "8", "requests": "4",
         "concurrency": "4", "workload": "concurrency", "input_tokens": "64", "output_tokens": "4",
     }  # fmt: skip
-    response = client.get(JSON_URL, {**query, "precision": "fp8"})
+    response = client.get(JSON_URL, {**ON_A_4090, **query, "precision": "fp8"})
     assert response.status_code == 200
-    assert response.json()["pool"]["weight_bytes"] == pytest.approx(83.9e9, rel=1e-3)
-    refused = client.get(JSON_URL, query)
-    assert refused.status_code == 400 and "167.8 GB a GPU" in refused.json()["error"]["message"]
+    assert response.json()["pool"]["weight_bytes"] == pytest.approx(84.8e9, rel=1e-3)
+    refused = client.get(JSON_URL, {**ON_A_4090, **query})
+    assert refused.status_code == 400 and "169.6 GB a GPU" in refused.json()["error"]["message"]
+
+
+def test_the_page_shows_ttft_and_tpot_percentiles_under_their_means_as_the_json_has_them(client):
+    _, body = page(client, SMALL)
+    percentiles = client.get(JSON_URL, SMALL).json()["percentiles"]
+    for name, unit, scale in (("ttft", "s", 0.001), ("tpot", "ms", 1.0)):
+        row = re.search(rf'<tr id="summary-{name}_percentiles" class="tail">(.*?)</tr>', body, re.S).group(1)
+        assert "p50 · p90 · p99" in row
+        shown = [format_with_unit(percentiles[f"{name}_p{p}_ms"] * scale, unit) for p in (50, 90, 99)]
+        assert " · ".join(shown) in re.sub(r"<[^>]+>", "", row), row
+    assert body.index('id="summary-ttft_mean_ms"') < body.index('id="summary-ttft_percentiles"')
+
+
+def largest_error(metric: str, model_prefix: str) -> float:
+    """The largest error of the validation table's rows of one metric on runs of one model family."""
+    return max(
+        abs(point.error)
+        for point in validation_points()
+        if point.metric == metric and point.what.endswith(model_prefix)
+    )
+
+
+def predicted_serving_errors(kind: str, moe: bool) -> list[float]:
+    """|felab ÷ measured − 1| of the published serving runs felab predicted, of one kind."""
+    from felab_sim.engine.serving_validation import PREDICT, serving_points
+
+    return [abs(p.error) for p in serving_points() if p.kind == kind and p.moe == moe and p.group == PREDICT]
+
+
+def test_every_figure_carries_its_expected_error_from_the_validation_table_and_an_unmeasured_gpu_says_so(
+    client,
+):
+    query = {**SMALL, "hardware": "h100-pcie"}  # no run or step was measured on the PCIe card
+    _, body = page(client, query)
+    data = client.get(JSON_URL, {**ON_A_4090, **query}).json()["expected_error"]
+    # The dense published runs felab predicted: the 90th percentile of their errors.
+    dense_tpot = nearest_rank(predicted_serving_errors("mean TPOT", moe=False), 90)
+    assert data["figures"]["tpot_mean_ms"]["share"] == pytest.approx(dense_tpot)
+    assert data["figures"]["tpot_p99_ms"]["share"] == pytest.approx(dense_tpot)
+    assert data["figures"]["tpot_mean_ms"]["rows"] == len(predicted_serving_errors("mean TPOT", moe=False))
+    assert data["figures"]["ttft_mean_ms"]["share"] == pytest.approx(
+        nearest_rank(predicted_serving_errors("mean TTFT", moe=False), 90)
+    )
+    assert data["scaled_from_h200"] is True
+    for key in ("ttft_mean_ms", "ttft_percentiles", "tpot_mean_ms", "tpot_percentiles", "latency_mean_ms",
+                "total_s", "output_tok_s"):  # fmt: skip
+        row = re.search(rf'<tr id="summary-{key}"[^>]*>(.*?)</tr>', body, re.S).group(1)
+        assert re.search(r'class="expected-error"[^>]*>±[\d.]+% expected<', row), key
+    shown = format_with_unit(round(100 * dense_tpot, 1), "%")
+    assert f'data-expected="tpot_mean_ms">±{shown} expected' in body
+    assert "scaled from the H200" in body
+    # A GPU the published serving runs were measured on is not marked as scaled.
+    for gpu in ("h100-sxm", "b200", "mi300x"):
+        assert (
+            client.get(JSON_URL, {**SMALL, "hardware": gpu}).json()["expected_error"]["scaled_from_h200"]
+            is False
+        )
+    # A GPU the table has runs on is not marked as scaled.
+    _, measured_gpu = page(client, {**SMALL, "hardware": "rtx-4090"})
+    assert (
+        client.get(JSON_URL, {**SMALL, "hardware": "rtx-4090"}).json()["expected_error"]["scaled_from_h200"]
+        is False
+    )
+    assert "scaled from the H200" not in measured_gpu
+
+
+def test_no_expected_error_comes_from_rows_a_number_was_fitted_on():
+    from felab_sim.engine.validation import P90, expected_error
+
+    # The dense published runs felab predicted, and only those: the 90th percentile of their errors.
+    dense_ttft = expected_error("mean TTFT", moe=False)
+    assert dense_ttft.statistic == P90 and dense_ttft.rows == len(
+        predicted_serving_errors("mean TTFT", False)
+    )
+    assert dense_ttft.share == pytest.approx(nearest_rank(predicted_serving_errors("mean TTFT", False), 90))
+    assert f"90th percentile error of {dense_ttft.rows} published serving runs felab predicted" in (
+        dense_ttft.sentence
+    )
+    # No predicted run measures a mean latency: it is TTFT plus the decode, the wider of the two.
+    for moe in (False, True):
+        latency = expected_error("mean latency", moe)
+        parts = (expected_error("mean TTFT", moe), expected_error("mean TPOT", moe))
+        assert latency.share == max(part.share for part in parts)
+        assert "for mean latency, the wider of mean TTFT's and mean TPOT's" in latency.sentence
+
+
+def test_too_few_published_runs_of_a_kind_give_their_largest_error_and_say_how_many(monkeypatch):
+    from felab_sim.engine import serving_validation
+    from felab_sim.engine.validation import FEW_SERVING, serving_expected_error
+
+    few = [p for p in serving_validation.serving_points() if p.group == serving_validation.PREDICT][:3]
+    monkeypatch.setattr(serving_validation, "serving_points", lambda: few)
+    kind, moe = few[0].kind, few[0].moe
+    band = serving_expected_error(kind, moe)
+    same = [abs(p.error) for p in few if p.kind == kind and p.moe == moe]
+    assert band.statistic == FEW_SERVING and band.rows == len(same) < 10
+    assert band.share == pytest.approx(max(same))
+    assert f"the {band.rows} published serving run" in band.sentence and "too few" in band.sentence
+
+
+def test_a_kind_the_published_serving_runs_measure_takes_their_90th_percentile_error():
+    from felab_sim.engine.serving_validation import PREDICT, nearest_rank, serving_points
+    from felab_sim.engine.validation import P90, expected_error
+
+    moe_ttft = expected_error("mean TTFT", moe=True)
+    errors = [
+        abs(p.error) for p in serving_points() if p.moe and p.metric == "ttft_mean_ms" and p.group == PREDICT
+    ]
+    assert moe_ttft.statistic == P90 and moe_ttft.rows == len(errors) >= 10
+    assert moe_ttft.share == pytest.approx(nearest_rank(errors, 90))
+    assert "90th percentile error of" in moe_ttft.sentence
+
+
+def test_the_page_says_what_its_bands_are_and_what_is_fitted(client):
+    _, body = page(client, {**SMALL, "hardware": "h100-sxm"})
+    body = html.unescape(body)
+    assert "from measured runs no number was fitted on" in body
+    assert "published runs' output tok/s per GPU" in body and "engine runs' total time" not in body
+    for fitted in ("a small kernel's fixed cost", "unpacks MXFP4 weights", "the MI300X's kernel multiple",
+                   "each engine's two costs a request"):  # fmt: skip
+        assert fitted in body, fitted

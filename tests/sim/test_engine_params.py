@@ -30,19 +30,20 @@ from felab_sim.engine.hardware import hardware_preset
 from felab_sim.engine.limits import ENGINE_WEB_LIMITS
 from felab_sim.engine.model_presets import preset
 from felab_sim.engine.params import ParamError
+from tests.support.engine_runs import ON_A_4090
 
 from .test_batching_engine import ONE_BYTE_BLOCKS
 
 
 def run(**given):
-    inputs = engine_inputs(parse_engine_values(given))
+    inputs = engine_inputs(parse_engine_values({**ON_A_4090, **given}))
     result = run_engine(inputs)
     return inputs, result, binding_limit(result, inputs.settings)
 
 
 def refused(given: dict, config: str | None = None) -> ParamError:
     with pytest.raises(ParamError) as caught:
-        inputs = engine_inputs(parse_engine_values(given), config)
+        inputs = engine_inputs(parse_engine_values({**ON_A_4090, **given}), config)
         run_engine(inputs)
     return caught.value
 
@@ -126,7 +127,7 @@ def test_typed_figures_replace_the_presets():
 
 def test_a_pasted_config_runs_as_its_preset_does():
     config = json.dumps(dict(preset("Llama-3.1-8B").config))
-    given = {"requests": 10, "output_tokens": 16}
+    given = {**ON_A_4090, "requests": 10, "output_tokens": 16}
     pasted = run_engine(engine_inputs(parse_engine_values({**given, "model": "config"}), config))
     named = run_engine(engine_inputs(parse_engine_values(given)))
     assert pasted.summary == named.summary

@@ -20,7 +20,13 @@ from felab_sim.engine.prices import PRICES
         ("model.gpt-oss-20b.kv_kib_per_token", "48"),  # every layer, the plain formula
         ("model.gpt-oss-20b.kv_kib_per_token_long", "24"),  # past the 128-token window: full layers only
         ("model.gpt-oss-20b.sliding_window", "128"),
-        ("price.dedicated-gpu-hour.usd", "8"),
+        # The file OpenAI publishes: experts in MXFP4, the rest in BF16 (13.8 GB on Hugging Face).
+        ("model.gpt-oss-20b.stored_gb", "13.8"),
+        ("model.gpt-oss-120b.stored_gb", "65.2"),
+        # A token reads its attention and output head at 2 bytes a weight and 4 experts at 4.25 bits.
+        ("model.gpt-oss-20b.stored_gb_per_token", "3.7"),
+        ("model.gpt-oss-120b.stored_gb_per_token", "5"),
+        ("price.dedicated-gpu-hour.usd", "8.00"),
         ("measured.practice-run.c8_agg_tok_s", "275.1"),
         ("measured.l01-mac-ollama-8b.short_tok_s", "44.6"),
     ],
@@ -67,3 +73,8 @@ def test_every_table_entry_is_citable_and_every_price_has_a_source():
     assert all(price.source for price in PRICES)
     for fact in facts.every_fact():
         assert facts.parse(fact.name).value == fact.value
+
+
+def test_a_price_a_card_cites_prints_to_the_cent():
+    assert facts.text_of("price.capstone-serverless-output.usd") == "0.60"
+    assert facts.text_of("price.dedicated-gpu-hour.usd") == "8.00"

@@ -8,7 +8,10 @@ import pytest
 from django.template import Context, Template
 
 from felab_sim.engine import numbers
+from felab_sim.engine.calculator import Output
+from felab_sim.engine.drills import draw_problem
 from felab_sim.engine.numbers import agrees, format_number, format_with_unit, parse_number
+from tests.lessons.test_practice_bundled import SPECS
 
 
 @pytest.mark.parametrize(
@@ -142,3 +145,25 @@ def test_a_live_number_prints_with_the_stated_numbers_decimals(value, stated, te
 @pytest.mark.parametrize(("value", "stated"), [(70.71, ""), (None, "71"), (math.nan, "71")])
 def test_without_a_stated_number_or_a_value_the_site_rule_applies(value, stated):
     assert numbers.format_like(value, stated) == format_number(value)
+
+
+@pytest.mark.parametrize(
+    ("value", "printed"),
+    [(0.6, "$0.60"), (68.25, "$68.25"), (0.125, "$0.13"), (1825, "$1,825.00"), (0.0999, "$0.10"), (0.095, "$0.095"), (0, "$0.00"),
+     (0.029, "$0.029"), (0.00046, "$0.00046"), (4.5e-5, "$4.5 × 10⁻⁵"), (-0.6, "-$0.60")],
+)  # fmt: skip
+def test_money_prints_to_the_cent_from_ten_cents_up(value, printed):
+    assert format_with_unit(value, "$") == printed
+    assert Output(value, "$", "").text() == printed
+
+
+def test_a_practice_question_prints_its_prices_to_the_cent():
+    # Seed 1 of l09-output-doubles draws $0.6 a million output tokens.
+    problem = draw_problem(SPECS["l09-output-doubles"], 1)
+    assert "$0.60 out per million" in problem.question and "380 × $0.60" in problem.steps[0]
+
+
+@pytest.mark.parametrize("value", [1e12, 1e200, 1.7e308, -1e308])
+def test_money_past_a_trillion_prints_without_cents(value):
+    printed = numbers.format_money(value)
+    assert "." not in printed and printed.replace(",", "").lstrip("-").isdigit()

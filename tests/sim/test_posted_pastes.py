@@ -40,7 +40,7 @@ def token_of(page: str) -> str:
 
 def post_form(client, url: str, data: dict, **headers):
     form_page = client.get(url).content.decode()
-    assert '<form class="sim-form' in form_page and 'method="post"' in form_page
+    assert re.search(r'<form [^>]*class="sim-form[^>]*method="post"', form_page)
     return client.post(url, {**data, "csrfmiddlewaretoken": token_of(form_page)}, headers=headers)
 
 

@@ -89,7 +89,9 @@ class Cluster:
     hosts: list[AppHost] = field(default_factory=list)
 
 
-def cluster_env(database_url: str, practice_url: str, login_limit: int) -> dict[str, str]:
+def cluster_env(
+    database_url: str, practice_url: str, login_limit: int, learner_write_limit: int = 0
+) -> dict[str, str]:
     env = {
         **os.environ,
         "DJANGO_ENV": "production",
@@ -105,6 +107,10 @@ def cluster_env(database_url: str, practice_url: str, login_limit: int) -> dict[
         "FELAB_PRACTICE_URL": practice_url,
         "FELAB_LOGIN_LIMIT": str(login_limit),
         "FELAB_SWEEP_LIMIT": "0",
+        # The load checks send every student from this one address: no limit per address; the
+        # limit per learner only where a check asks for it (bench_study counts it as deployed).
+        "FELAB_WRITE_LIMIT": "0",
+        "FELAB_LEARNER_WRITE_LIMIT": str(learner_write_limit),
         "FELAB_STATIC_ROOT": str(collected_static()),
     }
     for name in ("DJANGO_DEBUG", "DJANGO_ALLOW_ASYNC_UNSAFE", "DJANGO_SETTINGS_MODULE"):
@@ -166,12 +172,13 @@ def running_cluster(
     database_name: str = "felab_cluster_bench",
     practice_url: str = "http://127.0.0.1:9/v1",
     login_limit: int = 10,
+    learner_write_limit: int = 0,
 ) -> Iterator[Cluster]:
     """Release once, then start the app hosts, one task worker and nginx; stop them all after."""
     directory = Path(tempfile.mkdtemp(prefix="felab-cluster-"))
     directory.chmod(0o755)  # nginx's workers run as nobody when started by root
     database_url = scratch_database("postgresql", database_name)
-    env = cluster_env(database_url, practice_url, login_limit)
+    env = cluster_env(database_url, practice_url, login_limit, learner_write_limit)
     # The release step, once, before any host starts (make release).
     for command in (["migrate", "--noinput"], ["import_lessons"]):
         subprocess.run(

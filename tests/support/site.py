@@ -54,6 +54,8 @@ def production_env(database_url: str, port: int, workers: int | None = None) -> 
         # Benchmarks measure the pages, not the rate limiter.
         "FELAB_SWEEP_LIMIT": "0",
         "FELAB_LOGIN_LIMIT": "0",
+        "FELAB_WRITE_LIMIT": "0",
+        "FELAB_LEARNER_WRITE_LIMIT": "0",
     }
     env.pop("DJANGO_DEBUG", None)
     if workers:

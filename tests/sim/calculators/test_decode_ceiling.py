@@ -252,3 +252,45 @@ def test_a_callers_settings_without_the_model_and_fp8_inputs_still_compute(name)
     calculator = get(name)
     older = {k: v for k, v in calculator.validate({}).items() if k not in added}
     assert calculator.compute_with("gb_per_step", older) == outputs(name)["gb_per_step"]
+
+
+# A model's own file, tensor by tensor -------------------------------------------------------
+
+
+def test_gpt_oss_as_published_reads_its_16_bit_attention_and_output_head_at_16_bits():
+    # gpt-oss-20b's 3.6B active parameters are 0.64B of attention and 0.58B of output head, kept in
+    # BF16, and 4 experts a layer (2.39B) in MXFP4, 4 bits and an 8-bit scale per 32: 4.25 bits.
+    attention_and_head = (0.637203 + 0.579133 + 0.002213) * 2  # GB, with the router, all in BF16
+    experts = 24 * 4 * 3 * 2880 * 2880 * 4.25 / 8 / 1e9
+    expert_biases = 24 * 4 * (2 * 2880 + 2880) * 2 / 1e9
+    expected = attention_and_head + experts + expert_biases
+    out = outputs("decode-ceiling", model="gpt-oss-20b", quant="published", measured_tok_s=118)
+    assert out["model_gb"] == pytest.approx(13.76, abs=0.01)  # the file Hugging Face lists: 13.8 GB
+    assert out["gb_per_token"] == pytest.approx(expected, rel=1e-3) == pytest.approx(3.71, abs=0.01)
+    assert out["ceiling_tok_s"] == pytest.approx(546 / 3.708, abs=0.1)
+    assert out["efficiency_pct"] == pytest.approx(80.1, abs=0.1)
+    # Spreading the file's average bits over the active parameters would give 2.4 GB and 230 tok/s.
+    spread = outputs("decode-ceiling", params_b=20.9, active_params_b=3.6, model_gb=13.8)
+    assert spread["gb_per_token"] < out["gb_per_token"] * 0.7
+
+
+def test_gpt_oss_120b_as_published_holds_65_gb_and_reads_5_gb_a_token():
+    out = outputs("decode-ceiling", model="gpt-oss-120b", quant="published", ram_gb=128)
+    assert out["model_gb"] == pytest.approx(65.25, abs=0.01)
+    assert out["gb_per_token"] == pytest.approx(5.0, abs=0.01)
+    assert out["ceiling_tok_s"] == pytest.approx(109.1, abs=0.1)
+
+
+def test_a_batch_of_a_published_moe_reads_more_experts_but_never_more_than_its_file():
+    one = outputs("decode-ceiling", model="gpt-oss-120b", quant="published", ram_gb=128)
+    many = outputs("decode-ceiling", model="gpt-oss-120b", quant="published", ram_gb=128, batch=512)
+    assert one["gb_per_token"] < many["gb_per_token"] <= many["model_gb"]
+
+
+def test_as_published_is_refused_for_a_model_whose_config_does_not_say_how_its_file_stores_weights():
+    for settings in ({}, {"model": "Llama-3.1-8B"}):
+        with pytest.raises(ParamError) as error:
+            outputs("decode-ceiling", quant="published", **settings)
+        assert error.value.param == "quant" and "gpt-oss-20b" in str(error.value)
+    # Bits typed in win over the quantization, as they do for every other choice.
+    assert outputs("decode-ceiling", quant="published", bits_per_weight=4)["bits_per_weight"] == 4

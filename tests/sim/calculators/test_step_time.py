@@ -4,6 +4,7 @@ import pytest
 
 from felab_sim.engine.calculators import CALCULATORS
 from felab_sim.engine.params import ParamError
+from felab_sim.engine.validation import validation_points
 from tests.support.calculators import outputs
 
 DEEPSEEK = {"model": "DeepSeek-V3", "precision": "fp8", "tensor_parallel": 8, "batch": 256}
@@ -25,13 +26,13 @@ def test_one_sequence_reads_only_its_experts():
 
 def test_a_prompts_attention_grows_with_the_square_of_its_length():
     def tflop(prompt: int) -> float:
-        return outputs("step-time", batch=0, prompt_tokens=prompt)["tflop"]
+        return outputs("step-time", model="Llama-3.1-8B", batch=0, prompt_tokens=prompt)["tflop"]
 
     # Causal: P (P + 1) / 2 pairs, each 4 × 32 heads × 128 × 32 layers FLOP; the rest is linear in P.
     for prompt in (1000, 30000):
         second_difference = tflop(prompt + 1) - 2 * tflop(prompt) + tflop(prompt - 1)
         assert second_difference * 1e12 == pytest.approx(4 * 32 * 128 * 32, rel=1e-3)
-    assert outputs("step-time", batch=0, prompt_tokens=32768)["binds"] == "compute"
+    assert outputs("step-time", model="Llama-3.1-8B", batch=0, prompt_tokens=32768)["binds"] == "compute"
 
 
 def test_a_mixed_step_costs_more_than_its_decodes_alone():
@@ -45,7 +46,8 @@ def test_every_part_has_its_formula_with_the_numbers():
     result = CALCULATORS["step-time"].run({**DEEPSEEK})
     assert "E × (1 − (1 − 8/256)^256 tokens)" in result.outputs["weights_gb"].formula
     assert "14 ring steps" in result.outputs["link_ms"].formula
-    assert "kernels ×" in result.outputs["fixed_ms"].formula
+    assert "matrix products × 6.93 µs" in result.outputs["fixed_ms"].formula
+    assert "small kernels (" in result.outputs["fixed_ms"].formula
 
 
 def test_a_calibration_file_is_read_and_a_bad_one_refused():
@@ -60,3 +62,52 @@ def test_nothing_to_do_is_refused_naming_the_batch():
     with pytest.raises(ParamError) as refused:
         CALCULATORS["step-time"].run({"batch": "0"})
     assert refused.value.param == "batch"
+
+
+def largest_step_error(kind: str) -> float:
+    return 100 * max(abs(p.error) for p in validation_points() if p.metric.startswith(kind))
+
+
+def test_the_step_time_carries_its_expected_error_from_the_validation_tables_step_rows():
+    decode = CALCULATORS["step-time"].run({"hardware": "h200"})
+    assert decode.value("expected_error_pct") == pytest.approx(largest_step_error("decode"))
+    assert "scaled from the H200" not in decode.outputs["expected_error_pct"].formula
+    shown = decode.outputs["expected_error_pct"].text()
+    assert f"(±{shown} expected)" in decode.outputs["tok_s_per_user"].formula
+    prefill = CALCULATORS["step-time"].run({"hardware": "h100-pcie", "batch": "0", "prompt_tokens": "512"})
+    assert prefill.value("expected_error_pct") == pytest.approx(largest_step_error("prefill"))
+    assert "scaled from the H200" in prefill.outputs["expected_error_pct"].formula
+    # Published serving runs were measured on these: no "no run or step was measured" for them.
+    for gpu in ("h100-sxm", "b200", "mi300x"):
+        measured = CALCULATORS["step-time"].run({"hardware": gpu})
+        assert "scaled from the H200" not in measured.outputs["expected_error_pct"].formula, gpu
+
+
+def test_mlas_kv_is_not_divided_among_the_gpus_in_its_formula():
+    # DeepSeek-V3's latent cache is whole on every GPU of its tensor-parallel group.
+    mla = CALCULATORS["step-time"].run({"model": "DeepSeek-V3", "hardware": "h200", "precision": "fp8",
+                                        "tensor_parallel": "8"})  # fmt: skip
+    assert "÷ 8 GPUs" not in mla.outputs["kv_gb"].formula
+    assert "whole on every GPU" in mla.outputs["kv_gb"].formula
+    dense = CALCULATORS["step-time"].run(
+        {"model": "Llama-3.1-70B", "hardware": "h200", "tensor_parallel": "8"}
+    )
+    assert dense.outputs["kv_gb"].formula.endswith("× the KV bytes of a token ÷ 8 GPUs")
+
+
+def test_mlas_formula_prices_decodes_over_the_latent_and_the_prompt_over_expanded_heads():
+    run = CALCULATORS["step-time"].run({"model": "DeepSeek-V3", "hardware": "h200", "precision": "fp8",
+                                        "tensor_parallel": "8", "batch": "64", "context_tokens": "999",
+                                        "prompt_tokens": "1000"})  # fmt: skip
+    formula = run.outputs["tflop"].formula
+    assert "2 × (512 + 64) + 2 × 512 a head (decode" in formula and "2,176" in formula
+    assert "2 × (128 + 64 + 128) a head (prefill" in formula and "640" in formula
+    # The figure is what the formula says: a thousand more tokens of context for 64 decodes add
+    # 64 × 1,000 pairs at 2,176 FLOP a head, 16 heads a GPU, 61 layers.
+    shorter, longer = (
+        outputs("step-time", **{**DEEPSEEK, "hardware": "h200", "batch": 64, "context_tokens": context})[
+            "tflop"
+        ]
+        for context in (999, 1999)
+    )
+    assert longer - shorter == pytest.approx(2176 * 64 * 1000 * 16 * 61 / 1e12)
