@@ -152,6 +152,7 @@ bench: $(VENV)/.dev chromium nginx bench/lighthouse/node_modules/.bin/lighthouse
 	-$(PY) bench/bench_cluster.py
 	-$(PY) bench/bench_study.py
 	-$(PY) bench/bench_drill.py
+	-$(PY) bench/bench_learning.py
 	-$(PY) bench/bench_lighthouse.py
 
 # The cluster proof: nginx, two app hosts, a task worker, PostgreSQL and Redis on this machine.

@@ -1,6 +1,6 @@
 """What the /sim/engine/ page's runs cost: CPU time against the engine's work units.
 
-    .venv/bin/python bench/bench_engine_web.py [--fit | --pages | --largest]
+    .venv/bin/python bench/bench_engine_web.py [--fit | --pages | --largest | --curve]
 
 Per kind of run the page allows (at its caps: 100 requests; felab_sim/engine/limits.py) it prints
 the run's and the sweep's CPU time (best of three), their work units, and µs a unit; the caps
@@ -12,7 +12,9 @@ with Django's test client on a scratch SQLite database, and the three measured r
 from anchor_runs.json's stored runs, not simulated). ``--largest`` finds, per costly kind of run,
 the most requests the caps let through (the run just under ``run_work``, its sweep up to
 ``sweep_work``) and prints that page's cold CPU time against the 250 ms budget: on a shared
-machine the ratio to the budget is what carries over, not the milliseconds.
+machine the ratio to the budget is what carries over, not the milliseconds. ``--curve`` times the
+planner's curve (felab_sim/engine/planner.py) per kind of model and lengths: its CPU time (best of
+three) within its own budget of work units, the levels it reached, and its ratio to the 250 ms.
 """
 
 from __future__ import annotations
@@ -161,12 +163,13 @@ def time_page(client, case: dict[str, object]) -> tuple[int, float, float, float
     """Status, cold wall and CPU seconds (the process's cache of runs emptied), warm wall: best of 3."""
     from urllib.parse import urlencode
 
-    from felab_sim.live import engine_outcomes
+    from felab_sim.live import engine_curve, engine_outcomes
 
     url = "/sim/engine/?" + urlencode(case)
     colds, cpus, warms = [], [], []
     for _ in range(3):
         engine_outcomes.cache_clear()
+        engine_curve.cache_clear()
         start, cpu = time.perf_counter(), time.process_time()
         status = client.get(url).status_code
         colds.append(time.perf_counter() - start)
@@ -239,6 +242,53 @@ def largest() -> None:
     )
 
 
+CURVE_CASES: tuple[dict[str, object], ...] = (
+    {},
+    {
+        "model": "Llama-3.1-8B",
+        "hardware": "h200",
+        "precision": "bf16",
+        "input_tokens": 1024,
+        "output_tokens": 1024,
+    },
+    {
+        "model": "Llama-3.1-8B",
+        "hardware": "h200",
+        "precision": "bf16",
+        "input_tokens": 8192,
+        "output_tokens": 1024,
+    },
+    {
+        "model": "DeepSeek-V3",
+        "hardware": "h200",
+        "tensor_parallel": 8,
+        "input_tokens": 1024,
+        "output_tokens": 1024,
+    },
+    {"model": "Qwen3-30B-A3B", "hardware": "h100-sxm", "input_tokens": 1024, "output_tokens": 128},
+)
+PAGE_BUDGET_S = 0.25
+
+
+def curve() -> None:
+    from felab_sim.engine.planner import WEB_CURVE_WORK, simulate_curve
+
+    print(f"the web's curve budget: {WEB_CURVE_WORK:,.0f} units, C = 1 … 256")
+    print(f"{'settings':70} {'CPU ms':>7} {'units':>8} {'µs/u':>5} {'reached':>7} {'÷ 250 ms':>8}")
+    for case in CURVE_CASES:
+        values = parse_engine_values(case)
+        inputs = engine_inputs(values)
+        lengths = int(values["input_tokens"]), int(values["output_tokens"])
+        seconds, found = best_of(
+            3, lambda inputs=inputs, lengths=lengths: simulate_curve(inputs, 256, *lengths, WEB_CURVE_WORK)
+        )
+        reached = found.levels[-1].concurrency if found.levels else 0
+        print(
+            f"{label_of(case)[:70]:70} {seconds * 1000:7.0f} {found.work:8,.0f} "
+            f"{seconds * 1e6 / max(found.work, 1):5.2f} {reached:7} {seconds / PAGE_BUDGET_S:8.2f}"
+        )
+
+
 def fit() -> None:
     counted = {"steps": 0.0, "items": 0.0, "blocks": 0.0}
     original = engine._step_work
@@ -282,8 +332,11 @@ if __name__ == "__main__":
     parser.add_argument(
         "--largest", action="store_true", help="the cold page of the largest run the caps allow"
     )
+    parser.add_argument("--curve", action="store_true", help="the planner's curve within its budget")
     options = parser.parse_args()
-    if options.fit:
+    if options.curve:
+        curve()
+    elif options.fit:
         fit()
     elif options.largest:
         largest()

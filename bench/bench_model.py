@@ -107,7 +107,7 @@ def pages_for(params: SweepParams, runs: int) -> list[tuple[float, float]]:
     call_command("migrate", verbosity=0)
     # No rate limit (one client asking many times), and static files read from their sources.
     override_settings(
-        RATE_LIMITS={"login": (0, 60), "sweep": (0, 60)},
+        RATE_LIMITS={"login": (0, 60), "sweep": (0, 60), "write": (0, 60), "learner-write": (0, 60)},
         STORAGES={
             **settings.STORAGES,
             "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},

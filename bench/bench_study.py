@@ -42,6 +42,9 @@ PASSWORD = "study-" + "p4ss-w0rd-long-enough"
 KINDS = ("card", "show", "rate", "review", "progress")
 P99_TARGET_MS = 300.0
 SIGNUPS_AT_ONCE = 4
+# config/settings.py's default FELAB_LEARNER_WRITE_LIMIT: a student's Show answer and rating POSTs
+# are counted as a deployed host counts them.
+LEARNER_WRITE_LIMIT = 120
 SLOWEST_SHOWN = 5
 
 
@@ -316,6 +319,9 @@ def main() -> int:
             workers_per_host=args.workers_per_host,
             database_name="felab_study_bench",
             login_limit=0,
+            # Each student's writes counted as a deployed site counts them (every student
+            # shares the bench's one address, so the limit per address stays off).
+            learner_write_limit=LEARNER_WRITE_LIMIT,
         ) as cluster:
             # One host is asked directly; two through nginx, as docs/deploy.md runs them.
             url, target = (

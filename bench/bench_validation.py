@@ -1,12 +1,21 @@
 """felab's step-cost model against everything measured: predicted, measured, error, in two groups.
 
-    .venv/bin/python bench/bench_validation.py [--fit] [--markdown]
+    .venv/bin/python bench/bench_validation.py [--fit] [--markdown] [--export-serving]
 
 Group "fitted": points a number was fitted on (LLMServingSim's three named vLLM runs: vLLM's own
 cost a step was fitted on all three, the RTX PRO 6000's memory efficiency on its two). Group
 "predicted": points nothing was fitted on (the H200's decode steps and prefills, timed from its
 bandwidth, gemm and knee rows alone). Then issue 43's DeepSeek-V3 check: the chain's per-user
 speed, step-time's and the engine's, at FP8 on 8 H200s with 256 users.
+
+Then the published serving runs (felab_sim/engine/serving_validation.py): felab's engine run as
+each was run, per group of serving_split.csv, dense and MoE apart, the median and 90th percentile
+of |error| of mean TTFT, mean TPOT and output tokens a second per GPU, and each run's figures.
+They are read from the stored serving_predictions.json; ``--export-serving`` reruns all of
+them and rewrites it (a few minutes).
+
+``--fit-serving`` refits each engine's fixed cost a request (servers.REQUEST_FIXED_S) on the
+fitted group of the serving runs alone.
 
 ``--fit`` reruns the one least-squares fit (felab_sim/engine/calibration.py): over vLLM's step
 overhead and the RTX PRO 6000's memory efficiency, every metric of all three runs, each error
@@ -32,6 +41,18 @@ from felab_sim.engine.calculators import CALCULATORS  # noqa: E402
 from felab_sim.engine.calibration import gpu_calibration  # noqa: E402
 from felab_sim.engine.hardware import hardware_preset  # noqa: E402
 from felab_sim.engine.model_presets import preset  # noqa: E402
+from felab_sim.engine.serving_runs import runs as serving_runs  # noqa: E402
+from felab_sim.engine.serving_validation import (  # noqa: E402
+    PREDICTIONS_FILE,
+    compute_predictions,
+    export_predictions,
+    fit_front_end,
+    fit_request_fixed,
+    run_row,
+    serving_points,
+    summaries,
+    summary_row,
+)
 from felab_sim.engine.step_cost import decode_load, model_cost  # noqa: E402
 from felab_sim.engine.validation import (  # noqa: E402
     ANCHOR_METRICS,
@@ -63,6 +84,26 @@ def table(markdown: bool) -> list[str]:
             lines.append(
                 row if markdown else "  " + "  ".join(cell.strip() for cell in row.strip("|").split("|"))
             )
+    return lines
+
+
+SERVING_HEADER = (
+    "| group | models | metric | runs | median abs. error | p90 abs. error | floor (median / p90) |",
+    "| --- | --- | --- | ---: | ---: | ---: | ---: |",
+)
+RUN_HEADER = (
+    "| run | group | mean TTFT ms: measured → felab | mean TPOT ms | output tok/s per GPU |",
+    "| --- | --- | ---: | ---: | ---: |",
+)
+
+
+def serving_table() -> list[str]:
+    """The serving runs: the summary per group and kind of model, then every run."""
+    lines = ["\nPublished serving runs, felab run as each was run (error = felab ÷ measured − 1)", ""]
+    lines += [*SERVING_HEADER, *(summary_row(summary) for summary in summaries())]
+    points = serving_points()
+    lines += ["", *RUN_HEADER]
+    lines += [run_row(run, points) for run in serving_runs() if any(p.run is run for p in points)]
     return lines
 
 
@@ -130,12 +171,41 @@ def main() -> int:
     parser.add_argument(
         "--markdown", action="store_true", help="print the tables as docs/benchmarks.md has them"
     )
+    parser.add_argument(
+        "--fit-serving",
+        action="store_true",
+        help="refit each engine's fixed cost a request on the fitted group of the serving runs",
+    )
+    parser.add_argument(
+        "--export-serving", action="store_true", help="rerun every serving run and rewrite the stored figures"
+    )
     args = parser.parse_args()
+    if args.fit_serving:
+        for engine in ("vllm", "sglang"):
+            scored = fit_front_end(engine)
+            for serial, fixed, score in sorted(scored):
+                print(
+                    f"  {engine}: {1000 * serial:4.1f} ms one at a time, {1000 * fixed:6.1f} ms delay: {score:.3f}"
+                )
+            serial, _, _ = scored[0]
+            value, found, _ = fit_request_fixed(engine, serial)
+            for run_id, share in found:
+                print(f"  {run_id}: measured median TTFT − felab's {1000 * share:+.1f} ms")
+            print(
+                f"{engine}: {1000 * serial:.1f} ms a request one at a time, then {1000 * value:.1f} ms "
+                f"(the median of {len(found)} fitted runs)",
+                flush=True,
+            )
+        return 0
+    if args.export_serving:
+        PREDICTIONS_FILE.write_text(export_predictions(compute_predictions()))
+        print(f"wrote {PREDICTIONS_FILE}")
+        return 0
     if args.fit:
         fit()
         return 0
     print("felab's predictions against what was measured (error = felab ÷ measured − 1)")
-    print("\n".join(table(args.markdown) + deepseek()))
+    print("\n".join(table(args.markdown) + deepseek() + serving_table()))
     return 0
 
 

@@ -231,10 +231,15 @@ SIM_LIGHT_WORK = 450_000
 # The practice server that `make run` starts beside the site; sweeps from /sim/ measure it.
 PRACTICE_SERVER_URL = os.environ.get("FELAB_PRACTICE_URL", "http://127.0.0.1:8001/v1")
 
-# Rate limits per client address: (requests, window in seconds). 0 requests turns one off.
+# Rate limits per client address (an IPv6 /64 counts as one): (requests, window in seconds).
+# 0 requests turns one off. "write" counts every POST that records study (Show answer, ratings,
+# practice answers, hints) per address, "learner-write" the same per learner: a classroom behind
+# one address shares the first, so it is the larger.
 RATE_LIMITS = {
     "login": (int(os.environ.get("FELAB_LOGIN_LIMIT", "10")), 60),
     "sweep": (int(os.environ.get("FELAB_SWEEP_LIMIT", "120")), 60),
+    "write": (int(os.environ.get("FELAB_WRITE_LIMIT", "1200")), 60),
+    "learner-write": (int(os.environ.get("FELAB_LEARNER_WRITE_LIMIT", "120")), 60),
 }
 # The proxies in front of the site (addresses or networks, e.g. nginx on 127.0.0.1). Only a
 # request from one of them may name its client in X-Forwarded-For or its scheme in
