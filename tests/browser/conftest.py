@@ -6,15 +6,15 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
+from tests.browser.waits import SIMULATION_WAIT_MS
+
 CHROMIUM = os.environ.get("FELAB_CHROMIUM", "/usr/bin/chromium")
 # Playwright's sync API runs an event loop in this thread; Django's ORM calls made by
 # fixtures in the same thread are still synchronous and safe.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
-# An expect() assertion returns as soon as the page reaches the state; its timeout is only how long a
-# failing one waits, and 20 s leaves room for a loaded CI machine. (Stop 27's failure, first blamed on
-# Playwright's 5 s, failed again at 20 s: its click was lost to a second htmx swap; see fields.py.)
-expect.set_options(timeout=20_000)
+# An expect() assertion waits as long as a navigation may (waits.py says why).
+expect.set_options(timeout=SIMULATION_WAIT_MS)
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -45,7 +45,7 @@ def _new_context(browser: Browser, **options) -> BrowserContext:
     context.set_default_timeout(10_000)
     # A page whose first load computes the engine's run and curve takes seconds on a loaded machine; a
     # navigation abandoned early leaves that request holding the simulator, and the next test meets a 503.
-    context.set_default_navigation_timeout(60_000)
+    context.set_default_navigation_timeout(SIMULATION_WAIT_MS)
     return context
 
 
@@ -80,7 +80,7 @@ def phone(request, browser: Browser) -> Iterator[Page]:
         viewport={"width": 375, "height": 812}, java_script_enabled=request.param == "htmx"
     )
     context.set_default_timeout(30_000)
-    context.set_default_navigation_timeout(60_000)
+    context.set_default_navigation_timeout(SIMULATION_WAIT_MS)
     page = context.new_page()
     page.mode = request.param  # type: ignore[attr-defined]
     yield page

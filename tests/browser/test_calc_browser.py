@@ -5,6 +5,7 @@ from playwright.sync_api import Page, expect
 
 from felab_sim.engine.calculators import CALCULATORS
 from tests.browser.fields import type_and_leave
+from tests.browser.waits import SIMULATION_WAIT_MS
 from tests.support.calculators import typed_example
 
 
@@ -13,7 +14,7 @@ def _patient(page: Page, page_without_js: Page) -> None:
     # Ten of these pages load plotly each: on a machine shared by many test runs, waiting for a
     # page's load event can take longer than the suite's default 10 s. Generous, not lucky.
     for each in (page, page_without_js):
-        each.set_default_navigation_timeout(60_000)
+        each.set_default_navigation_timeout(SIMULATION_WAIT_MS)
         each.set_default_timeout(30_000)
 
 

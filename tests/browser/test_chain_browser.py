@@ -8,6 +8,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.fields import type_and_leave
 from tests.browser.test_phone_layout_browser import WIDE_PAGES
+from tests.browser.waits import SIMULATION_WAIT_MS
 
 PHONE = {"viewport": {"width": 375, "height": 740}, "is_mobile": True, "has_touch": True}
 
@@ -15,7 +16,7 @@ PHONE = {"viewport": {"width": 375, "height": 740}, "is_mobile": True, "has_touc
 def _phone(browser: Browser, **options) -> Iterator[Page]:
     context = browser.new_context(**PHONE, **options)
     context.set_default_timeout(30_000)
-    context.set_default_navigation_timeout(60_000)
+    context.set_default_navigation_timeout(SIMULATION_WAIT_MS)
     yield context.new_page()
     context.close()
 

@@ -8,6 +8,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.fields import type_and_leave
 from tests.browser.test_phone_layout_browser import WIDE_PAGES
+from tests.browser.waits import SIMULATION_WAIT_MS
 from tests.support.engine_runs import ON_A_4090_QUERY
 
 
@@ -15,7 +16,7 @@ from tests.support.engine_runs import ON_A_4090_QUERY
 def _patient(page: Page, page_without_js: Page) -> None:
     # One engine run, its curve and four charts a page, on a machine shared with other suites.
     for each in (page, page_without_js):
-        each.set_default_navigation_timeout(60_000)
+        each.set_default_navigation_timeout(SIMULATION_WAIT_MS)
         each.set_default_timeout(30_000)
 
 
@@ -23,7 +24,7 @@ def _patient(page: Page, page_without_js: Page) -> None:
 def phone(browser: Browser) -> Iterator[Page]:
     context = browser.new_context(viewport={"width": 320, "height": 640}, is_mobile=True, has_touch=True)
     context.set_default_timeout(30_000)
-    context.set_default_navigation_timeout(60_000)
+    context.set_default_navigation_timeout(SIMULATION_WAIT_MS)
     yield context.new_page()
     context.close()
 

@@ -7,6 +7,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from felab_sim.engine.calculators import CALCULATORS
+from tests.browser.waits import SIMULATION_WAIT_MS
 
 SIZES = {
     "desktop": {"viewport": {"width": 1000, "height": 900}},
@@ -18,7 +19,7 @@ SIZES = {
 def screen(request, browser: Browser) -> Iterator[Page]:
     context = browser.new_context(**SIZES[request.param])
     context.set_default_timeout(30_000)
-    context.set_default_navigation_timeout(60_000)
+    context.set_default_navigation_timeout(SIMULATION_WAIT_MS)
     yield context.new_page()
     context.close()
 

@@ -4,6 +4,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.fields import type_and_leave
+from tests.browser.waits import SIMULATION_WAIT_MS
 from tests.conftest import SEED_CARD_URL
 
 QUANTIZATION_STEP_1 = "/learn/llm-inference-performance/quantization/step-1/"
@@ -13,7 +14,7 @@ QUANTIZATION_STEP_1 = "/learn/llm-inference-performance/quantization/step-1/"
 def _patient(page: Page) -> None:
     # The calculator and simulator pages load plotly: on a shared machine the load event can
     # take longer than the suite's default. Generous, not lucky.
-    page.set_default_navigation_timeout(60_000)
+    page.set_default_navigation_timeout(SIMULATION_WAIT_MS)
     page.set_default_timeout(30_000)
 
 

@@ -11,6 +11,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from felab_sim.engine.model_presets import preset
 from tests.browser.test_phone_layout_browser import WIDE_PAGES
+from tests.browser.waits import SIMULATION_WAIT_MS
 
 PHONE = {"viewport": {"width": 320, "height": 640}, "is_mobile": True, "has_touch": True}
 
@@ -19,7 +20,7 @@ PHONE = {"viewport": {"width": 320, "height": 640}, "is_mobile": True, "has_touc
 def phone(browser: Browser) -> Iterator[Page]:
     context = browser.new_context(**PHONE)
     context.set_default_timeout(30_000)
-    context.set_default_navigation_timeout(60_000)
+    context.set_default_navigation_timeout(SIMULATION_WAIT_MS)
     yield context.new_page()
     context.close()
 

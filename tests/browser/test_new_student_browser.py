@@ -130,7 +130,7 @@ def test_a_run_of_levels_1_and_8_draws_the_course_only_where_it_was_measured(pag
     ).to_be_visible()
     expect(plot.get_by_text("knee: capacity 8")).to_have_count(0)
     plot.hover()
-    expect(plot).to_have_attribute("data-drawn", "true", timeout=30_000)
+    expect(plot).to_have_attribute("data-drawn", "true")
     course_xs = page.evaluate(
         "() => document.querySelector('#sim-results .plot').data"
         '.filter(t => t.name.includes("course\'s run")).flatMap(t => t.x)'

@@ -7,6 +7,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from felab_sim.engine.calculators import CALCULATORS
 from lessons.models import Card
+from tests.browser.waits import SIMULATION_WAIT_MS
 
 WIDE_PAGES = """() => {
   const root = document.scrollingElement;
@@ -26,7 +27,7 @@ WIDE_PAGES = """() => {
 def phone_320(browser: Browser) -> Iterator[Page]:
     context = browser.new_context(viewport={"width": 320, "height": 640})
     context.set_default_timeout(30_000)
-    context.set_default_navigation_timeout(60_000)
+    context.set_default_navigation_timeout(SIMULATION_WAIT_MS)
     yield context.new_page()
     context.close()
 
@@ -81,7 +82,7 @@ def overlapping(boxes: list[dict]) -> list[tuple[str, str]]:
 def phone_360(browser: Browser) -> Iterator[Page]:
     context = browser.new_context(viewport={"width": 360, "height": 740}, is_mobile=True, has_touch=True)
     context.set_default_timeout(30_000)
-    context.set_default_navigation_timeout(60_000)
+    context.set_default_navigation_timeout(SIMULATION_WAIT_MS)
     yield context.new_page()
     context.close()
 

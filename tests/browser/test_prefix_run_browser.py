@@ -69,9 +69,9 @@ def test_a_student_measures_the_prefix_cache_and_sees_it_over_the_model(
     expect(progress.get_by_text("Shared part first: 0 of 4 requests")).to_be_visible()
 
     worker = start_worker()
-    expect(progress.get_by_text("Running…")).to_be_visible(timeout=30_000)
+    expect(progress.get_by_text("Running…")).to_be_visible()
     # When the run is done the page reloads itself and draws the run over the model's curves.
-    expect(page.get_by_text("Done: drawn on the chart above")).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("Done: drawn on the chart above")).to_be_visible()
     expect(page.locator("#order-variable-first")).to_have_attribute("value", "4")
     chart = page.locator("#calc-results .plot[data-figure='calc-figure']")
     for half in ("shared part first (320 of 345", "variable part first (0 of 345"):
@@ -103,7 +103,7 @@ def test_without_javascript_the_page_refreshes_until_the_run_is_drawn(
     expect(page.get_by_text("Waiting in the queue: next")).to_be_visible()
     worker = start_worker()
     # The page's <noscript> refresh brings the run's state every two seconds.
-    expect(page.get_by_text("Done: drawn on the chart above")).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("Done: drawn on the chart above")).to_be_visible()
     expect(page.locator("td.calc-measured-value[data-key='cached_tokens']")).to_have_text("320 tokens")
     worker.join(timeout=60)
 

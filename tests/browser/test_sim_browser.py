@@ -55,8 +55,7 @@ def test_seed_card_draws_its_live_chart(page: Page, live_lessons):
     expect(panel.locator(".chart-static svg.chart-svg").filter(visible=True)).to_have_count(1)
     expect(panel.get_by_text("knee: capacity 8").filter(visible=True)).to_be_visible()
     panel.get_by_role("button", name="Explore this chart").click()
-    # plotly.js is a megabyte to parse: generous on a busy machine.
-    expect(panel.locator(".plot")).to_have_attribute("data-drawn", "true", timeout=30_000)
+    expect(panel.locator(".plot")).to_have_attribute("data-drawn", "true")
     expect(panel.locator(".plot .main-svg").first).to_be_visible()
     expect(panel.get_by_text("knee: capacity 8")).to_be_visible()  # now plotly's, the drawing is gone
 
@@ -107,10 +106,10 @@ def test_start_a_real_sweep_watch_progress_and_see_the_result(
         # A task worker takes it from the queue, as `manage.py db_worker` would.
         worker = threading.Thread(target=work_off_the_queue, daemon=True)
         worker.start()
-        expect(page.get_by_text("Running…")).to_be_visible(timeout=30_000)
+        expect(page.get_by_text("Running…")).to_be_visible()
         expect(page.locator("#level-1")).to_be_visible()
         # The page updates itself: the state changes without a reload.
-        expect(page.get_by_text("Done: capacity C = 4 at a 60,000 ms SLO")).to_be_visible(timeout=60_000)
+        expect(page.get_by_text("Done: capacity C = 4 at a 60,000 ms SLO")).to_be_visible()
         expect(page.locator("#level-4")).to_have_attribute("value", "12")
         expect(page.locator(".plot[data-figure='run-figure'] .chart-static polyline").first).to_be_visible()
         page.get_by_role("link", name="Open in the simulator, drawn over the model").click()
@@ -131,7 +130,7 @@ def test_the_chart_shows_at_once_and_plotly_loads_only_when_the_student_reaches_
     assert not [url for url in fetched if "plotly" in url]
 
     plot.hover()
-    expect(plot).to_have_attribute("data-drawn", "true", timeout=30_000)
+    expect(plot).to_have_attribute("data-drawn", "true")
     expect(plot.locator(".main-svg").first).to_be_visible()
     expect(plot.locator(".chart-static")).to_have_count(0)
     assert [url for url in fetched if "plotly" in url]
@@ -139,7 +138,7 @@ def test_the_chart_shows_at_once_and_plotly_loads_only_when_the_student_reaches_
     # Once asked for, the next redraw is interactive straight away.
     type_and_leave(page.get_by_label("Slots"), "16")
     expect(page.locator("#sim-results .capacity-sentence")).to_contain_text("Capacity is C = 16")
-    expect(page.locator("#sim-results .plot")).to_have_attribute("data-drawn", "true", timeout=30_000)
+    expect(page.locator("#sim-results .plot")).to_have_attribute("data-drawn", "true")
 
 
 def test_charts_are_drawn_without_javascript(page_without_js: Page, live_lessons):

@@ -178,7 +178,7 @@ def test_instructor_sees_the_class_chart(page: Page, live_lessons, clock, instru
     expect(page.get_by_role("heading", name="How the class rated each card")).to_be_visible()
     expect(page.locator("#ratings-chart .chart-static rect").filter(visible=True)).not_to_have_count(0)
     page.locator("#ratings-chart .plot").hover()
-    expect(page.locator("#ratings-chart .plot[data-drawn] svg.main-svg").first).to_be_visible(timeout=30_000)
+    expect(page.locator("#ratings-chart .plot[data-drawn] svg.main-svg").first).to_be_visible()
     expect(page.locator("#ratings-chart .bars path")).not_to_have_count(0)
     assert console_errors == []
 
