@@ -33,9 +33,9 @@ from typing import Any, Literal
 
 import httpx
 
-from .calculators.prefix_cache import CALCULATOR as PREFIX_CACHE_CALCULATOR
 from .metrics import LevelResult, RequestTiming, SweepResult, capacity, level_metrics
 from .params import ParamError
+from .prefix_cache import repeat_cached_tokens
 from .prompts import OUTPUT_MAX, OUTPUT_MIN, WARMUP_PROMPT, requests_at_level, sweep_prompt
 from .sweep_params import ServerParams, SweepParams
 
@@ -469,18 +469,14 @@ class PrefixCacheSetup:
 
     def expected_seconds(self, server: ServerParams | None = None) -> float:
         """How long the run should take against a practice server with ``server``'s rules: the
-        prefix-cache calculator's first and repeat TTFT, and each reply's decode steps (one
-        request at a time, so no step is slowed by another). For queue estimates and limits."""
+        first request's whole prefill, each repeat's uncached part (whole blocks of the unchanged
+        start are reused), and each reply's decode steps (one request at a time, so no step is
+        slowed by another). For queue estimates and limits."""
         server = server if server is not None else ServerParams()
-        model = PREFIX_CACHE_CALCULATOR.run(
-            {
-                "prefix_chars": self.prefix_chars,
-                "suffix_chars": self.suffix_chars,
-                "order": self.order,
-                "prefill_tok_s": server.prefill_tok_s,
-            }
+        prompt, cached = repeat_cached_tokens(
+            self.prefix_chars, self.suffix_chars, self.order == "shared-first"
         )
-        prefill_ms = model.value("ttft_cold_ms") + (self.requests - 1) * model.value("ttft_warm_ms")
+        prefill_ms = server.prefill_ms(prompt) + (self.requests - 1) * server.prefill_ms(prompt - cached)
         # A reply is min(max_tokens, 60 to 200 tokens drawn per prompt): the middle of that range.
         reply_tokens = min(self.max_tokens, (OUTPUT_MIN + OUTPUT_MAX) / 2)
         decode_ms = self.requests * reply_tokens * server.step_ms

@@ -68,52 +68,57 @@ TENSOR_PARALLEL = Param(
 )
 
 
+# The most a typed-in size may be: the calculators that type a shape in declare their fields with
+# these, and a pasted config.json's whole numbers are held to the same.
+MOST_LAYERS = 1000
+MOST_KV_HEADS = 1000
+MOST_HEAD_DIM = 100_000
+MOST_CONTEXT_TOKENS = 100_000_000
+MOST_SIZE = 1_000_000  # finetune-memory's sizes: hidden, heads, MLP, LoRA rank
+MOST_VOCAB = 10_000_000
+
 # The typed field whose range holds each whole number of a pasted config.json, as (calculator,
-# parameter): a pasted config obeys the bounds a typed-in shape does. Fields no calculator types
-# in take the range of the nearest typed one (an expert count a head count's, a latent rank a
+# parameter, its most): a pasted config obeys the bounds a typed-in shape does. Fields no calculator
+# types in take the range of the nearest typed one (an expert count a head count's, a latent rank a
 # LoRA rank's, a window the context's, a layer index or step the layers').
 CONFIG_FIELDS = {
-    "num_hidden_layers": ("kv-cache", "layers"),
-    "num_key_value_heads": ("kv-cache", "kv_heads"),
-    "head_dim": ("kv-cache", "head_dim"),
-    "qk_rope_head_dim": ("kv-cache", "head_dim"),
-    "qk_nope_head_dim": ("kv-cache", "head_dim"),
-    "v_head_dim": ("kv-cache", "head_dim"),
-    "sliding_window": ("kv-cache", "context_tokens"),
-    "sliding_window_pattern": ("kv-cache", "layers"),
-    "max_window_layers": ("kv-cache", "layers"),
-    "first_k_dense_replace": ("kv-cache", "layers"),
-    "decoder_sparse_step": ("kv-cache", "layers"),
-    "moe_layer_freq": ("kv-cache", "layers"),
-    "mlp_only_layers": ("kv-cache", "layers"),
-    "hidden_size": ("finetune-memory", "hidden"),
-    "num_attention_heads": ("finetune-memory", "heads"),
-    "intermediate_size": ("finetune-memory", "mlp_hidden"),
-    "moe_intermediate_size": ("finetune-memory", "mlp_hidden"),
-    "shared_expert_intermediate_size": ("finetune-memory", "mlp_hidden"),
-    "vocab_size": ("finetune-memory", "vocab"),
-    "kv_lora_rank": ("finetune-memory", "rank"),
-    "q_lora_rank": ("finetune-memory", "rank"),
-    "num_local_experts": ("finetune-memory", "heads"),
-    "num_experts": ("finetune-memory", "heads"),
-    "n_routed_experts": ("finetune-memory", "heads"),
-    "n_shared_experts": ("finetune-memory", "heads"),
-    "num_experts_per_tok": ("finetune-memory", "heads"),
-    "experts_per_token": ("finetune-memory", "heads"),
+    "num_hidden_layers": ("kv-cache", "layers", MOST_LAYERS),
+    "num_key_value_heads": ("kv-cache", "kv_heads", MOST_KV_HEADS),
+    "head_dim": ("kv-cache", "head_dim", MOST_HEAD_DIM),
+    "qk_rope_head_dim": ("kv-cache", "head_dim", MOST_HEAD_DIM),
+    "qk_nope_head_dim": ("kv-cache", "head_dim", MOST_HEAD_DIM),
+    "v_head_dim": ("kv-cache", "head_dim", MOST_HEAD_DIM),
+    "sliding_window": ("kv-cache", "context_tokens", MOST_CONTEXT_TOKENS),
+    "sliding_window_pattern": ("kv-cache", "layers", MOST_LAYERS),
+    "max_window_layers": ("kv-cache", "layers", MOST_LAYERS),
+    "first_k_dense_replace": ("kv-cache", "layers", MOST_LAYERS),
+    "decoder_sparse_step": ("kv-cache", "layers", MOST_LAYERS),
+    "moe_layer_freq": ("kv-cache", "layers", MOST_LAYERS),
+    "mlp_only_layers": ("kv-cache", "layers", MOST_LAYERS),
+    "hidden_size": ("finetune-memory", "hidden", MOST_SIZE),
+    "num_attention_heads": ("finetune-memory", "heads", MOST_SIZE),
+    "intermediate_size": ("finetune-memory", "mlp_hidden", MOST_SIZE),
+    "moe_intermediate_size": ("finetune-memory", "mlp_hidden", MOST_SIZE),
+    "shared_expert_intermediate_size": ("finetune-memory", "mlp_hidden", MOST_SIZE),
+    "vocab_size": ("finetune-memory", "vocab", MOST_VOCAB),
+    "kv_lora_rank": ("finetune-memory", "rank", MOST_SIZE),
+    "q_lora_rank": ("finetune-memory", "rank", MOST_SIZE),
+    "num_local_experts": ("finetune-memory", "heads", MOST_SIZE),
+    "num_experts": ("finetune-memory", "heads", MOST_SIZE),
+    "n_routed_experts": ("finetune-memory", "heads", MOST_SIZE),
+    "n_shared_experts": ("finetune-memory", "heads", MOST_SIZE),
+    "num_experts_per_tok": ("finetune-memory", "heads", MOST_SIZE),
+    "experts_per_token": ("finetune-memory", "heads", MOST_SIZE),
 }
 
 
 @lru_cache(maxsize=1)
 def config_bounds() -> dict[str, tuple[float, str]]:
-    """Each config field's most, from its typed field's declaration (CONFIG_FIELDS)."""
-    from .calculators import CALCULATORS  # the calculators import this module: not at the top
-
-    found = {}
-    for field_name, (calculator, name) in CONFIG_FIELDS.items():
-        high = CALCULATORS[calculator].param(name).high
-        assert high is not None, f"{calculator}'s {name} declares no most"
-        found[field_name] = (high, f"as the {calculator} calculator's {name}")
-    return found
+    """Each config field's most, with the typed field it is held to (CONFIG_FIELDS)."""
+    return {
+        field_name: (most, f"as the {calculator} calculator's {name}")
+        for field_name, (calculator, name, most) in CONFIG_FIELDS.items()
+    }
 
 
 def read_pasted_config(config_text: str) -> ModelShape:

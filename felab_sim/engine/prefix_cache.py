@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 
-from .prompts import BLOCK_CHARS, BLOCK_TOKENS, prompt_tokens
+from .prompts import BLOCK_CHARS, BLOCK_TOKENS, CHARS_PER_TOKEN, prompt_tokens
 
 
 class PrefixCache:
@@ -51,3 +51,15 @@ class PrefixCache:
         while len(blocks) > self.max_blocks:
             blocks.popitem(last=False)
         return tokens - free * BLOCK_TOKENS
+
+
+def repeat_cached_tokens(
+    prefix_chars: int, suffix_chars: int, shared_first: bool, block_tokens: int = BLOCK_TOKENS
+) -> tuple[int, int]:
+    """(prompt tokens, tokens a repeat finds cached) for a prompt of a shared part and a changing
+    part: only whole blocks of the unchanged start are reused. With the changing part first, a
+    repeat differs from its first character on (it repeats whole only when nothing changes)."""
+    prompt = max(1, (prefix_chars + suffix_chars) // CHARS_PER_TOKEN)  # as prompt_tokens counts
+    unchanged_chars = prefix_chars if shared_first or suffix_chars == 0 else 0
+    block_chars = block_tokens * CHARS_PER_TOKEN
+    return prompt, min(prompt, unchanged_chars // block_chars * block_tokens)

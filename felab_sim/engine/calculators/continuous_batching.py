@@ -27,6 +27,7 @@ from ..batching.step_time import calibration_for
 from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, typed
 from ..chart import BLUE, GREY, Figure, Series, layout, line, measured_runs
 from ..hardware import HARDWARE, hardware_preset
+from ..limits import ENGINE_WEB_LIMITS
 from ..model_presets import BY_NAME as MODEL_PRESETS
 from ..params import Param, ParamError
 from ..simulator import run_sweep
@@ -100,8 +101,6 @@ def _sweep(
     """Lesson 03's sweep on the engine, held to the web's cap on one engine run (max_num_seqs 8,
     a parameter set cards cite, costs about 40,000 units; the engine page's own sweep, beside
     its run, has a smaller cap)."""
-    from ..limits import ENGINE_WEB_LIMITS  # limits.py imports the calculators: not at the top
-
     p = {"model": model, "hardware": hardware, "max_num_seqs": seqs}
     shape, gpu, settings = _engine(p)
     cap = ENGINE_WEB_LIMITS.run_work
@@ -142,9 +141,6 @@ def _trace_run(model: str, hardware: str, seqs: int, calibration: str | None = N
     stored = None if anchor is None else anchor.felab_result_for(settings)
     if stored is not None:
         return stored
-    # Imported here: limits.py imports the calculators (through loadgen), so not at the top.
-    from ..limits import ENGINE_WEB_LIMITS
-
     cap = ENGINE_WEB_LIMITS.run_work
     try:
         return simulate(

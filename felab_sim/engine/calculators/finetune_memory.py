@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 
 from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, require, typed
 from ..chart import BLUE, GREEN, PURPLE, RED, Figure, Series, bars, layout
+from ..model_params import MOST_SIZE, MOST_VOCAB
 from ..params import Param
 
 SHAPE_TOLERANCE = 0.10
@@ -114,7 +115,7 @@ def _compute(p: Params) -> dict[str, float]:
 
 
 def _shape(name: str, default: int, help: str, label: str = "") -> Param:
-    return Param(name, "int", default, help, label=label, low=1, high=1_000_000)
+    return Param(name, "int", default, help, label=label, low=1, high=MOST_SIZE)
 
 
 def _chart(p: Params, measured: Sequence[Series]) -> Figure:
@@ -202,7 +203,7 @@ CALCULATOR = Calculator(
             "tokens",
             label="vocabulary",
             low=1,
-            high=10_000_000,
+            high=MOST_VOCAB,
         ),
         Param(
             "tied_embeddings",

@@ -32,6 +32,10 @@ from ..model_params import (
     KV_DTYPE_LABELS,
     MODEL,
     MODEL_CONFIG,
+    MOST_CONTEXT_TOKENS,
+    MOST_HEAD_DIM,
+    MOST_KV_HEADS,
+    MOST_LAYERS,
     TENSOR_PARALLEL,
     check_tensor_parallel,
     kv_terms,
@@ -357,7 +361,7 @@ CALCULATOR = Calculator(
             32,
             "Transformer layers (Llama-3.1-8B: 32); with a model chosen or pasted, its own.",
             low=1,
-            high=1000,
+            high=MOST_LAYERS,
         ),
         Param(
             "kv_heads",
@@ -366,7 +370,7 @@ CALCULATOR = Calculator(
             "Key/value heads per layer (grouped-query attention shares them; Llama-3.1-8B: 8).",
             label="KV heads",
             low=1,
-            high=1000,
+            high=MOST_KV_HEADS,
         ),
         Param(
             "head_dim",
@@ -375,7 +379,7 @@ CALCULATOR = Calculator(
             "Values per head (Llama-3.1-8B: 128).",
             label="head size",
             low=1,
-            high=100_000,
+            high=MOST_HEAD_DIM,
         ),
         Param(
             "kv_dtype",
@@ -393,7 +397,7 @@ CALCULATOR = Calculator(
             "tokens",
             label="context",
             low=1,
-            high=100_000_000,
+            high=MOST_CONTEXT_TOKENS,
         ),
         Param("users", "int", 1, "Conversations held at once.", low=1, high=10_000_000),
         Param(

@@ -24,26 +24,18 @@ from ..chart import (
     these_settings,
 )
 from ..params import Param
+from ..prefix_cache import repeat_cached_tokens
+from ..prompts import CHARS_PER_TOKEN
 from .prefill import OVERHEAD_MS, PREFILL_TOK_S, prefill_ms
 
-CHARS_PER_TOKEN = 4
 SHARED_FIRST = "shared-first"
 VARIABLE_FIRST = "variable-first"
 
 
-def tokens(chars: int) -> int:
-    """The practice server's token count: about 4 characters a token, at least one (lesson 03's rule)."""
-    return max(1, chars // CHARS_PER_TOKEN)
-
-
 def _compute(p: Params) -> dict[str, float]:
-    block_chars = p["block_tokens"] * CHARS_PER_TOKEN
-    total_chars = p["prefix_chars"] + p["suffix_chars"]
-    prompt = tokens(total_chars)
-    # With the variable part first, a repeat differs from its first character on (no repeat
-    # at all only when there is no variable part).
-    unchanged_chars = p["prefix_chars"] if p["order"] == SHARED_FIRST or p["suffix_chars"] == 0 else 0
-    cached = min(prompt, unchanged_chars // block_chars * p["block_tokens"])
+    prompt, cached = repeat_cached_tokens(
+        p["prefix_chars"], p["suffix_chars"], p["order"] == SHARED_FIRST, p["block_tokens"]
+    )
     uncached = prompt - cached
     cold = p["overhead_ms"] + prefill_ms(prompt, p["prefill_tok_s"])
     warm = p["overhead_ms"] + prefill_ms(uncached, p["prefill_tok_s"])

@@ -8,6 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from felab_sim.engine.calculators import get
+from felab_sim.engine.model_params import CONFIG_FIELDS
 from felab_sim.engine.model_presets import PRESETS
 from felab_sim.engine.model_presets import preset as preset_named
 from felab_sim.engine.model_shapes import kv_bytes_for_sequence, kv_bytes_per_token
@@ -263,3 +264,8 @@ def test_the_page_shows_the_engines_figure_beside_felabs(client):
     html = client.get("/sim/calc/kv-cache/", {"engine_log": LLAMA_CPP_LOG}).content.decode()
     assert 'data-key="engine">llama.cpp<' in html
     assert 'data-key="kv_size_difference_pct">0%<' in html
+
+
+def test_a_pasted_config_is_held_to_the_bounds_its_typed_fields_declare():
+    for field_name, (calculator, name, most) in CONFIG_FIELDS.items():
+        assert get(calculator).param(name).high == most, field_name
