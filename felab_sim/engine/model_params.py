@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .calculator import typed
-from .calibration import with_measured
 from .model_presets import BY_NAME
 from .model_shapes import (
     FULL,
@@ -256,23 +255,6 @@ def decode_sizes(p: Mapping[str, ParamValue]) -> DecodeSizes:
     )
 
 
-def with_model_sizes(p: Mapping[str, ParamValue]) -> Mapping[str, ParamValue]:
-    """The settings with a chosen model's own parameters, active parameters and KV bytes per
-    token in place of the typed ones, and a calibration file's measured bandwidth and FLOP/s in
-    place of the typed spec (calibration.with_measured); unchanged when neither is given. ``ParamError`` naming
-    ``model_config`` when a pasted config cannot be read."""
-    p = with_measured(p)
-    if not model_chosen(p):
-        return p
-    sizes = decode_sizes(p)
-    return {
-        **p,
-        "params_b": sizes.params_b,
-        "active_params_b": sizes.active_params_b,
-        "kv_bytes_per_token": sizes.kv_bytes_per_token,
-    }
-
-
 def kv_per_token_formula(p: Mapping[str, ParamValue], shown: str) -> str:
     """The KV bytes per token a decode calculator used, with the shape's numbers; ``shown`` is the
     output as printed."""
@@ -288,23 +270,6 @@ def kv_per_token_formula(p: Mapping[str, ParamValue], shown: str) -> str:
         f"{shown} = the KV of one {typed(context)}-token sequence ÷ {typed(context)} tokens, "
         f"sliding layers keeping {typed(window)} ({terms} per token until the window fills; {model_name(p)})"
     )
-
-
-def weights_read_b(p: Mapping[str, ParamValue], active_params_b: float) -> float:
-    """Parameters one decode step of ``batch`` sequences reads, in billions: the active ones, and
-    of a chosen mixture of experts every expert the batch's tokens touch (E × (1 − (1 − k/E)^B) a
-    layer, felab_sim/engine/step_cost.py); ``active_params_b`` when no model is chosen."""
-    if not model_chosen(p):
-        return active_params_b
-    shape = shape_of(p)
-    if not shape.is_moe:
-        return active_params_b
-    from .decode_step import spec_hardware  # decode_step times its steps with step_cost too
-    from .step_cost import SPEC_SHEET, Parallelism, decode_load, model_cost, step_cost
-
-    cost = model_cost(shape, 1.0, 2.0, Parallelism())  # one byte a weight: bytes are weights
-    step = step_cost(cost, spec_hardware(1.0, None), SPEC_SHEET, decode_load(int(p["batch"]), 0))  # type: ignore[arg-type]
-    return step.weight_bytes / 1e9
 
 
 def stored_weights_gb(p: Mapping[str, ParamValue], params_read_b: float) -> tuple[float, float] | None:

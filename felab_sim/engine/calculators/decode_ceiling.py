@@ -41,10 +41,9 @@ from ..model_params import (
     model_chosen,
     model_name,
     stored_weights_gb,
-    weights_read_b,
-    with_model_sizes,
 )
 from ..model_presets import PRESETS
+from ..model_reads import weights_read_b, with_model_sizes
 from ..params import Param
 
 # Bits per weight of the course's quantizations, scales included (lesson 04).

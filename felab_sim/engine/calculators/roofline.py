@@ -20,7 +20,8 @@ from ..calibration import with_measured
 from ..chart import BLUE, Figure, Series, layout, line, these_settings
 from ..decode_step import FLOP_PER_WEIGHT, decode_step
 from ..hardware import dense_peak
-from ..model_params import KV_DTYPE, MODEL, MODEL_CONFIG, weights_read_b, with_model_sizes
+from ..model_params import KV_DTYPE, MODEL, MODEL_CONFIG
+from ..model_reads import weights_read_b, with_model_sizes
 from ..params import Param
 from .decode_ceiling import (
     ACTIVE_PARAMS_B,
