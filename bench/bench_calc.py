@@ -41,10 +41,10 @@ from django.test import Client  # noqa: E402
 from django.test.utils import override_settings  # noqa: E402
 
 from felab_sim.chain_views import step_url  # noqa: E402
-from felab_sim.engine import chain  # noqa: E402
 from felab_sim.engine.calculators import CALCULATORS  # noqa: E402
-from felab_sim.engine.simulator import run_sweep  # noqa: E402
-from felab_sim.engine.sweep_params import SweepParams  # noqa: E402
+from felab_sim.engine.course import chain  # noqa: E402
+from felab_sim.engine.sweep.simulator import run_sweep  # noqa: E402
+from felab_sim.engine.sweep.sweep_params import SweepParams  # noqa: E402
 
 CARD = "/learn/llm-inference-performance/concurrency-sweep/step-1/?answer=shown"
 JSON_BUDGET_MS = 5.0

@@ -5,7 +5,7 @@
 Issue 22's speed targets, measured in one run on a scratch SQLite database with the bundled
 lessons (Django's test client: no network, so compare the ratios, not the milliseconds):
 
-1. Checking an answer (felab_sim.engine.answers.read_answer, then check) for every bundled
+1. Checking an answer (felab_sim.engine.problems.answers.read_answer, then check) for every bundled
    template, typed four ways: the plain number, with the template's unit, in another unit of the
    same kind (a GB answer as "17,180 MB") and in scientific notation. Target: under 5 ms, at the
    99th percentile as well as the median (pint's registry is loaded once per process, at import).
@@ -40,8 +40,8 @@ django.setup()
 from django.core.management import call_command  # noqa: E402
 from django.test import Client  # noqa: E402
 
-from felab_sim.engine import answers  # noqa: E402
-from felab_sim.engine.numbers import format_number  # noqa: E402
+from felab_sim.engine.core.numbers import format_number  # noqa: E402
+from felab_sim.engine.problems import answers  # noqa: E402
 from lessons.models import PracticeTemplate  # noqa: E402
 
 CHECK_TARGET_MS = 5.0

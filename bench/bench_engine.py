@@ -11,7 +11,7 @@ Per run and metric it prints measured, felab, error and target (mean TPOT, mean 
 total time within 10 %, mean TTFT within 20 %), the KV pool against the engine's own count where
 the run records it (the RTX 4090 run: 41,408 tokens, within 3 %), the peaks of the running and
 waiting curves, and the CPU time to simulate the 300-request trace (budget 2 s). ``--fit`` runs
-the grid search that chose a hardware's calibration (felab_sim/engine/batching/step_time.py).
+the grid search that chose a hardware's calibration (felab_sim/engine/serving/step_time.py).
 """
 
 from __future__ import annotations
@@ -32,7 +32,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from felab_sim.engine.batching.anchors import (  # noqa: E402
+from felab_sim.engine.hardware.hardware import hardware_preset  # noqa: E402
+from felab_sim.engine.models.model_presets import preset  # noqa: E402
+from felab_sim.engine.serving.anchors import (  # noqa: E402
     ANCHOR_FILE,
     ANCHOR_SPECS,
     AnchorSpec,
@@ -40,19 +42,17 @@ from felab_sim.engine.batching.anchors import (  # noqa: E402
     derive,
     run_from_entry,
 )
-from felab_sim.engine.batching.anchors import settings_from_meta as anchor_settings  # noqa: E402
-from felab_sim.engine.batching.engine_params import anchor_felab  # noqa: E402
-from felab_sim.engine.batching.simulate import (  # noqa: E402
+from felab_sim.engine.serving.anchors import settings_from_meta as anchor_settings  # noqa: E402
+from felab_sim.engine.serving.engine_params import anchor_felab  # noqa: E402
+from felab_sim.engine.serving.simulate import (  # noqa: E402
     EngineSettings,
     Result,
     measured_summary,
     read_trace,
     simulate,
 )
-from felab_sim.engine.batching.step_time import Calibration, calibration_for  # noqa: E402
-from felab_sim.engine.hardware import hardware_preset  # noqa: E402
-from felab_sim.engine.limits import ENGINE_WEB_LIMITS  # noqa: E402
-from felab_sim.engine.model_presets import preset  # noqa: E402
+from felab_sim.engine.serving.step_time import Calibration, calibration_for  # noqa: E402
+from felab_sim.engine.sweep.limits import ENGINE_WEB_LIMITS  # noqa: E402
 
 ENVIRONMENT = "FELAB_LLMSERVINGSIM"
 HOW_TO_GET = f"""\
@@ -179,7 +179,7 @@ def report(anchor: Anchor, repeat: int) -> bool:
 
 def fit(anchors: list[Anchor], hardware: str) -> None:
     """A grid over one hardware's efficiencies on its dense runs (for comparison: the engine's own
-    calibration is measured, felab_sim/engine/calibration.py)."""
+    calibration is measured, felab_sim/engine/hardware/calibration.py)."""
     dense = [a for a in anchors if a.run.hardware == hardware and a.run.settings.data_parallel == 1]
     held = calibration_for(hardware_preset(hardware))
     scored = []
@@ -207,7 +207,7 @@ REPOSITORY = "github.com/casys-kaist/LLMServingSim"
 
 
 def export_anchors(source: Source, anchors: list[Anchor], path: Path = ANCHOR_FILE) -> dict:
-    """Write the web app's derived file of the three runs (felab_sim/engine/batching/anchors.py),
+    """Write the web app's derived file of the three runs (felab_sim/engine/serving/anchors.py),
     with a header naming where every figure came from and the licence they come under."""
     licence = source.read("LICENSE")
     copyright_line = next(line for line in licence.splitlines() if line.startswith("Copyright"))

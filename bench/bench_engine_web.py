@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_engine_web.py [--fit | --pages | --largest | --curve]
 
-Per kind of run the page allows (at its caps: 100 requests; felab_sim/engine/limits.py) it prints
+Per kind of run the page allows (at its caps: 100 requests; felab_sim/engine/sweep/limits.py) it prints
 the run's and the sweep's CPU time (best of three), their work units, and µs a unit; the caps
 hold when every run's and sweep's time at its cap stays within the 250 ms budget together.
 ``--fit`` solves, by least squares, for the cost of a replica's step, a scheduled request and a
@@ -13,7 +13,7 @@ from anchor_runs.json's stored runs, not simulated). ``--largest`` finds, per co
 the most requests the caps let through (the run just under ``run_work``, its sweep up to
 ``sweep_work``) and prints that page's cold CPU time against the 250 ms budget: on a shared
 machine the ratio to the budget is what carries over, not the milliseconds. ``--curve`` times the
-planner's curve (felab_sim/engine/planner.py) per kind of model and lengths: its CPU time (best of
+planner's curve (felab_sim/engine/serving/planner.py) per kind of model and lengths: its CPU time (best of
 three) within its own budget of work units, the levels it reached, and its ratio to the 250 ms.
 """
 
@@ -28,15 +28,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from felab_sim.engine.batching import simulate as engine  # noqa: E402
-from felab_sim.engine.batching.engine_params import (  # noqa: E402
+from felab_sim.engine.serving import simulate as engine  # noqa: E402
+from felab_sim.engine.serving.engine_params import (  # noqa: E402
     engine_inputs,
     parse_engine_values,
     run_engine,
     sweep_engine,
     sweep_requests,
 )
-from felab_sim.engine.limits import ENGINE_WEB_LIMITS  # noqa: E402
+from felab_sim.engine.sweep.limits import ENGINE_WEB_LIMITS  # noqa: E402
 
 CASES: tuple[dict[str, object], ...] = (
     {},
@@ -271,7 +271,7 @@ PAGE_BUDGET_S = 0.25
 
 
 def curve() -> None:
-    from felab_sim.engine.planner import WEB_CURVE_WORK, simulate_curve
+    from felab_sim.engine.serving.planner import WEB_CURVE_WORK, simulate_curve
 
     print(f"the web's curve budget: {WEB_CURVE_WORK:,.0f} units, C = 1 … 256")
     print(f"{'settings':70} {'CPU ms':>7} {'units':>8} {'µs/u':>5} {'reached':>7} {'÷ 250 ms':>8}")

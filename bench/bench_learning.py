@@ -12,7 +12,7 @@ course order. Mastery is read by the functions /practice/ reads it with (practic
 
 The students' answer model (fixed before any run; its numbers are not tuned to the results):
 
-- Skill. Each student has a skill k per concept (felab_sim/engine/concepts.py): the chance of
+- Skill. Each student has a skill k per concept (felab_sim/engine/problems/concepts.py): the chance of
   applying it right when it is fresh in memory, logit(k) = ability + ease + noise, ability ~ N(1.6, 0.9)
   per student, ease ~ N(0, 0.6) per concept, noise ~ N(0, 0.5). Skill does not grow with practice:
   memory does.
@@ -128,7 +128,7 @@ class Student:
 
 
 def new_students(count: int, rng: random.Random) -> list[Student]:
-    from felab_sim.engine.concepts import CONCEPT_SLUGS
+    from felab_sim.engine.problems.concepts import CONCEPT_SLUGS
 
     ease = {concept: rng.gauss(0, 0.6) for concept in CONCEPT_SLUGS}
     students = []
@@ -169,7 +169,7 @@ class Results:
 
 def simulate(students: int, weeks: int, seed: int) -> Results:
     """Run the class on the database Django is set up with (the bundled lessons imported)."""
-    from felab_sim.engine import concepts
+    from felab_sim.engine.problems import concepts
     from lessons.models import PracticeTemplate
     from quiz import next_answer, practice_stats, practice_tries, recall_calibration, scheduling
     from quiz.learners import Learner
@@ -267,7 +267,7 @@ def _answer(student, template, needs, p, planted, rng, learner, now, practice_tr
 
 
 def _typed_value(student, template, problem, needs, right, planted, rng, now) -> float:
-    from felab_sim.engine import concepts
+    from felab_sim.engine.problems import concepts
 
     if right:
         # Within a third of the template's tolerance (3% at most): some templates allow 1%, and a

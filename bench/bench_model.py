@@ -18,10 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from felab_sim.engine.limits import WEB_LIMITS, check_web_limits
-from felab_sim.engine.params import ParamError
-from felab_sim.engine.simulator import run_sweep
-from felab_sim.engine.sweep_params import MAX_LEVEL, MAX_LEVELS, MAX_SLOTS, ServerParams, SweepParams
+from felab_sim.engine.core.params import ParamError
+from felab_sim.engine.sweep.limits import WEB_LIMITS, check_web_limits
+from felab_sim.engine.sweep.simulator import run_sweep
+from felab_sim.engine.sweep.sweep_params import MAX_LEVEL, MAX_LEVELS, MAX_SLOTS, ServerParams, SweepParams
 
 DEFAULT_BUDGET_MS = 20.0
 WEB_BUDGET_MS = 250.0

@@ -4,7 +4,7 @@
 
 Each part starts ``manage.py practice_server`` in its own process on a free port (the load
 generator runs in this process, so server and client each have a core) and measures it with
-felab_sim.engine.loadgen:
+felab_sim.engine.sweep.loadgen:
 
 1. The real sweep at C = 1, 8, 16 with the server's defaults, against the simulated sweep
    with the default overheads. Targets: agg_tok_s and user_tok_s within 3 %, TTFT p50 within 10 %.
@@ -41,10 +41,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from felab_sim.engine.loadgen import LevelRun, SweepClient, measure_sweep  # noqa: E402
-from felab_sim.engine.prompts import prompt_tokens, sweep_prompt  # noqa: E402
-from felab_sim.engine.simulator import run_sweep  # noqa: E402
-from felab_sim.engine.sweep_params import ServerParams, SweepParams  # noqa: E402
+from felab_sim.engine.sweep.loadgen import LevelRun, SweepClient, measure_sweep  # noqa: E402
+from felab_sim.engine.sweep.prompts import prompt_tokens, sweep_prompt  # noqa: E402
+from felab_sim.engine.sweep.simulator import run_sweep  # noqa: E402
+from felab_sim.engine.sweep.sweep_params import ServerParams, SweepParams  # noqa: E402
 
 SWEEP_LEVELS = (1, 8, 16)
 THROUGHPUT_TARGET = 0.03

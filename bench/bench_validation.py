@@ -8,7 +8,7 @@ cost a step was fitted on all three, the RTX PRO 6000's memory efficiency on its
 bandwidth, gemm and knee rows alone). Then issue 43's DeepSeek-V3 check: the chain's per-user
 speed, step-time's and the engine's, at FP8 on 8 H200s with 256 users.
 
-Then the published serving runs (felab_sim/engine/serving_validation.py): felab's engine run as
+Then the published serving runs (felab_sim/engine/serving/serving_validation.py): felab's engine run as
 each was run, per group of serving_split.csv, dense and MoE apart, the median and 90th percentile
 of |error| of mean TTFT, mean TPOT and output tokens a second per GPU, and each run's figures.
 They are read from the stored serving_predictions.json; ``--export-serving`` reruns all of
@@ -17,7 +17,7 @@ them and rewrites it (a few minutes).
 ``--fit-serving`` refits each engine's fixed cost a request (servers.REQUEST_FIXED_S) on the
 fitted group of the serving runs alone.
 
-``--fit`` reruns the one least-squares fit (felab_sim/engine/calibration.py): over vLLM's step
+``--fit`` reruns the one least-squares fit (felab_sim/engine/hardware/calibration.py): over vLLM's step
 overhead and the RTX PRO 6000's memory efficiency, every metric of all three runs, each error
 over its target; about a minute.
 """
@@ -33,16 +33,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from felab_sim.engine import chain  # noqa: E402
-from felab_sim.engine.batching.anchors import anchor_runs  # noqa: E402
-from felab_sim.engine.batching.simulate import ClosedLoop, EngineSettings, TraceRequest, simulate  # noqa: E402
-from felab_sim.engine.batching.step_time import StepPricer, calibration_for  # noqa: E402
 from felab_sim.engine.calculators import CALCULATORS  # noqa: E402
-from felab_sim.engine.calibration import gpu_calibration  # noqa: E402
-from felab_sim.engine.hardware import hardware_preset  # noqa: E402
-from felab_sim.engine.model_presets import preset  # noqa: E402
-from felab_sim.engine.serving_runs import runs as serving_runs  # noqa: E402
-from felab_sim.engine.serving_validation import (  # noqa: E402
+from felab_sim.engine.course import chain  # noqa: E402
+from felab_sim.engine.hardware.calibration import gpu_calibration  # noqa: E402
+from felab_sim.engine.hardware.hardware import hardware_preset  # noqa: E402
+from felab_sim.engine.hardware.step_cost import decode_load, model_cost  # noqa: E402
+from felab_sim.engine.models.model_presets import preset  # noqa: E402
+from felab_sim.engine.serving.anchors import anchor_runs  # noqa: E402
+from felab_sim.engine.serving.serving_runs import runs as serving_runs  # noqa: E402
+from felab_sim.engine.serving.serving_validation import (  # noqa: E402
     PREDICTIONS_FILE,
     compute_predictions,
     export_predictions,
@@ -53,8 +52,9 @@ from felab_sim.engine.serving_validation import (  # noqa: E402
     summaries,
     summary_row,
 )
-from felab_sim.engine.step_cost import decode_load, model_cost  # noqa: E402
-from felab_sim.engine.validation import (  # noqa: E402
+from felab_sim.engine.serving.simulate import ClosedLoop, EngineSettings, TraceRequest, simulate  # noqa: E402
+from felab_sim.engine.serving.step_time import StepPricer, calibration_for  # noqa: E402
+from felab_sim.engine.serving.validation import (  # noqa: E402
     ANCHOR_METRICS,
     FITTED,
     PREDICTED,

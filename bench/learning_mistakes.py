@@ -3,7 +3,7 @@
     python bench/learning_mistakes.py [--students N] [--seed S]
 
 ``surfaced(plants)`` reads the class's attempts as /instructor/ does (quiz.class_mistakes.
-unnamed_groupings, the latest felab_sim.engine.unnamed_mistakes.PAGE_TRIES wrong first tries a
+unnamed_groupings, the latest felab_sim.engine.problems.unnamed_mistakes.PAGE_TRIES wrong first tries a
 template) and says, for each planted (template, factor), whether the template's largest unnamed
 group is that factor. bench/bench_learning.py calls it after its simulated weeks; run alone, this
 module makes its own class on a scratch SQLite database with the bundled lessons: each simulated

@@ -217,7 +217,7 @@ DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "felab <noreply@localh
 # is a table in the site's database, so it needs no server of its own.
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
-# Heavy simulations (more than SIM_LIGHT_WORK units of work, felab_sim.engine.limits.WebLimits,
+# Heavy simulations (more than SIM_LIGHT_WORK units of work, felab_sim.engine.sweep.limits.WebLimits,
 # about 20 ms; the default sweep is 117,000) take one of SIM_PERMITS permits shared by the host's workers, waiting at most
 # SIM_PERMIT_WAIT_S for one before a 503: half the cores, so the other pages keep the rest. The
 # wait is short because a sync worker waiting for a permit is a worker no other page can have:

@@ -4,7 +4,7 @@ from django.http import HttpRequest
 from django.utils.html import format_html
 
 from .engine.calculators import CALCULATORS
-from .engine.sweep_params import SERVER_PARAMS, SWEEP_PARAMS
+from .engine.sweep.sweep_params import SERVER_PARAMS, SWEEP_PARAMS
 from .forms import check_across, field_text, param_fields
 from .live import sim_query
 from .models import ParameterSet, Scenario

@@ -23,12 +23,12 @@ from pagecache.kept_pages import render_kept
 from serving.ratelimit import rate_limited
 
 from .charts.calc_charts import chart_json
-from .engine.calculator import Calculator, Params, Result
 from .engine.calculators import CALCULATORS
-from .engine.chart import Series
-from .engine.numbers import format_with_unit
-from .engine.params import ParamError, ParamValue, heading
-from .engine.presets import presets_for
+from .engine.core.calculator import Calculator, Params, Result
+from .engine.core.chart import Series
+from .engine.core.numbers import format_with_unit
+from .engine.core.params import ParamError, ParamValue, heading
+from .engine.course.presets import presets_for
 from .forms import CalculatorForm, field_text, plain_field_rows, repeated_parameter, worded
 from .live import cached_chart
 from .models import ParameterSet, changed_query

@@ -1,6 +1,6 @@
 """The chain from physics to money on the web: ``/sim/chain/`` and ``/sim/chain.json``.
 
-Thin adapters: felab_sim/engine/chain.py walks the chain; docs/chain.md says what each step assumes.
+Thin adapters: felab_sim/engine/course/chain.py walks the chain; docs/chain.md says what each step assumes.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from pagecache.content_cache import kept
 from serving.ratelimit import rate_limited
 
 from .calc_views import link_query, posted_settings_page, single_values
-from .engine import chain
 from .engine.calculators import CALCULATORS
-from .engine.params import ParamError, ParamValue
-from .engine.same_settings import chain_to_engine
+from .engine.core.params import ParamError, ParamValue
+from .engine.course import chain
+from .engine.course.same_settings import chain_to_engine
 from .forms import ChainForm, field_text, repeated_parameter, worded
 from .pastes import CSRF_MARK, csrf_input, holds_paste, push_short_settings, submitted, to_short_settings
 from .permits import SimulatorBusy

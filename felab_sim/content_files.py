@@ -11,8 +11,8 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
-from .engine.params import ParamError
-from .engine.sweep_params import SweepParams
+from .engine.core.params import ParamError
+from .engine.sweep.sweep_params import SweepParams
 from .models import ParameterSet, Scenario
 
 SCENARIO_FIELDS = ("name", "description", *SweepParams.FLAT_KEYS)

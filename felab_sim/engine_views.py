@@ -1,7 +1,7 @@
 """The continuous-batching engine on the web: ``/sim/engine/`` and ``/sim/engine.json``.
 
-Thin adapters: the engine (felab_sim/engine/batching/) computes, within the web's caps
-(felab_sim/engine/limits.py, ``ENGINE_WEB_LIMITS``); see docs/architecture.md.
+Thin adapters: the engine (felab_sim/engine/serving/) computes, within the web's caps
+(felab_sim/engine/sweep/limits.py, ``ENGINE_WEB_LIMITS``); see docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -23,8 +23,12 @@ from .charts.engine_charts import (
     sweep_figure,
     timeseries_figure,
 )
-from .engine.batching.anchors import AnchorRun, anchor_source
-from .engine.batching.engine_params import (
+from .engine.core.numbers import format_with_unit
+from .engine.core.params import ParamError, ParamValue
+from .engine.course.same_settings import DecodeAlone, decode_alone, engine_to_chain, engine_to_step_time
+from .engine.hardware.calibration import VLLM_STEP_OVERHEAD_S
+from .engine.serving.anchors import AnchorRun, anchor_source
+from .engine.serving.engine_params import (
     HARDWARE_FIGURES,
     MODEL_CONFIG,
     PASTED,
@@ -33,13 +37,7 @@ from .engine.batching.engine_params import (
     pool_json,
     run_json,
 )
-from .engine.batching.simulate import TAIL_PERCENTS, tail_latencies
-from .engine.batching.step_time import calibration_for, is_measured
-from .engine.calibration import VLLM_STEP_OVERHEAD_S
-from .engine.limits import ENGINE_WEB_LIMITS
-from .engine.numbers import format_with_unit
-from .engine.params import ParamError, ParamValue
-from .engine.planner import (
+from .engine.serving.planner import (
     CURVE_IGNORES,
     PLANNER_PARAMS,
     PRICE_NOTE,
@@ -50,9 +48,10 @@ from .engine.planner import (
     server_sentence,
     share_text,
 )
-from .engine.same_settings import DecodeAlone, decode_alone, engine_to_chain, engine_to_step_time
-from .engine.serving_runs import FIT
-from .engine.validation import (
+from .engine.serving.serving_runs import FIT
+from .engine.serving.simulate import TAIL_PERCENTS, tail_latencies
+from .engine.serving.step_time import calibration_for, is_measured
+from .engine.serving.validation import (
     FITTED,
     SCALED_NOTE,
     ExpectedError,
@@ -60,6 +59,7 @@ from .engine.validation import (
     scaled_from_h200,
     validation_points,
 )
+from .engine.sweep.limits import ENGINE_WEB_LIMITS
 from .forms import EngineForm, field_text, repeated_parameter, worded
 from .live import EngineOutcome, cached_engine, curve_inputs, curve_key, engine_curve
 from .pastes import push_short_settings, submitted, to_short_settings
@@ -100,7 +100,7 @@ def signed_percent(fraction: float) -> str:
 
 
 def validation_rows() -> list[dict[str, object]]:
-    """felab's predictions beside what was measured (felab_sim/engine/validation.py), as printed."""
+    """felab's predictions beside what was measured (felab_sim/engine/serving/validation.py), as printed."""
     return [
         {
             "fitted": point.group == FITTED,

@@ -8,9 +8,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from . import live
-from .engine.calculator import Result
-from .engine.metrics import SweepResult
-from .engine.sweep_params import SweepParams
+from .engine.core.calculator import Result
+from .engine.sweep.metrics import SweepResult
+from .engine.sweep.sweep_params import SweepParams
 from .models import ParameterSet, calculator_page_url
 
 

@@ -4,8 +4,10 @@ from django import forms
 from django.forms.utils import flatatt
 from django.http import QueryDict
 
-from .engine import chain
-from .engine.batching.engine_params import (
+from .engine.core.calculator import Calculator
+from .engine.core.params import Param, ParamError, ParamValue, heading
+from .engine.course import chain
+from .engine.serving.engine_params import (
     ENGINE_PARAMS,
     HARDWARE_PARAMS,
     MODEL_CONFIG,
@@ -14,11 +16,9 @@ from .engine.batching.engine_params import (
     WORKLOAD_PARAMS,
     engine_inputs,
 )
-from .engine.calculator import Calculator
-from .engine.limits import BROWSER_LIMITS, ENGINE_WEB_LIMITS, check_web_limits
-from .engine.params import Param, ParamError, ParamValue, heading
-from .engine.planner import PLANNER_PARAMS
-from .engine.sweep_params import SWEEP_PARAMS, SweepParams, sweep_param
+from .engine.serving.planner import PLANNER_PARAMS
+from .engine.sweep.limits import BROWSER_LIMITS, ENGINE_WEB_LIMITS, check_web_limits
+from .engine.sweep.sweep_params import SWEEP_PARAMS, SweepParams, sweep_param
 from .live import flat_text
 
 DEFAULTS = SweepParams()
@@ -277,7 +277,7 @@ class CalculatorForm(forms.Form):
 
 
 # --------------------------------------------------------------------------- the engine page
-# /sim/engine/'s fields, generated from the engine's declarations (engine/batching/engine_params.py).
+# /sim/engine/'s fields, generated from the engine's declarations (engine/serving/engine_params.py).
 
 
 class EngineForm(forms.Form):
@@ -340,7 +340,7 @@ class EngineForm(forms.Form):
 
 
 # --------------------------------------------------------------------------- the chain page
-# /sim/chain/'s fields, generated from the chain's declarations (engine/chain.py).
+# /sim/chain/'s fields, generated from the chain's declarations (engine/course/chain.py).
 
 
 class ChainForm(forms.Form):

@@ -8,9 +8,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import urlencode
 
-from .engine.batching.anchors import AnchorRun
-from .engine.batching.binding import Binding, binding_limit
-from .engine.batching.engine_params import (
+from .engine.calculators import get as get_calculator
+from .engine.core.calculator import Result
+from .engine.core.params import ParamError
+from .engine.serving.anchors import AnchorRun
+from .engine.serving.binding import Binding, binding_limit
+from .engine.serving.engine_params import (
     PASTED,
     RATE,
     SWEEP_LEVELS,
@@ -22,17 +25,14 @@ from .engine.batching.engine_params import (
     stored_anchor_run,
     sweep_engine,
 )
-from .engine.batching.refusals import no_kv_block, over_work_cap
-from .engine.batching.simulate import Result as BatchingResult
-from .engine.batching.simulate import WorkBudgetExceeded
-from .engine.calculator import Result
-from .engine.calculators import get as get_calculator
-from .engine.limits import ENGINE_WEB_LIMITS, WEB_LIMITS
-from .engine.metrics import SweepResult
-from .engine.params import ParamError
-from .engine.planner import CURVE_IGNORES, WEB_CURVE_WORK, Curve, curve_command, simulate_curve
-from .engine.simulator import run_sweep
-from .engine.sweep_params import SweepParams
+from .engine.serving.planner import CURVE_IGNORES, WEB_CURVE_WORK, Curve, curve_command, simulate_curve
+from .engine.serving.refusals import no_kv_block, over_work_cap
+from .engine.serving.simulate import Result as BatchingResult
+from .engine.serving.simulate import WorkBudgetExceeded
+from .engine.sweep.limits import ENGINE_WEB_LIMITS, WEB_LIMITS
+from .engine.sweep.metrics import SweepResult
+from .engine.sweep.simulator import run_sweep
+from .engine.sweep.sweep_params import SweepParams
 
 
 @lru_cache(maxsize=512)
@@ -182,7 +182,7 @@ def curve_inputs(key: tuple[tuple[str, object], ...], model_config: str) -> Engi
 
 @lru_cache(maxsize=32)
 def engine_curve(key: tuple[tuple[str, object], ...], model_config: str, top: int) -> Curve:
-    """The planner's curve (engine/planner.py) for checked engine settings, within the web's
+    """The planner's curve (engine/serving/planner.py) for checked engine settings, within the web's
     budget for the whole curve; a curve the budget stops keeps its levels and says why. It has
     its own budget: the single run's cap (over its requests, rate and workload, which the curve
     does not use) does not stop it."""

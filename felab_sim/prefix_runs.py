@@ -21,12 +21,12 @@ from django.views.decorators.http import require_POST
 from serving.ratelimit import rate_limited
 
 from .calc_views import MeasuredRun
-from .engine.calculator import Params
 from .engine.calculators import CALCULATORS
-from .engine.chart import Series
-from .engine.limits import PREFIX_CACHE_LIMITS
-from .engine.loadgen import MAX_PREFIX_REQUESTS, PREFIX_ORDERS, PrefixCacheSetup
-from .engine.params import ParamError
+from .engine.core.calculator import Params
+from .engine.core.chart import Series
+from .engine.core.params import ParamError
+from .engine.sweep.limits import PREFIX_CACHE_LIMITS
+from .engine.sweep.loadgen import MAX_PREFIX_REQUESTS, PREFIX_ORDERS, PrefixCacheSetup
 from .models import PrefixCacheRunOrder, Run
 from .runs import AlreadyWaiting, start_prefix_cache_run, starter_shown_to
 

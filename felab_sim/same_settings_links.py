@@ -1,6 +1,6 @@
 """The serving pages' addresses: the chain's and the engine's query for their own settings, and
 the links between step-time, the engine and the chain at the same settings (which settings:
-felab_sim/engine/same_settings.py). A setting another page cannot take (out of its range) leaves
+felab_sim/engine/course/same_settings.py). A setting another page cannot take (out of its range) leaves
 that link off rather than opening it at a refusal."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from urllib.parse import urlencode
 
 from django.urls import reverse
 
-from .engine import chain
-from .engine.batching.engine_params import ENGINE_PARAMS, parse_engine_values
 from .engine.calculators import CALCULATORS
-from .engine.params import ParamError, ParamValue
-from .engine.same_settings import step_time_to_chain, step_time_to_engine
+from .engine.core.params import ParamError, ParamValue
+from .engine.course import chain
+from .engine.course.same_settings import step_time_to_chain, step_time_to_engine
+from .engine.serving.engine_params import ENGINE_PARAMS, parse_engine_values
 from .forms import field_text
 from .models import changed_query
 

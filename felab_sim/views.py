@@ -17,11 +17,11 @@ from serving.ratelimit import rate_limited
 
 from .charts import plots
 from .engine.calculators import CALCULATORS
-from .engine.course_run import COURSE_RUN_SETTINGS, published_beside
-from .engine.limits import WEB_LIMITS, check_web_limits
-from .engine.metrics import SweepResult, capacity_sentence
-from .engine.params import ParamError
-from .engine.sweep_params import SweepParams
+from .engine.core.params import ParamError
+from .engine.sweep.course_run import COURSE_RUN_SETTINGS, published_beside
+from .engine.sweep.limits import WEB_LIMITS, check_web_limits
+from .engine.sweep.metrics import SweepResult, capacity_sentence
+from .engine.sweep.sweep_params import SweepParams
 from .forms import RealSweepForm, SweepForm, plain_field_rows, repeated_parameter, worded
 from .live import cached_figure, cached_sweep, sim_query
 from .models import Run

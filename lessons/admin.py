@@ -16,7 +16,7 @@ from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_POST
 
 from felab_sim.engine import calculators
-from felab_sim.engine.numbers import format_with_unit
+from felab_sim.engine.core.numbers import format_with_unit
 
 from . import models as lesson_models
 from . import number_checks

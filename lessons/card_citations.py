@@ -3,7 +3,7 @@ outputs of named parameter sets ({{calc.SET.OUTPUT}}), facts from the course's t
 ({{hw.…}}, {{model.…}}, {{price.…}}, {{measured.…}}), and the names its "Computed live" panel's
 rows give. A citation that cannot be resolved refuses the card when it is saved.
 
-The parsing and resolving are felab_sim's pure code (engine/live_numbers.py, citations.py,
+The parsing and resolving are felab_sim's pure code (engine/course/live_numbers.py, citations.py,
 facts.py); the parameter sets the card names are looked up through lessons/simulator.py.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from felab_sim.engine import citations, facts, live_numbers
-from felab_sim.engine.sweep_params import SweepParams
+from felab_sim.engine.course import citations, facts, live_numbers
+from felab_sim.engine.sweep.sweep_params import SweepParams
 
 from .markdown import as_written_and_shown, live_number_markup_problems
 from .simulator import simulator

@@ -18,9 +18,9 @@ from django.utils.html import escape, strip_tags
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator
 
-from felab_sim.engine import citations, facts, live_numbers
-from felab_sim.engine.calculator import Result
-from felab_sim.engine.metrics import SweepResult
+from felab_sim.engine.core.calculator import Result
+from felab_sim.engine.course import citations, facts, live_numbers
+from felab_sim.engine.sweep.metrics import SweepResult
 
 
 def _live_span(name: str, value: str) -> str:

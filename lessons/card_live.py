@@ -13,11 +13,11 @@ from typing import Protocol
 
 from django.urls import reverse
 
-from felab_sim.engine import citations, facts, live_numbers
-from felab_sim.engine.calculator import Result
-from felab_sim.engine.metrics import SweepResult
-from felab_sim.engine.numbers import format_like
-from felab_sim.engine.sweep_params import SweepParams
+from felab_sim.engine.core.calculator import Result
+from felab_sim.engine.core.numbers import format_like
+from felab_sim.engine.course import citations, facts, live_numbers
+from felab_sim.engine.sweep.metrics import SweepResult
+from felab_sim.engine.sweep.sweep_params import SweepParams
 
 from .card_citations import is_measured_number
 from .simulator import CitedSet, simulator

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from felab_sim.engine.mistakes import Mistake
+from felab_sim.engine.problems.mistakes import Mistake
 
 _provided: dict[str, Callable[..., Any]] = {}
 PROVIDED = ("mistakes_of", "unnamed_groupings", "entries_of", "write_entry")
@@ -24,7 +24,7 @@ ENTRY_KEYS = ("slug", "says", "formula")
 
 def provide(**functions: Callable[..., Any]) -> None:
     """``mistakes_of(template) -> tuple[Mistake, ...]``, ``unnamed_groupings(templates, limit)
-    -> list[Grouping]`` (felab_sim.engine.unnamed_mistakes), ``entries_of(template) ->
+    -> list[Grouping]`` (felab_sim.engine.problems.unnamed_mistakes), ``entries_of(template) ->
     list[dict]`` and ``write_entry(template, entry) -> list[str]`` (below)."""
     if unknown := set(functions) - set(PROVIDED):
         raise TypeError(f"no class-mistake function is named {', '.join(sorted(unknown))}")

@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from felab_sim.engine.calculators import CALCULATORS
-from felab_sim.engine.mistakes import KEYS as MISTAKE_KEYS
+from felab_sim.engine.problems.mistakes import KEYS as MISTAKE_KEYS
 
 from . import class_mistakes
 from .content_format import (

@@ -71,7 +71,7 @@ def _live_number_entry(number: CardNumber) -> dict[str, Any]:
 #     <course-slug>/practice-NN-<lesson-slug>.yaml   lesson: <lesson-slug>, templates: [...]
 # Each template's keys are written in PRACTICE_FIELDS' order, optional ones only when they differ
 # from their default, so an export reproduces the file byte for byte; a template its calculator
-# cannot draw is refused with felab_sim.engine.drills' reason, naming the file and the slug.
+# cannot draw is refused with felab_sim.engine.problems.drills' reason, naming the file and the slug.
 # After them, `class_mistakes:`, only where instructors named some from the class's answers
 # (quiz.ClassMistake, lessons/class_mistakes.py): each a slug, says and formula, oldest first,
 # read back through the admin's checks and refused with its reason, naming the file, the template

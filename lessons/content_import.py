@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 from django.db import transaction
 
-from felab_sim.engine import citations, facts, live_numbers
+from felab_sim.engine.course import citations, facts, live_numbers
 
 from . import class_mistakes, number_checks
 from .card_citations import is_measured_number

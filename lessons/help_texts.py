@@ -12,11 +12,11 @@ MARKDOWN_HELP = (
 )
 CARD_TEXT_HELP = (
     MARKDOWN_HELP + " A live number goes in the text, never in a link target: "
-    "{{sim.c8.agg_tok_s}} from the card's scenario (names in felab_sim/engine/live_numbers.py), "
+    "{{sim.c8.agg_tok_s}} from the card's scenario (names in felab_sim/engine/course/live_numbers.py), "
     "{{calc.SET_SLUG.OUTPUT_KEY}} from a parameter set (outputs in docs/calculators.md). "
     "A hardware, model, price or published figure is cited from its table, never typed: "
     "{{hw.m4-max-32c.bandwidth_gbs}}, {{model.Llama-3.1-8B.layers}}, {{price.dedicated-gpu-hour.usd}}, "
-    "{{measured.l01-mac-ollama-8b.short_tok_s}} (names in felab_sim/engine/facts.py)."
+    "{{measured.l01-mac-ollama-8b.short_tok_s}} (names in felab_sim/engine/course/facts.py)."
 )
 
 NUMBER_CHECKS_HELP = (

@@ -9,12 +9,12 @@ from django.utils.functional import cached_property
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
 
-from felab_sim.engine import citations, facts
-from felab_sim.engine import drills as drill_engine
-from felab_sim.engine.calculator import Result
-from felab_sim.engine.metrics import SweepResult
-from felab_sim.engine.params import ParamError
-from felab_sim.engine.sweep_params import SweepParams
+from felab_sim.engine.core.calculator import Result
+from felab_sim.engine.core.params import ParamError
+from felab_sim.engine.course import citations, facts
+from felab_sim.engine.problems import drills as drill_engine
+from felab_sim.engine.sweep.metrics import SweepResult
+from felab_sim.engine.sweep.sweep_params import SweepParams
 from pagecache.content_cache import ContentQuerySet, kept_without_request
 
 from . import card_citations, card_html, card_live, number_checks
@@ -548,7 +548,7 @@ class CardNumber(models.Model):
     live = models.CharField(
         "live number",
         max_length=120,
-        help_text="A live number's name without 'sim.', e.g. c8.agg_tok_s (see felab_sim/engine/live_numbers.py).",
+        help_text="A live number's name without 'sim.', e.g. c8.agg_tok_s (see felab_sim/engine/course/live_numbers.py).",
     )
     stated = models.CharField("the card says", max_length=60, blank=True)
     tolerance = models.FloatField(
@@ -596,7 +596,7 @@ class ImportBaseline(models.Model):
 
 
 # Practice templates (issue 22): numeric problems drawn from a calculator. The drawing,
-# checking and validating are felab_sim.engine.drills'; this is the content row.
+# checking and validating are felab_sim.engine.problems.drills'; this is the content row.
 class PracticeTemplateQuerySet(ContentQuerySet["PracticeTemplate"]):
     def published(self) -> PracticeTemplateQuerySet:
         return self.filter(published=True, lesson__published=True)

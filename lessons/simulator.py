@@ -16,9 +16,9 @@ from typing import Protocol
 from django.apps import apps
 from django.core.exceptions import ImproperlyConfigured
 
-from felab_sim.engine.calculator import Result
-from felab_sim.engine.metrics import SweepResult
-from felab_sim.engine.sweep_params import SweepParams
+from felab_sim.engine.core.calculator import Result
+from felab_sim.engine.sweep.metrics import SweepResult
+from felab_sim.engine.sweep.sweep_params import SweepParams
 
 
 class CitedSet(Protocol):

@@ -1,5 +1,5 @@
 """Whether a mistake an instructor names from the class's answers can be offered: its slug, its
-sentence and its formula read, and some draw tells it apart (felab_sim.engine.mistakes)."""
+sentence and its formula read, and some draw tells it apart (felab_sim.engine.problems.mistakes)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
-from felab_sim.engine.drills import DrillError, draw_problem
-from felab_sim.engine.formulas import FormulaError, parse_formula
-from felab_sim.engine.mistakes import SLUG, formula_names, mistake_problems
+from felab_sim.engine.problems.drills import DrillError, draw_problem
+from felab_sim.engine.problems.formulas import FormulaError, parse_formula
+from felab_sim.engine.problems.mistakes import SLUG, formula_names, mistake_problems
 
 # A formula is saved only if it is offered on at least one of this many draws (seeds 1 to N).
 CHECKED_DRAWS = 32

@@ -3,7 +3,7 @@ instructor in the admin (ClassMistake), offered from then on like a template's o
 
 ``unnamed_groupings`` is the one reading both /instructor/ and ``manage.py drill --unnamed`` show:
 per template, the latest wrong first tries of the learners the class's statistics count, grouped
-by felab_sim.engine.unnamed_mistakes (one query for every template; the engine bounds the draws).
+by felab_sim.engine.problems.unnamed_mistakes (one query for every template; the engine bounds the draws).
 
 Grouping is the costly part (every try is drawn again and compared with its candidates: about a
 second of CPU for 150 students and 35 templates), so each template's grouping is kept in Django's
@@ -31,11 +31,11 @@ from django.db import models
 from django.db.models.functions import RowNumber
 
 import felab_sim.engine
-from felab_sim.engine import unnamed_mistakes
-from felab_sim.engine.drills import DrillError
-from felab_sim.engine.formulas import FormulaError
-from felab_sim.engine.mistakes import NEAR_SHARE
-from felab_sim.engine.unnamed_mistakes import Grouping, WrongTry, group_unnamed
+from felab_sim.engine.problems import unnamed_mistakes
+from felab_sim.engine.problems.drills import DrillError
+from felab_sim.engine.problems.formulas import FormulaError
+from felab_sim.engine.problems.mistakes import NEAR_SHARE
+from felab_sim.engine.problems.unnamed_mistakes import Grouping, WrongTry, group_unnamed
 from lessons.class_mistakes import ENTRY_KEYS
 from lessons.models import PracticeTemplate
 
@@ -106,7 +106,7 @@ def _wrong_first_tries(templates: Sequence[PracticeTemplate], limit: int) -> dic
             ~models.Q(first_verdict=Verdict.RIGHT)
             | ~models.Q(first_mistake="")
             # Right, but further off than the printed answer may be: perhaps a mistake inside the
-            # tolerance (felab_sim.engine.unnamed_mistakes).
+            # tolerance (felab_sim.engine.problems.unnamed_mistakes).
             | models.Q(first_ratio__gt=1 + models.F("template__tolerance") * NEAR_SHARE)
             | models.Q(first_ratio__lt=1 - models.F("template__tolerance") * NEAR_SHARE)
         )

@@ -1,5 +1,5 @@
 """A learner's concepts, weakest first, for /progress/: how their first tries went on the problems
-that exercise each concept (felab_sim/engine/concepts.py), with the problems that train it.
+that exercise each concept (felab_sim/engine/problems/concepts.py), with the problems that train it.
 
 The measure, per concept: of the learner's problems (each counted once, PracticeAttempt.repeats_a_problem)
 whose template's steps exercise it, the share whose first try was right without a hint. A first try
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
-from felab_sim.engine import concepts
+from felab_sim.engine.problems import concepts
 from lessons.models import PracticeTemplate
 
 from .learner_rows import Owner

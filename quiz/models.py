@@ -706,7 +706,7 @@ class ClassMistake(models.Model):
     """A mistake an instructor named from the class's answers: a slug, the sentence students read,
     and a formula over the draw's numbers. Offered like a template's own named mistakes, with the
     same check that it is told apart from the right answer and from every other mistake
-    (felab_sim.engine.mistakes); /instructor/ finds the groups worth naming."""
+    (felab_sim.engine.problems.mistakes); /instructor/ finds the groups worth naming."""
 
     template = models.ForeignKey(
         "lessons.PracticeTemplate", on_delete=models.CASCADE, related_name="class_mistakes"
@@ -737,9 +737,9 @@ class ClassMistake(models.Model):
     def __str__(self) -> str:
         return f"{self.slug} ({self.template.slug if self.template_id else '?'})"
 
-    def as_mistake(self) -> Any:  # -> felab_sim.engine.mistakes.Mistake
-        from felab_sim.engine.formulas import parse_formula
-        from felab_sim.engine.mistakes import Mistake
+    def as_mistake(self) -> Any:  # -> felab_sim.engine.problems.mistakes.Mistake
+        from felab_sim.engine.problems.formulas import parse_formula
+        from felab_sim.engine.problems.mistakes import Mistake
 
         return Mistake(slug=self.slug, says=self.says.strip(), formula=parse_formula(self.formula))
 

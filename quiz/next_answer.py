@@ -2,7 +2,7 @@
 the server's own records: skill × memory.
 
 - Memory: FSRS's retrievability (scheduling.retrievability, the scheduler's default parameters),
-  kept per concept (felab_sim/engine/concepts.py) rather than per template: a concept is
+  kept per concept (felab_sim/engine/problems/concepts.py) rather than per template: a concept is
   practised by every template that uses it, so each first try reviews the schedule of each of
   its template's concepts ("Got it" when right without a hint, else "Missed it"). A template's
   memory is its weakest concept's retrievability: a problem needs every one of them.
@@ -31,7 +31,7 @@ from datetime import datetime
 
 import fsrs
 
-from felab_sim.engine import concepts
+from felab_sim.engine.problems import concepts
 
 from . import scheduling
 

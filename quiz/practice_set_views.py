@@ -18,7 +18,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from accounts.instructors import is_instructor
-from felab_sim.engine.drills import DrillError, draw_problem
+from felab_sim.engine.problems.drills import DrillError, draw_problem
 
 from . import clock, practice_sets, practice_views
 from .learners import Learner

@@ -22,8 +22,8 @@ from typing import Any
 from django.db import IntegrityError, models, transaction
 from django.urls import reverse
 
-from felab_sim.engine.drills import DrillError
-from felab_sim.engine.mistakes import offered
+from felab_sim.engine.problems.drills import DrillError
+from felab_sim.engine.problems.mistakes import offered
 from lessons.models import Lesson, PracticeTemplate
 
 from . import practice_stats, scheduling

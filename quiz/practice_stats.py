@@ -14,8 +14,8 @@ from statistics import median
 from django.db import models
 from django.db.models.functions import Coalesce, RowNumber
 
-from felab_sim.engine.answers import ratio_group
-from felab_sim.engine.numbers import format_number
+from felab_sim.engine.core.numbers import format_number
+from felab_sim.engine.problems.answers import ratio_group
 from lessons.models import Lesson, PracticeTemplate
 
 from . import clock, scheduling

@@ -4,7 +4,7 @@ A draw takes up to MAX_TRIES answers (quiz.models.PracticeAttempt keeps them as 
 first try apart) until one is right or the learner presses Show me; the rating those tries
 propose feeds FSRS (PracticeState.rebuild) when the template was new or due at the first try,
 and the learner may give their own rating instead within the change window (not after Show me).
-The answer itself is checked by felab_sim.engine.answers.
+The answer itself is checked by felab_sim.engine.problems.answers.
 
 A submit is recorded once: the page says how many tries it had seen, and a submit made from a
 page older than the attempt's last try (a double click, a resent form) gets the recorded result
@@ -19,7 +19,7 @@ from datetime import datetime
 
 from django.db import IntegrityError, transaction
 
-from felab_sim.engine import answers
+from felab_sim.engine.problems import answers
 
 from . import clock, scheduling
 from .learner_rows import Owner

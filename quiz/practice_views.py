@@ -2,7 +2,7 @@
 
 GET ``/practice/SLUG/?seed=N`` shows the problem seed N draws (no seed: a redirect to a fresh
 one, so the address always carries the draw). POST to the same address
-with ``answer`` checks it (felab_sim.engine.answers), records the learner's try at
+with ``answer`` checks it (felab_sim.engine.problems.answers), records the learner's try at
 that draw (quiz.practice_tries, which schedules the template with FSRS) and shows the
 verdict and the worked solution; htmx swaps the problem in place, a plain form does the same
 page without JavaScript. An answer that cannot be read is explained and not counted.
@@ -28,9 +28,16 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.instructors import is_instructor
-from felab_sim.engine import answers
-from felab_sim.engine.drills import DrawnQuestion, DrillError, DrillSpec, Problem, draw_problem, draw_question
-from felab_sim.engine.mistakes import NamedMistake
+from felab_sim.engine.problems import answers
+from felab_sim.engine.problems.drills import (
+    DrawnQuestion,
+    DrillError,
+    DrillSpec,
+    Problem,
+    draw_problem,
+    draw_question,
+)
+from felab_sim.engine.problems.mistakes import NamedMistake
 from lessons.models import PracticeTemplate
 from lessons.simulator import simulator
 from pagecache.content_cache import kept

@@ -25,9 +25,9 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import push_url
 
 from accounts.instructors import is_instructor
-from felab_sim.engine import unnamed_mistakes
-from felab_sim.engine.numbers import format_with_unit
-from felab_sim.engine.unnamed_mistakes import Grouping, UnnamedGroup
+from felab_sim.engine.core.numbers import format_with_unit
+from felab_sim.engine.problems import unnamed_mistakes
+from felab_sim.engine.problems.unnamed_mistakes import Grouping, UnnamedGroup
 from lessons.models import Card, Course, PracticeTemplate
 from lessons.views import card_for_page, render_card
 from pagecache.content_cache import kept

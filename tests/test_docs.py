@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from felab_sim.engine import reference
+from felab_sim.engine.course import reference
 
 ROOT = Path(__file__).resolve().parents[1]
 THIS = Path(__file__).resolve()

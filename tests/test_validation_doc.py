@@ -2,9 +2,9 @@
 
 from pathlib import Path
 
-from felab_sim.engine.serving_runs import runs
-from felab_sim.engine.serving_validation import run_row, serving_points, summaries, summary_row
-from felab_sim.engine.validation import markdown_row, validation_points
+from felab_sim.engine.serving.serving_runs import runs
+from felab_sim.engine.serving.serving_validation import run_row, serving_points, summaries, summary_row
+from felab_sim.engine.serving.validation import markdown_row, validation_points
 
 ROOT = Path(__file__).resolve().parent.parent
 

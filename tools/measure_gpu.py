@@ -5,7 +5,7 @@
 Run by hand on a machine with PyTorch and a CUDA GPU (about a minute); felab itself never
 imports it and its tests do not need it. Then ``manage.py engine --calibration mygpu.jsonl``,
 ``manage.py calc step-time --calibration mygpu.jsonl`` and every calculator that times a step
-predict for your GPU (felab_sim/engine/calibration.py reads the file: one JSON object a line,
+predict for your GPU (felab_sim/engine/hardware/calibration.py reads the file: one JSON object a line,
 ``kind`` saying what it is, the format of felab_sim/engine/measured/h200.jsonl).
 
 What it measures, and what felab takes from each:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from ..engine.calculator import Result
 from ..engine.calculators import CALCULATORS
-from ..engine.chart import Series
+from ..engine.core.calculator import Result
+from ..engine.core.chart import Series
 
 
 def chart_json(name: str, result: Result, measured: Sequence[Series] = ()) -> str:

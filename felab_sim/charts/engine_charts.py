@@ -1,4 +1,4 @@
-"""The /sim/engine/ page's charts, as plotly JSON in engine/chart.py's words.
+"""The /sim/engine/ page's charts, as plotly JSON in engine/core/chart.py's words.
 
 Each is drawn on the server as SVG (svgchart.py) and, when a student reaches for it, by plotly in
 the browser. Pure Python, no Django.
@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from ..engine.batching.simulate import RequestResult, Sample
-from ..engine.chart import PURPLE, RED, layout, line, points
-from ..engine.planner import Plan
-from ..engine.serving_runs import FIT
+from ..engine.core.chart import PURPLE, RED, layout, line, points
+from ..engine.serving.planner import Plan
+from ..engine.serving.serving_runs import FIT
+from ..engine.serving.simulate import RequestResult, Sample
 
 BLUE, ORANGE, GREEN, GREY = "#1f77b4", "#ff7f0e", "#2ca02c", "#7f7f7f"
 # Enough points for a smooth curve at desktop width; the run may hold thousands of samples.

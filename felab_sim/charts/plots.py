@@ -15,8 +15,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
-from ..engine.course_run import COURSE_RUN_SETTINGS, published_for
-from ..engine.metrics import LevelResult, SweepResult
+from ..engine.sweep.course_run import COURSE_RUN_SETTINGS, published_for
+from ..engine.sweep.metrics import LevelResult, SweepResult
 
 BLUE, ORANGE, GREEN, RED, GREY = "#3b7dd8", "#e07b1a", "#2e9e5b", "#d64541", "#8a8f98"
 # What each curve shows: (level key, colour, panel row, on the right-hand axis, legend name).

@@ -23,7 +23,7 @@ from html import escape
 from itertools import pairwise
 from typing import Any
 
-from ..engine.numbers import format_number
+from ..engine.core.numbers import format_number
 
 # plotly's default colour order, for traces that name no colour.
 COLORWAY = ("#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a", "#19d3f3", "#ff6692", "#b6e880")

@@ -1,7 +1,13 @@
 """felab_sim's engine: everything that computes, in plain Python with no Django.
 
-The sweep (its parameters, prompts, the practice server's prefix cache, the simulator and its
-metrics), the calculators (one module each in ``calculators/``), the limits on what the web may
-ask, and the load generator that measures real servers. It imports nothing else of felab_sim
-(docs/architecture.md, "The engine boundary").
+Its packages, each importing only those on the lines above it (tests/sim/test_engine_layers.py):
+
+    core                  parameters, numbers, chart data, the calculator's frame
+    models                config.json shapes, model presets, precisions, a model as parameters
+    hardware              GPUs, prices, calibration, the step cost
+    serving, sweep        the continuous-batching engine; the practice server's sweep
+    calculators           one module a calculator
+    problems, course      practice problems; what the pages and cards draw from the calculators
+
+It imports nothing else of felab_sim (docs/architecture.md, "The engine boundary").
 """

@@ -7,7 +7,7 @@ would run every request through the middleware stack and, for any sync middlewar
 app registry just to start. A small ASGI callable keeps the hot path to one coroutine per
 request, a JSON dump per token and uvicorn's write, and can be imported without Django.
 
-How a request is timed (the same :class:`~felab_sim.engine.sweep_params.ServerParams` as the simulator):
+How a request is timed (the same :class:`~felab_sim.engine.sweep.sweep_params.ServerParams` as the simulator):
 
 * A request takes a slot, first come first served (:class:`Slots`); the active count includes
   requests still prefilling, and queued requests do not count.
@@ -33,9 +33,9 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
 
-from felab_sim.engine.batching.pacing import EnginePacing
-from felab_sim.engine.prefix_cache import PrefixCache
-from felab_sim.engine.sweep_params import ServerParams
+from felab_sim.engine.serving.pacing import EnginePacing
+from felab_sim.engine.sweep.prefix_cache import PrefixCache
+from felab_sim.engine.sweep.sweep_params import ServerParams
 
 from .slots import Slots
 from .wire import MAX_BODY_BYTES, MODEL_ID, ApiError, Job, Kind, Reply, dumps, parse_body, parse_request

@@ -26,7 +26,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from felab_sim.engine.prompts import CHARS_PER_TOKEN
+from felab_sim.engine.sweep.prompts import CHARS_PER_TOKEN
 
 __all__ = [
     "BROKEN_PREFIX",

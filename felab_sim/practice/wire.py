@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from felab_sim.engine.prompts import output_tokens, prompt_tokens
-from felab_sim.engine.sweep_params import MAX_MAX_TOKENS
+from felab_sim.engine.sweep.prompts import output_tokens, prompt_tokens
+from felab_sim.engine.sweep.sweep_params import MAX_MAX_TOKENS
 
 from . import structured
 

@@ -1,4 +1,4 @@
-"""The site's number-formatting rule (felab_sim/engine/numbers.py) as a template filter.
+"""The site's number-formatting rule (felab_sim/engine/core/numbers.py) as a template filter.
 
 {% load numbers %}
 {{ level.ttft_p95_ms|number }}        -> 41.4
@@ -7,7 +7,7 @@
 
 from django import template
 
-from felab_sim.engine.numbers import MISSING, format_with_unit
+from felab_sim.engine.core.numbers import MISSING, format_with_unit
 
 register = template.Library()
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from felab_sim.engine.model_presets import preset
+from felab_sim.engine.models.model_presets import preset
 from tests.browser.test_phone_layout_browser import WIDE_PAGES
 from tests.browser.waits import SIMULATION_WAIT_MS
 

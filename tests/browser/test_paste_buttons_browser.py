@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from felab_sim.engine import chain
-from felab_sim.engine.model_presets import preset
+from felab_sim.engine.course import chain
+from felab_sim.engine.models.model_presets import preset
 from tests.browser.test_phone_layout_browser import WIDE_PAGES
 from tests.browser.waits import SIMULATION_WAIT_MS
 

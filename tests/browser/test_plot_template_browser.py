@@ -8,8 +8,8 @@ from playwright.sync_api import Browser
 from plotly.utils import PlotlyJSONEncoder
 
 from felab_sim.charts import plots
-from felab_sim.engine.simulator import run_sweep
-from felab_sim.engine.sweep_params import SweepParams
+from felab_sim.engine.sweep.simulator import run_sweep
+from felab_sim.engine.sweep.sweep_params import SweepParams
 
 PLOTLY = Path(__file__).resolve().parents[2] / "static" / "vendor" / "plotly-basic-4.1.1.min.js"
 

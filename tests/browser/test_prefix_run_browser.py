@@ -35,7 +35,7 @@ def signed_in(live_server, student):
 
 @pytest.fixture
 def practice_server(settings):
-    from felab_sim.engine.sweep_params import ServerParams
+    from felab_sim.engine.sweep.sweep_params import ServerParams
     from tests.practice.conftest import serving
 
     with serving(ServerParams(step_ms=15.0)) as server:

@@ -66,7 +66,7 @@ def test_start_a_real_sweep_watch_progress_and_see_the_result(
     from django.conf import settings as django_settings
     from django.test import Client
 
-    from felab_sim.engine.sweep_params import ServerParams
+    from felab_sim.engine.sweep.sweep_params import ServerParams
     from tests.practice.conftest import serving
     from tests.taskqueue import work_off_the_queue
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from felab_sim.engine.numbers import agrees, numbers_in, parse_number
+from felab_sim.engine.core.numbers import agrees, numbers_in, parse_number
 from lessons.content_format import CONTENT_DIR
 from tests.textutil import text_of
 

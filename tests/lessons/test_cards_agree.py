@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import pytest
 from django.utils.html import strip_tags
 
-from felab_sim.engine.numbers import decimals_written, format_like, numbers_in, parse_number
+from felab_sim.engine.core.numbers import decimals_written, format_like, numbers_in, parse_number
 from lessons.models import Card, GlossaryTerm
 
 pytestmark = pytest.mark.django_db

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from felab_sim.engine import facts
 from felab_sim.engine.calculators import get
-from felab_sim.engine.drills import draw_problem
-from felab_sim.engine.model_presets import preset
+from felab_sim.engine.course import facts
+from felab_sim.engine.models.model_presets import preset
+from felab_sim.engine.problems.drills import draw_problem
 from tests.lessons.test_practice_bundled import SPECS
 
 CONTENT = Path(__file__).resolve().parents[2] / "lessons" / "content"

@@ -1,7 +1,7 @@
-"""The concepts practice exercises, declared once (felab_sim/engine/concepts.py): every bundled
+"""The concepts practice exercises, declared once (felab_sim/engine/problems/concepts.py): every bundled
 template's steps and every named mistake have at least one, and every concept is used."""
 
-from felab_sim.engine import concepts
+from felab_sim.engine.problems import concepts
 from tests.lessons.test_practice_bundled import SPECS
 
 

@@ -9,7 +9,7 @@ import re
 import pytest
 import yaml
 
-from felab_sim.engine.drills import draw_problem
+from felab_sim.engine.problems.drills import draw_problem
 from lessons.content_format import CONTENT_DIR
 from lessons.models import PracticeTemplate
 from tests.lessons.test_practice_bundled import SPECS
@@ -113,7 +113,7 @@ def test_pricing_output_at_the_input_price_is_worded_from_the_draw(slug, seed):
 
 
 def test_a_mistake_naming_nothing_drawn_is_refused():
-    from felab_sim.engine.drills import DrillSpec, spec_problems
+    from felab_sim.engine.problems.drills import DrillSpec, spec_problems
 
     [path] = CONTENT_DIR.glob("*/practice-09-*.yaml")
     data = yaml.safe_load(path.read_text())["templates"][0]

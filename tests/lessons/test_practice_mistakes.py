@@ -6,10 +6,10 @@ import json
 import pytest
 from django.core.management import call_command
 
-from felab_sim.engine.answers import read_answer
-from felab_sim.engine.drills import draw_problem
-from felab_sim.engine.mistakes import bands_apart
-from felab_sim.engine.numbers import format_significant, parse_number, with_unit
+from felab_sim.engine.core.numbers import format_significant, parse_number, with_unit
+from felab_sim.engine.problems.answers import read_answer
+from felab_sim.engine.problems.drills import draw_problem
+from felab_sim.engine.problems.mistakes import bands_apart
 from lessons.models import PracticeTemplate
 from tests.lessons.test_practice_bundled import SPECS
 

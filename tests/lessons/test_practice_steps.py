@@ -1,6 +1,6 @@
 """Every printed step of every bundled template's worked solution holds to the digits it prints.
 
-Each step's equations are read from the page's own text (felab_sim.engine.step_check): the left
+Each step's equations are read from the page's own text (felab_sim.engine.problems.step_check): the left
 side computed from the numbers as printed must round to the right side at its last printed digit.
 """
 
@@ -9,9 +9,9 @@ import re
 
 import pytest
 
-from felab_sim.engine.drills import draw_problem
-from felab_sim.engine.numbers import format_with_unit
-from felab_sim.engine.step_check import check_step, false_steps
+from felab_sim.engine.core.numbers import format_with_unit
+from felab_sim.engine.problems.drills import draw_problem
+from felab_sim.engine.problems.step_check import check_step, false_steps
 from tests.lessons.test_practice_bundled import SPECS
 
 SEEDS = 300

@@ -2,7 +2,7 @@
 
 A hardware fact (bandwidth, memory, compute), a model's shape (layers, KV heads, head size, hidden
 size) or a price is a live figure from the table the calculators read ({{hw.…}}, {{model.…}},
-{{price.…}}; felab_sim/engine/facts.py), so a corrected table corrects every card. This test
+{{price.…}}; felab_sim/engine/course/facts.py), so a corrected table corrects every card. This test
 reads every card's text and every glossary entry in lessons/content/ and fails on a number,
 written in the unit of a table's field, in a sentence that names that table entry, whose value is
 the entry's (to the digits written: "989" for 989.4 TFLOP/s). Numbers inside a placeholder are
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from felab_sim.engine import facts
+from felab_sim.engine.course import facts
 from lessons.content_format import CONTENT_DIR
 from lessons.models import Card
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 import uvicorn
 
-from felab_sim.engine.sweep_params import ServerParams
+from felab_sim.engine.sweep.sweep_params import ServerParams
 from felab_sim.practice import PracticeApp
 from felab_sim.practice.serve import listen_socket, uvicorn_config
 

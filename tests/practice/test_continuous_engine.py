@@ -1,5 +1,5 @@
 """``practice_server --engine continuous``: the real practice server paced by the
-continuous-batching engine's step times (felab_sim/engine/batching/pacing.py), so lesson 03's
+continuous-batching engine's step times (felab_sim/engine/serving/pacing.py), so lesson 03's
 closed-loop sweep against it keeps rising past the fixed-slot server's knee."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import warnings
 import pytest
 from django.core.management import CommandError, call_command
 
-from felab_sim.engine.batching.pacing import EnginePacing
-from felab_sim.engine.loadgen import run_real_sweep
-from felab_sim.engine.simulator import run_sweep
-from felab_sim.engine.sweep_params import ServerParams, SweepParams
+from felab_sim.engine.serving.pacing import EnginePacing
+from felab_sim.engine.sweep.loadgen import run_real_sweep
+from felab_sim.engine.sweep.simulator import run_sweep
+from felab_sim.engine.sweep.sweep_params import ServerParams, SweepParams
 from tests.practice.conftest import practice_server_command, serving
 
 

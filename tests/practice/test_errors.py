@@ -9,7 +9,7 @@ import openai
 import pytest
 from openai import OpenAI
 
-from felab_sim.engine.prompts import prompt_tokens
+from felab_sim.engine.sweep.prompts import prompt_tokens
 from felab_sim.practice import MAX_BODY_BYTES, MODEL_ID
 
 CHAT = "/v1/chat/completions"

@@ -8,10 +8,10 @@ import warnings
 
 import pytest
 
-from felab_sim.engine.loadgen import LoadgenError, measure_sweep, run_real_sweep
-from felab_sim.engine.metrics import SweepResult
-from felab_sim.engine.simulator import run_sweep
-from felab_sim.engine.sweep_params import ServerParams, SweepParams
+from felab_sim.engine.sweep.loadgen import LoadgenError, measure_sweep, run_real_sweep
+from felab_sim.engine.sweep.metrics import SweepResult
+from felab_sim.engine.sweep.simulator import run_sweep
+from felab_sim.engine.sweep.sweep_params import ServerParams, SweepParams
 
 from .conftest import serving
 

@@ -11,8 +11,8 @@ import uuid
 import pytest
 from openai import OpenAI
 
-from felab_sim.engine.prefix_cache import PrefixCache
-from felab_sim.engine.prompts import prompt_tokens
+from felab_sim.engine.sweep.prefix_cache import PrefixCache
+from felab_sim.engine.sweep.prompts import prompt_tokens
 from felab_sim.practice import MODEL_ID
 
 

@@ -14,7 +14,7 @@ import uuid
 import httpx
 import pytest
 
-from felab_sim.engine.sweep_params import ServerParams
+from felab_sim.engine.sweep.sweep_params import ServerParams
 from felab_sim.practice import MODEL_ID, PracticeApp
 from felab_sim.practice.wire import Job
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from openai import AsyncOpenAI, OpenAI
 from pydantic import BaseModel, Field
 
-from felab_sim.engine.sweep_params import ServerParams
+from felab_sim.engine.sweep.sweep_params import ServerParams
 from felab_sim.practice import MODEL_ID, PracticeApp
 from felab_sim.practice.structured import (
     BASE_MODEL_ACCURACY,

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from openai import AsyncOpenAI, OpenAI
 
-from felab_sim.engine.prompts import output_tokens, prompt_tokens, sweep_prompt
+from felab_sim.engine.sweep.prompts import output_tokens, prompt_tokens, sweep_prompt
 from felab_sim.practice import MODEL_ID
 
 PROMPT = "Explain in one paragraph why a decode step grows with the batch."

@@ -1,6 +1,6 @@
 """Mistakes the class makes that nobody named: /instructor/ and `drill --unnamed` show them from
 one grouping; an instructor names one in the admin, and the next student who makes it reads its
-sentence (quiz.class_mistakes, felab_sim.engine.unnamed_mistakes)."""
+sentence (quiz.class_mistakes, felab_sim.engine.problems.unnamed_mistakes)."""
 
 import io
 import json
@@ -14,7 +14,7 @@ from django.core.management import call_command
 from django.test import Client
 from django.utils.html import escape
 
-from felab_sim.engine import unnamed_mistakes
+from felab_sim.engine.problems import unnamed_mistakes
 from lessons.models import PracticeTemplate
 from quiz.class_mistakes import planted_surfaced
 from quiz.models import ClassMistake, PracticeAttempt

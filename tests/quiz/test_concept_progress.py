@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from felab_sim.engine import concepts
+from felab_sim.engine.problems import concepts
 from lessons.models import PracticeTemplate
 from quiz.concept_stats import tally
 

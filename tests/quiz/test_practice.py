@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 from django.utils.html import escape
 
-from felab_sim.engine.numbers import format_with_unit
+from felab_sim.engine.core.numbers import format_with_unit
 from lessons.models import PracticeTemplate
 from quiz.models import PracticeAttempt, PracticeState, Rating
 

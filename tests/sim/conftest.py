@@ -2,7 +2,7 @@
 
 import pytest
 
-from felab_sim.engine.sweep_params import ServerParams
+from felab_sim.engine.sweep.sweep_params import ServerParams
 from tests.practice.conftest import serving
 
 # 2 ms decode steps: a run's requests finish quickly, whatever their number.

@@ -20,9 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # The checklist's one new file: a calculator module, whose checklist item names every field.
 HALF = """
-from felab_sim.engine.calculator import Calculator, OutputSpec, WorkedExample
-from felab_sim.engine.chart import BLUE, evenly, layout, line, these_settings
-from felab_sim.engine.params import Param
+from felab_sim.engine.core.calculator import Calculator, OutputSpec, WorkedExample
+from felab_sim.engine.core.chart import BLUE, evenly, layout, line, these_settings
+from felab_sim.engine.core.params import Param
 
 TOKENS = Param("tokens", "int", 100, "Tokens to halve.", "tokens", low=0, high=1000)
 

@@ -12,16 +12,16 @@ import json
 
 import pytest
 
-from felab_sim.engine.batching.anchors import anchor_runs
-from felab_sim.engine.batching.engine_params import (
+from felab_sim.engine.calculators import get
+from felab_sim.engine.core.params import ParamError
+from felab_sim.engine.serving.anchors import anchor_runs
+from felab_sim.engine.serving.engine_params import (
     anchor_felab,
     anchor_values,
     engine_inputs,
 )
-from felab_sim.engine.batching.simulate import EngineSettings
-from felab_sim.engine.calculators import get
-from felab_sim.engine.limits import ENGINE_WEB_LIMITS
-from felab_sim.engine.params import ParamError
+from felab_sim.engine.serving.simulate import EngineSettings
+from felab_sim.engine.sweep.limits import ENGINE_WEB_LIMITS
 from felab_sim.live import engine_outcomes
 
 LIMITS = ENGINE_WEB_LIMITS

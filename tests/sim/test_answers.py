@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from felab_sim.engine.answers import AnswerError, check, read_answer, tolerance_text
-from felab_sim.engine.calculator import Output
-from felab_sim.engine.numbers import format_with_unit
+from felab_sim.engine.core.calculator import Output
+from felab_sim.engine.core.numbers import format_with_unit
+from felab_sim.engine.problems.answers import AnswerError, check, read_answer, tolerance_text
 
 # Every answer unit the bundled practice templates use (tests/lessons/test_practice_bundled.py
 # checks the templates; this list is checked against them below).

@@ -14,19 +14,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from felab_sim.engine.batching.kv_pool import (
+from felab_sim.engine.hardware.hardware import HARDWARE, hardware_preset
+from felab_sim.engine.models.model_presets import preset
+from felab_sim.engine.serving.kv_pool import (
     DEFAULT_OVERHEAD_BYTES,
     BlockCost,
     BlockPool,
     block_cost,
     size_pool,
 )
-from felab_sim.engine.batching.scheduler import Replica, Request, Scheduled
-from felab_sim.engine.batching.simulate import EngineSettings, TraceRequest, read_trace, simulate
-from felab_sim.engine.batching.simulate import _load as step_load
-from felab_sim.engine.batching.step_time import Parallelism, StepLoad, StepPricer, calibration_for, model_cost
-from felab_sim.engine.hardware import HARDWARE, hardware_preset
-from felab_sim.engine.model_presets import preset
+from felab_sim.engine.serving.scheduler import Replica, Request, Scheduled
+from felab_sim.engine.serving.simulate import EngineSettings, TraceRequest, read_trace, simulate
+from felab_sim.engine.serving.simulate import _load as step_load
+from felab_sim.engine.serving.step_time import Parallelism, StepLoad, StepPricer, calibration_for, model_cost
 
 BLOCK = 4
 ONE_BYTE_BLOCKS = BlockCost(block_size=BLOCK, full_bytes=1.0, sliding_bytes=0.0, window_blocks=0)
@@ -391,7 +391,7 @@ def test_more_load_never_makes_the_mean_latency_lower(rows, extra):
 
 
 def test_the_summary_uses_llmservingsims_definitions():
-    from felab_sim.engine.batching.simulate import measured_summary
+    from felab_sim.engine.serving.simulate import measured_summary
 
     rows = [
         {
@@ -425,13 +425,13 @@ def test_the_engine_imports_without_django():
     from tests.sim.test_engine_boundary import ROOT, import_without_django, modules_under
 
     modules = [*modules_under(ROOT / "felab_sim" / "engine")]
-    assert "felab_sim.engine.batching.scheduler" in modules and "felab_sim.engine.hardware" in modules
+    assert "felab_sim.engine.serving.scheduler" in modules and "felab_sim.engine.hardware.hardware" in modules
     done = import_without_django(*modules)
     assert done.returncode == 0, done.stderr
 
 
 def test_a_closed_loop_keeps_its_concurrency_and_sends_every_request():
-    from felab_sim.engine.batching.simulate import ClosedLoop
+    from felab_sim.engine.serving.simulate import ClosedLoop
 
     shape, hardware = preset("Llama-3.1-8B").shape, hardware_preset("rtx-4090")
     sizes = [TraceRequest(0.0, 200, 20), TraceRequest(0.0, 50, 40)]
@@ -444,7 +444,7 @@ def test_a_closed_loop_keeps_its_concurrency_and_sends_every_request():
 
 
 def test_the_concurrency_sweep_rises_with_batching_while_each_user_slows():
-    from felab_sim.engine.batching.simulate import concurrency_sweep
+    from felab_sim.engine.serving.simulate import concurrency_sweep
 
     shape, hardware = preset("Llama-3.1-8B").shape, hardware_preset("rtx-4090")
     one, eight = concurrency_sweep([1, 8], [TraceRequest(0.0, 300, 64)], shape, hardware)

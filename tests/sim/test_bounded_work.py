@@ -12,20 +12,20 @@ from django.test import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from felab_sim.engine.batching.engine_params import (
+from felab_sim.engine.calculators import CALCULATORS
+from felab_sim.engine.core.params import Param, ParamError
+from felab_sim.engine.course.chain import PARAMS as CHAIN_PARAMS
+from felab_sim.engine.serving.engine_params import (
     ENGINE_PARAMS,
     engine_inputs,
     parse_engine_values,
     run_engine,
     sweep_engine,
 )
-from felab_sim.engine.batching.simulate import SAMPLE_WORK_UNITS, WorkBudgetExceeded
-from felab_sim.engine.calculators import CALCULATORS
-from felab_sim.engine.chain import PARAMS as CHAIN_PARAMS
-from felab_sim.engine.limits import ENGINE_WEB_LIMITS, WEB_LIMITS
-from felab_sim.engine.params import Param, ParamError
-from felab_sim.engine.simulator import SweepTooBig, run_sweep
-from felab_sim.engine.sweep_params import SWEEP_PARAMS, SweepParams
+from felab_sim.engine.serving.simulate import SAMPLE_WORK_UNITS, WorkBudgetExceeded
+from felab_sim.engine.sweep.limits import ENGINE_WEB_LIMITS, WEB_LIMITS
+from felab_sim.engine.sweep.simulator import SweepTooBig, run_sweep
+from felab_sim.engine.sweep.sweep_params import SWEEP_PARAMS, SweepParams
 from tests.support.engine_runs import ON_A_4090
 
 pytestmark = pytest.mark.django_db

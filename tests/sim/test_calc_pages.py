@@ -130,8 +130,8 @@ def test_the_page_shows_the_shape_refusal_beside_the_parameter_count(client):
 
 
 def test_every_gpu_preset_is_the_hardware_tables_entry_with_its_spec_sheet():
-    from felab_sim.engine.hardware import HARDWARE as GPUS
-    from felab_sim.engine.presets import HARDWARE
+    from felab_sim.engine.course.presets import HARDWARE
+    from felab_sim.engine.hardware.hardware import HARDWARE as GPUS
 
     by_name = {preset.name: preset for preset in HARDWARE}
     for gpu in GPUS:
@@ -150,7 +150,7 @@ def test_every_gpu_preset_is_the_hardware_tables_entry_with_its_spec_sheet():
 
 
 def test_the_table_holds_the_issues_hardware_with_apples_macs_at_their_published_bandwidth():
-    from felab_sim.engine.hardware import hardware_preset
+    from felab_sim.engine.hardware.hardware import hardware_preset
 
     for name in ("h100-sxm", "h100-pcie", "h200", "b200", "a100-80gb", "l40s", "mi300x", "dgx-spark"):
         assert hardware_preset(name).memory_bandwidth > 0

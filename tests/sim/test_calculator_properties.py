@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from felab_sim.engine.calculators import get
 from felab_sim.engine.calculators.dpo import sigmoid
-from felab_sim.engine.params import ParamError
+from felab_sim.engine.core.params import ParamError
 
 
 def outputs(name: str, **params: object) -> dict[str, object]:

@@ -11,7 +11,7 @@ import pytest
 from felab_sim.charts.calc_charts import chart_json
 from felab_sim.engine import calculators
 from felab_sim.engine.calculators import CALCULATORS, UnknownCalculator, get
-from felab_sim.engine.params import ParamError
+from felab_sim.engine.core.params import ParamError
 from tests.support.calculators import typed_example
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""Calibrations from measurements (felab_sim/engine/calibration.py): the H200's file and a user's."""
+"""Calibrations from measurements (felab_sim/engine/hardware/calibration.py): the H200's file and a user's."""
 
 from __future__ import annotations
 
@@ -6,15 +6,15 @@ import json
 
 import pytest
 
-from felab_sim.engine.calibration import (
+from felab_sim.engine.core.params import ParamError
+from felab_sim.engine.hardware.calibration import (
     MEASURED_FILES,
     default_calibration,
     engine_calibration,
     gpu_calibration,
     measured_calibrations,
 )
-from felab_sim.engine.hardware import hardware_preset
-from felab_sim.engine.params import ParamError
+from felab_sim.engine.hardware.hardware import hardware_preset
 
 H200 = hardware_preset("h200")
 
@@ -90,7 +90,7 @@ def test_a_calibrations_bounds_are_the_typed_fields_bounds():
     # The reader holds measured figures to the ranges a student could type; a change to one of
     # the declarations must move the calibration's bound with it.
     from felab_sim.engine.calculators import CALCULATORS
-    from felab_sim.engine.calibration import FIGURE_BOUNDS
+    from felab_sim.engine.hardware.calibration import FIGURE_BOUNDS
 
     declared = {param.name: param for param in CALCULATORS["decode-ceiling"].params}
     for figure, field in (("gbs", "bandwidth_gbs"), ("tflops", "peak_tflops")):

@@ -1,10 +1,10 @@
-"""The chain from physics to money (felab_sim/engine/chain.py), checked by hand arithmetic.
+"""The chain from physics to money (felab_sim/engine/course/chain.py), checked by hand arithmetic.
 
 The capstone's default: Llama-3.1-70B at FP8 on one H100 SXM (80 GiB), vLLM's 0.9 of it, 2 GB
 overhead, 200 peak users, 300-token prompts and 50-token replies, an 800 ms TTFT SLO, 20%
 headroom, $8 a GPU-hour for 730 hours, serverless $0.15 in / $0.60 out per 1M, 5M tickets.
 Its steps are timed at the H100's calibration: nobody measured one, so the default, the H200's
-achieved-to-spec ratios (felab_sim/engine/calibration.py)."""
+achieved-to-spec ratios (felab_sim/engine/hardware/calibration.py)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import math
 
 import pytest
 
-from felab_sim.engine import chain
 from felab_sim.engine.calculators import CALCULATORS
-from felab_sim.engine.model_presets import BY_NAME
-from felab_sim.engine.params import ParamError
+from felab_sim.engine.core.params import ParamError
+from felab_sim.engine.course import chain
+from felab_sim.engine.models.model_presets import BY_NAME
 
 # Llama-3.1-70B's parameters from its config.json, counted by hand: per layer attention
 # 8,192 × (8,192 + 2 × 1,024) + 8,192 × 8,192, MLP 3 × 8,192 × 28,672, two norms of 8,192;

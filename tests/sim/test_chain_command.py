@@ -8,7 +8,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from felab_sim.engine.model_presets import BY_NAME
+from felab_sim.engine.models.model_presets import BY_NAME
 
 
 def chain(*args: str) -> str:

@@ -1,4 +1,4 @@
-"""/sim/chain/ and /sim/chain.json: thin adapters over felab_sim/engine/chain.py (its numbers are
+"""/sim/chain/ and /sim/chain.json: thin adapters over felab_sim/engine/course/chain.py (its numbers are
 tested in test_chain.py); here what the web adds: the form, 400s naming the field, the JSON's
 shape, htmx's partial, and links that open each calculator showing the step's value."""
 
@@ -13,9 +13,9 @@ import shlex
 import pytest
 from django.core.management import call_command
 
-from felab_sim.engine import chain
-from felab_sim.engine.numbers import format_number
-from felab_sim.engine.validation import validation_points
+from felab_sim.engine.core.numbers import format_number
+from felab_sim.engine.course import chain
+from felab_sim.engine.serving.validation import validation_points
 
 pytestmark = pytest.mark.django_db
 

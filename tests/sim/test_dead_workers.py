@@ -19,7 +19,7 @@ from django.utils import timezone
 from django_tasks import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
-from felab_sim.engine.sweep_params import ServerParams
+from felab_sim.engine.sweep.sweep_params import ServerParams
 from felab_sim.models import Run
 from felab_sim.processes import is_alive, process_name
 from felab_sim.runs import STALE_AFTER, WORKER_DIED, reap_dead_runs

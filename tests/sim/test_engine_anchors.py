@@ -1,4 +1,4 @@
-"""The three measured vLLM runs (felab_sim/engine/batching/anchor_runs.json) and /sim/engine/
+"""The three measured vLLM runs (felab_sim/engine/serving/anchor_runs.json) and /sim/engine/
 drawing them over felab's run when its settings are one of them.
 
 The file is derived by ``bench/bench_engine.py --export-anchors`` from LLMServingSim's
@@ -15,18 +15,18 @@ from pathlib import Path
 import pytest
 from django.utils.html import escape
 
-from felab_sim.engine.batching.anchors import (
+from felab_sim.engine.hardware.hardware import hardware_preset
+from felab_sim.engine.models.model_presets import preset
+from felab_sim.engine.serving.anchors import (
     MEASURED_KEYS,
     anchor_file,
     anchor_runs,
     bundled_trace,
     derive,
 )
-from felab_sim.engine.batching.engine_params import anchor_for, engine_inputs, parse_engine_values
-from felab_sim.engine.batching.simulate import simulate
-from felab_sim.engine.hardware import hardware_preset
-from felab_sim.engine.limits import ENGINE_WEB_LIMITS
-from felab_sim.engine.model_presets import preset
+from felab_sim.engine.serving.engine_params import anchor_for, engine_inputs, parse_engine_values
+from felab_sim.engine.serving.simulate import simulate
+from felab_sim.engine.sweep.limits import ENGINE_WEB_LIMITS
 from tests.support.engine_runs import ON_A_4090
 
 ROOT = Path(__file__).resolve().parents[2]

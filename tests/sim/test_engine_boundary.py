@@ -51,9 +51,9 @@ def import_without_django(*modules: str) -> subprocess.CompletedProcess:
 def test_the_engine_the_charts_and_the_practice_server_import_without_django():
     modules = [*modules_under(ENGINE), *modules_under(CHARTS), *modules_under(PRACTICE)]
     assert {
-        "felab_sim.engine.simulator",
+        "felab_sim.engine.sweep.simulator",
         "felab_sim.engine.calculators.dpo",
-        "felab_sim.engine.loadgen",
+        "felab_sim.engine.sweep.loadgen",
     } <= set(modules)
     assert {"felab_sim.charts.svgchart", "felab_sim.charts.plots"} <= set(modules)
     assert {"felab_sim.practice", "felab_sim.practice.serve", "felab_sim.practice.wire"} <= set(modules)

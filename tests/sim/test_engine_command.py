@@ -8,9 +8,9 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from felab_sim.engine.batching.engine_params import ENGINE_PARAMS
-from felab_sim.engine.model_presets import preset
-from felab_sim.engine.numbers import format_number
+from felab_sim.engine.core.numbers import format_number
+from felab_sim.engine.models.model_presets import preset
+from felab_sim.engine.serving.engine_params import ENGINE_PARAMS
 from felab_sim.management.commands import engine as engine_command
 from tests.support.engine_runs import ON_A_4090_FLAGS
 

@@ -1,4 +1,4 @@
-"""The continuous-batching pacing of the practice server (felab_sim/engine/batching/pacing.py):
+"""The continuous-batching pacing of the practice server (felab_sim/engine/serving/pacing.py):
 the engine's step prices, and its settings refused by name. No database, no server; the real
 server paced by it is tested in tests/practice/test_continuous_engine.py."""
 
@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from felab_sim.engine.batching.pacing import EnginePacing
-from felab_sim.engine.batching.step_time import StepLoad
-from felab_sim.engine.params import ParamError
-from felab_sim.engine.sweep_params import ServerParams
+from felab_sim.engine.core.params import ParamError
+from felab_sim.engine.serving.pacing import EnginePacing
+from felab_sim.engine.serving.step_time import StepLoad
+from felab_sim.engine.sweep.sweep_params import ServerParams
 
 
 def test_the_pacing_is_the_engines_step_price():

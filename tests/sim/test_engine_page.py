@@ -13,11 +13,11 @@ import re
 
 import pytest
 
-from felab_sim.engine.batching.engine_params import ENGINE_PARAMS
-from felab_sim.engine.model_presets import preset
-from felab_sim.engine.numbers import format_with_unit
-from felab_sim.engine.serving_validation import nearest_rank
-from felab_sim.engine.validation import validation_points
+from felab_sim.engine.core.numbers import format_with_unit
+from felab_sim.engine.models.model_presets import preset
+from felab_sim.engine.serving.engine_params import ENGINE_PARAMS
+from felab_sim.engine.serving.serving_validation import nearest_rank
+from felab_sim.engine.serving.validation import validation_points
 from felab_sim.live import engine_outcomes
 from tests.support.engine_runs import ON_A_4090
 
@@ -266,7 +266,7 @@ def largest_error(metric: str, model_prefix: str) -> float:
 
 def predicted_serving_errors(kind: str, moe: bool) -> list[float]:
     """|felab ÷ measured − 1| of the published serving runs felab predicted, of one kind."""
-    from felab_sim.engine.serving_validation import PREDICT, serving_points
+    from felab_sim.engine.serving.serving_validation import PREDICT, serving_points
 
     return [abs(p.error) for p in serving_points() if p.kind == kind and p.moe == moe and p.group == PREDICT]
 
@@ -309,7 +309,7 @@ def test_every_figure_carries_its_expected_error_from_the_validation_table_and_a
 
 
 def test_no_expected_error_comes_from_rows_a_number_was_fitted_on():
-    from felab_sim.engine.validation import P90, expected_error
+    from felab_sim.engine.serving.validation import P90, expected_error
 
     # The dense published runs felab predicted, and only those: the 90th percentile of their errors.
     dense_ttft = expected_error("mean TTFT", moe=False)
@@ -329,8 +329,8 @@ def test_no_expected_error_comes_from_rows_a_number_was_fitted_on():
 
 
 def test_too_few_published_runs_of_a_kind_give_their_largest_error_and_say_how_many(monkeypatch):
-    from felab_sim.engine import serving_validation
-    from felab_sim.engine.validation import FEW_SERVING, serving_expected_error
+    from felab_sim.engine.serving import serving_validation
+    from felab_sim.engine.serving.validation import FEW_SERVING, serving_expected_error
 
     few = [p for p in serving_validation.serving_points() if p.group == serving_validation.PREDICT][:3]
     monkeypatch.setattr(serving_validation, "serving_points", lambda: few)
@@ -343,8 +343,8 @@ def test_too_few_published_runs_of_a_kind_give_their_largest_error_and_say_how_m
 
 
 def test_a_kind_the_published_serving_runs_measure_takes_their_90th_percentile_error():
-    from felab_sim.engine.serving_validation import PREDICT, nearest_rank, serving_points
-    from felab_sim.engine.validation import P90, expected_error
+    from felab_sim.engine.serving.serving_validation import PREDICT, nearest_rank, serving_points
+    from felab_sim.engine.serving.validation import P90, expected_error
 
     moe_ttft = expected_error("mean TTFT", moe=True)
     errors = [

@@ -7,8 +7,11 @@ import json
 
 import pytest
 
-from felab_sim.engine.batching.binding import binding_limit
-from felab_sim.engine.batching.engine_params import (
+from felab_sim.engine.core.params import ParamError
+from felab_sim.engine.hardware.hardware import hardware_preset
+from felab_sim.engine.models.model_presets import preset
+from felab_sim.engine.serving.binding import binding_limit
+from felab_sim.engine.serving.engine_params import (
     ENGINE_PARAMS,
     engine_inputs,
     parse_engine_values,
@@ -16,9 +19,9 @@ from felab_sim.engine.batching.engine_params import (
     run_engine,
     sweep_engine,
 )
-from felab_sim.engine.batching.kv_pool import BlockPool
-from felab_sim.engine.batching.scheduler import Replica, Request
-from felab_sim.engine.batching.simulate import (
+from felab_sim.engine.serving.kv_pool import BlockPool
+from felab_sim.engine.serving.scheduler import Replica, Request
+from felab_sim.engine.serving.simulate import (
     SAMPLE_WORK_UNITS,
     Counters,
     EngineSettings,
@@ -26,10 +29,7 @@ from felab_sim.engine.batching.simulate import (
     WorkBudgetExceeded,
     simulate,
 )
-from felab_sim.engine.hardware import hardware_preset
-from felab_sim.engine.limits import ENGINE_WEB_LIMITS
-from felab_sim.engine.model_presets import preset
-from felab_sim.engine.params import ParamError
+from felab_sim.engine.sweep.limits import ENGINE_WEB_LIMITS
 from tests.support.engine_runs import ON_A_4090
 
 from .test_batching_engine import ONE_BYTE_BLOCKS

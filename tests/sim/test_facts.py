@@ -2,9 +2,9 @@
 
 import pytest
 
-from felab_sim.engine import facts
-from felab_sim.engine.hardware import HARDWARE, hardware_preset
-from felab_sim.engine.prices import PRICES
+from felab_sim.engine.course import facts
+from felab_sim.engine.hardware.hardware import HARDWARE, hardware_preset
+from felab_sim.engine.hardware.prices import PRICES
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from felab_sim.engine.params import ParamError
-from felab_sim.engine.sweep_params import SweepParams
+from felab_sim.engine.core.params import ParamError
+from felab_sim.engine.sweep.sweep_params import SweepParams
 
 NAMES = SweepParams.FLAT_KEYS
 # Values a hostile or careless client sends: numbers of every size and sign, text, NaN, inf,

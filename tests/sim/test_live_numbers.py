@@ -2,9 +2,9 @@
 
 import pytest
 
-from felab_sim.engine import live_numbers
-from felab_sim.engine.simulator import run_sweep
-from felab_sim.engine.sweep_params import SweepParams
+from felab_sim.engine.course import live_numbers
+from felab_sim.engine.sweep.simulator import run_sweep
+from felab_sim.engine.sweep.sweep_params import SweepParams
 
 DEFAULT = run_sweep(SweepParams())
 
@@ -62,7 +62,7 @@ def test_ratios_need_level_one():
 def test_problems_lists_each_bad_name_once_and_requires_a_scenario():
     text = "{{sim.c8.agg_tok_s}} {{ sim.bogus }} {{sim.bogus}}"
     assert live_numbers.problems([text], SweepParams()) == [
-        "sim.bogus: not a known live number; see felab_sim/engine/live_numbers.py for the list"
+        "sim.bogus: not a known live number; see felab_sim/engine/course/live_numbers.py for the list"
     ]
     assert live_numbers.problems(["{{sim.capacity}}"], None) == [
         "sim.capacity: this card cites live numbers, so it needs a scenario"
@@ -72,7 +72,7 @@ def test_problems_lists_each_bad_name_once_and_requires_a_scenario():
 
 def test_an_unknown_name_without_a_scenario_is_named_as_unknown():
     assert live_numbers.problems(["{{sim.bogus}}"], None) == [
-        "sim.bogus: not a known live number; see felab_sim/engine/live_numbers.py for the list"
+        "sim.bogus: not a known live number; see felab_sim/engine/course/live_numbers.py for the list"
     ]
     assert live_numbers.problems(["{{sim.c8.speed}} and {{sim.c8.agg_tok_s}}"], None) == [
         "sim.c8.speed: 'speed' is not a sweep metric; use one of "

@@ -1,9 +1,9 @@
 """An instructor's mistake formula is read strictly and evaluated boundedly
-(felab_sim.engine.formulas): arithmetic over the draw's names, nothing else."""
+(felab_sim.engine.problems.formulas): arithmetic over the draw's names, nothing else."""
 
 import pytest
 
-from felab_sim.engine.formulas import MAX_LENGTH, MAX_NODES, FormulaError, parse_formula
+from felab_sim.engine.problems.formulas import MAX_LENGTH, MAX_NODES, FormulaError, parse_formula
 
 NAMES = {"answer", "layers", "out_kv_gb"}
 

@@ -10,8 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from felab_sim.engine.limits import WEB_LIMITS, check_web_limits
-from felab_sim.engine.metrics import (
+from felab_sim.engine.core.params import ParamError
+from felab_sim.engine.sweep.limits import WEB_LIMITS, check_web_limits
+from felab_sim.engine.sweep.metrics import (
     LevelResult,
     RequestTiming,
     SweepResult,
@@ -19,11 +20,10 @@ from felab_sim.engine.metrics import (
     level_metrics,
     nearest_rank,
 )
-from felab_sim.engine.params import ParamError
-from felab_sim.engine.prefix_cache import PrefixCache
-from felab_sim.engine.prompts import output_tokens, prompt_tokens, requests_at_level, sweep_prompt
-from felab_sim.engine.simulator import run_sweep, simulate_level
-from felab_sim.engine.sweep_params import MAX_LEVEL, ServerParams, SweepParams, step_ms_at
+from felab_sim.engine.sweep.prefix_cache import PrefixCache
+from felab_sim.engine.sweep.prompts import output_tokens, prompt_tokens, requests_at_level, sweep_prompt
+from felab_sim.engine.sweep.simulator import run_sweep, simulate_level
+from felab_sim.engine.sweep.sweep_params import MAX_LEVEL, ServerParams, SweepParams, step_ms_at
 
 # The course's published table (docs/architecture.md): C -> (agg_tok_s, user_tok_s, p50, p95, goodput).
 COURSE = {

@@ -17,9 +17,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from felab_sim.engine import model_shapes
-from felab_sim.engine.model_presets import PRESETS, preset
-from felab_sim.engine.model_shapes import (
+from felab_sim.engine.models import model_shapes
+from felab_sim.engine.models.model_presets import PRESETS, preset
+from felab_sim.engine.models.model_shapes import (
     AttentionKind,
     ModelConfigError,
     kv_bytes_for_sequence,

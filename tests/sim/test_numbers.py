@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from django.template import Context, Template
 
-from felab_sim.engine import numbers
-from felab_sim.engine.calculator import Output
-from felab_sim.engine.drills import draw_problem
-from felab_sim.engine.numbers import agrees, format_number, format_with_unit, parse_number
+from felab_sim.engine.core import numbers
+from felab_sim.engine.core.calculator import Output
+from felab_sim.engine.core.numbers import agrees, format_number, format_with_unit, parse_number
+from felab_sim.engine.problems.drills import draw_problem
 from tests.lessons.test_practice_bundled import SPECS
 
 

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from felab_sim.engine.calculators import CALCULATORS, get
-from felab_sim.engine.params import ParamError
+from felab_sim.engine.core.params import ParamError
 
 PREFILL = get("prefill")
 
@@ -113,7 +113,7 @@ def test_an_out_of_range_number_is_echoed_as_a_person_writes_it(calculator, raw,
 
 
 def test_a_label_starting_with_a_symbol_keeps_its_case():
-    from felab_sim.engine.params import heading
+    from felab_sim.engine.core.params import heading
 
     assert heading("β × margin") == "β × margin"
     assert heading("memory bandwidth") == "Memory bandwidth"

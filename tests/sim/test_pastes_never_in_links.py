@@ -15,10 +15,10 @@ from urllib.parse import urlencode
 import pytest
 from django.test import Client
 
-from felab_sim.engine import chain
 from felab_sim.engine.calculators import CALCULATORS
-from felab_sim.engine.model_presets import preset as model_preset
-from felab_sim.engine.presets import HARDWARE, presets_for
+from felab_sim.engine.course import chain
+from felab_sim.engine.course.presets import HARDWARE, presets_for
+from felab_sim.engine.models.model_presets import preset as model_preset
 
 pytestmark = pytest.mark.django_db
 

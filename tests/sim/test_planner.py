@@ -1,4 +1,4 @@
-"""The planner's curve (felab_sim/engine/planner.py), without Django: its levels, its budget, what
+"""The planner's curve (felab_sim/engine/serving/planner.py), without Django: its levels, its budget, what
 it reads off each level at the user's targets, the measured runs it puts beside it."""
 
 from __future__ import annotations
@@ -8,10 +8,9 @@ from collections import Counter
 
 import pytest
 
-from felab_sim.engine.batching.engine_params import engine_inputs, parse_engine_values
-from felab_sim.engine.batching.servers import vllm_server
-from felab_sim.engine.batching.simulate import ClosedLoop, RequestResult, simulate
-from felab_sim.engine.planner import (
+from felab_sim.engine.hardware.prices import price
+from felab_sim.engine.serving.engine_params import engine_inputs, parse_engine_values
+from felab_sim.engine.serving.planner import (
     Curve,
     Level,
     Targets,
@@ -28,10 +27,11 @@ from felab_sim.engine.planner import (
     share_text,
     simulate_curve,
 )
-from felab_sim.engine.prices import price
-from felab_sim.engine.serving_runs import FIT, runs, split
-from felab_sim.engine.serving_validation import REQUESTS_PER_CONCURRENCY
-from felab_sim.engine.validation import engine_expected_errors
+from felab_sim.engine.serving.servers import vllm_server
+from felab_sim.engine.serving.serving_runs import FIT, runs, split
+from felab_sim.engine.serving.serving_validation import REQUESTS_PER_CONCURRENCY
+from felab_sim.engine.serving.simulate import ClosedLoop, RequestResult, simulate
+from felab_sim.engine.serving.validation import engine_expected_errors
 
 SMALL = {
     "model": "Llama-3.1-8B",

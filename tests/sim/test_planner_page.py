@@ -9,8 +9,8 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from felab_sim.engine.planner import WEB_CURVE_WORK, figure_errors
-from felab_sim.engine.serving_runs import split
+from felab_sim.engine.serving.planner import WEB_CURVE_WORK, figure_errors
+from felab_sim.engine.serving.serving_runs import split
 from felab_sim.live import engine_curve
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from felab_sim.engine.numbers import format_with_unit
+from felab_sim.engine.core.numbers import format_with_unit
 
 pytestmark = pytest.mark.django_db
 

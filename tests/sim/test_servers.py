@@ -1,4 +1,4 @@
-"""What a serving engine adds around its steps (felab_sim/engine/batching/servers.py): SGLang's
+"""What a serving engine adds around its steps (felab_sim/engine/serving/servers.py): SGLang's
 prompts-first order, CUDA-graph padding, a request's fixed cost and SGLang's poll for requests.
 Each test fails when its part is taken out of the engine."""
 
@@ -8,15 +8,15 @@ from dataclasses import replace
 
 import pytest
 
-from felab_sim.engine import serving_validation as sv
-from felab_sim.engine.batching import servers
-from felab_sim.engine.batching.kv_pool import BlockCost, BlockPool
-from felab_sim.engine.batching.scheduler import Replica, Request
-from felab_sim.engine.batching.servers import Server, sglang_graph_sizes, vllm_graph_sizes
-from felab_sim.engine.batching.simulate import ClosedLoop, EngineSettings, TraceRequest, simulate
-from felab_sim.engine.hardware import hardware_preset
-from felab_sim.engine.model_presets import preset
-from felab_sim.engine.serving_runs import FIT, split
+from felab_sim.engine.hardware.hardware import hardware_preset
+from felab_sim.engine.models.model_presets import preset
+from felab_sim.engine.serving import servers
+from felab_sim.engine.serving import serving_validation as sv
+from felab_sim.engine.serving.kv_pool import BlockCost, BlockPool
+from felab_sim.engine.serving.scheduler import Replica, Request
+from felab_sim.engine.serving.servers import Server, sglang_graph_sizes, vllm_graph_sizes
+from felab_sim.engine.serving.serving_runs import FIT, split
+from felab_sim.engine.serving.simulate import ClosedLoop, EngineSettings, TraceRequest, simulate
 
 ONE_BYTE_BLOCKS = BlockCost(block_size=4, full_bytes=1.0, sliding_bytes=0.0, window_blocks=0)
 H100 = hardware_preset("h100-sxm")

@@ -5,10 +5,17 @@ import io
 
 import pytest
 
-from felab_sim.engine import serving_runs
-from felab_sim.engine.hardware import hardware_preset
-from felab_sim.engine.model_presets import preset
-from felab_sim.engine.serving_runs import FIT, PREDICT, ServingRunsError, parse_runs, parse_split, runs
+from felab_sim.engine.hardware.hardware import hardware_preset
+from felab_sim.engine.models.model_presets import preset
+from felab_sim.engine.serving import serving_runs
+from felab_sim.engine.serving.serving_runs import (
+    FIT,
+    PREDICT,
+    ServingRunsError,
+    parse_runs,
+    parse_split,
+    runs,
+)
 
 
 def test_the_files_hold_at_least_forty_runs_with_unique_ids():

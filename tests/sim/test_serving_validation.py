@@ -1,12 +1,12 @@
-"""felab's engine run as each published serving run was run (felab_sim/engine/serving_validation.py)."""
+"""felab's engine run as each published serving run was run (felab_sim/engine/serving/serving_validation.py)."""
 
 import json
 import math
 
 import pytest
 
-from felab_sim.engine import serving_validation as sv
-from felab_sim.engine.serving_runs import FIT, PREDICT, runs, split
+from felab_sim.engine.serving import serving_validation as sv
+from felab_sim.engine.serving.serving_runs import FIT, PREDICT, runs, split
 
 BY_ID = {run.run_id: run for run in runs()}
 # The cheapest run of each engine on each GPU and of each NIM model, each well under a second,

@@ -76,8 +76,8 @@ def test_the_course_run_is_beside_only_the_settings_it_was_measured_at(client):
 
 
 def test_the_course_run_is_drawn_only_at_the_levels_swept():
-    from felab_sim.engine.course_run import published_for
-    from felab_sim.engine.sweep_params import SweepParams
+    from felab_sim.engine.sweep.course_run import published_for
+    from felab_sim.engine.sweep.sweep_params import SweepParams
     from felab_sim.live import cached_sweep
 
     assert [row["conc"] for row in published_for(SweepParams(levels=(1, 8)))] == [1, 8]

@@ -1,17 +1,18 @@
 """One step-cost function times every step felab prices: change its fixed cost and the engine,
 step-time, decode-ceiling, roofline, prefill (from physics), the chain and continuous batching all
-move (felab_sim/engine/step_cost.py)."""
+move (felab_sim/engine/hardware/step_cost.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from felab_sim.engine import chain, step_cost
-from felab_sim.engine.batching.simulate import EngineSettings, TraceRequest, simulate
 from felab_sim.engine.calculators import CALCULATORS
 from felab_sim.engine.calculators import continuous_batching as cb
-from felab_sim.engine.hardware import hardware_preset
-from felab_sim.engine.model_presets import preset
+from felab_sim.engine.course import chain
+from felab_sim.engine.hardware import step_cost
+from felab_sim.engine.hardware.hardware import hardware_preset
+from felab_sim.engine.models.model_presets import preset
+from felab_sim.engine.serving.simulate import EngineSettings, TraceRequest, simulate
 
 EXTRA_S = 0.005
 

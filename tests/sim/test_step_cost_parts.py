@@ -1,5 +1,5 @@
 """Each part of the step cost for mixtures of experts, MLA and the weight formats, checked by hand
-arithmetic from the model's config (felab_sim/engine/step_cost.py): remove a part and its test
+arithmetic from the model's config (felab_sim/engine/hardware/step_cost.py): remove a part and its test
 fails."""
 
 from __future__ import annotations
@@ -9,11 +9,13 @@ from dataclasses import replace
 
 import pytest
 
-from felab_sim.engine.calibration import DEQUANT_WEIGHTS_PER_S, SMALL_KERNEL_LATENCY_S, engine_calibration
-from felab_sim.engine.hardware import hardware_preset
-from felab_sim.engine.model_presets import preset
-from felab_sim.engine.precisions import MXFP4_BYTES_PER_WEIGHT, PRECISIONS, weight_format
-from felab_sim.engine.step_cost import (
+from felab_sim.engine.hardware.calibration import (
+    DEQUANT_WEIGHTS_PER_S,
+    SMALL_KERNEL_LATENCY_S,
+    engine_calibration,
+)
+from felab_sim.engine.hardware.hardware import hardware_preset
+from felab_sim.engine.hardware.step_cost import (
     Parallelism,
     combined,
     decode_load,
@@ -22,6 +24,8 @@ from felab_sim.engine.step_cost import (
     prefill_load,
     step_cost,
 )
+from felab_sim.engine.models.model_presets import preset
+from felab_sim.engine.models.precisions import MXFP4_BYTES_PER_WEIGHT, PRECISIONS, weight_format
 
 GPT_OSS = preset("gpt-oss-120b").shape
 DEEPSEEK = preset("DeepSeek-V3").shape

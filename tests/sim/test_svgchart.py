@@ -8,8 +8,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from felab_sim.charts import plots, svgchart
-from felab_sim.engine.simulator import run_sweep
-from felab_sim.engine.sweep_params import SweepParams
+from felab_sim.engine.sweep.simulator import run_sweep
+from felab_sim.engine.sweep.sweep_params import SweepParams
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -71,7 +71,7 @@ def test_bad_flag_exits_non_zero_without_a_traceback():
 
 
 def test_the_sweep_flags_are_the_declared_parameters(capsys):
-    from felab_sim.engine.sweep_params import SWEEP_PARAMS, SweepParams
+    from felab_sim.engine.sweep.sweep_params import SWEEP_PARAMS, SweepParams
 
     with pytest.raises(SystemExit) as done:
         call_command("sweep", "--help")
@@ -84,7 +84,7 @@ def test_the_sweep_flags_are_the_declared_parameters(capsys):
 
 
 def test_the_declared_sweep_defaults_are_the_models():
-    from felab_sim.engine.sweep_params import SWEEP_PARAMS, SweepParams
+    from felab_sim.engine.sweep.sweep_params import SWEEP_PARAMS, SweepParams
     from felab_sim.live import flat_text
 
     defaults = flat_text(SweepParams())

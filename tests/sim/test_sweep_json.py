@@ -1,7 +1,7 @@
 import pytest
 
-from felab_sim.engine.simulator import run_sweep
-from felab_sim.engine.sweep_params import SweepParams
+from felab_sim.engine.sweep.simulator import run_sweep
+from felab_sim.engine.sweep.sweep_params import SweepParams
 
 URL = "/sim/sweep.json"
 LEVEL_KEYS = {"conc", "requests", "agg_tok_s", "user_tok_s", "ttft_p50_ms", "ttft_p95_ms", "goodput_rps"}

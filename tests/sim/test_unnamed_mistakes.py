@@ -1,5 +1,5 @@
 """The class's unexplained wrong first tries grouped by what they most likely are
-(felab_sim.engine.unnamed_mistakes), and a mistake computed from an instructor's formula: no
+(felab_sim.engine.problems.unnamed_mistakes), and a mistake computed from an instructor's formula: no
 Django, on the bundled templates read straight from their files."""
 
 import dataclasses
@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from felab_sim.engine import unnamed_mistakes
-from felab_sim.engine.drills import DrillSpec, draw_problem
-from felab_sim.engine.formulas import parse_formula
-from felab_sim.engine.mistakes import Mistake, formula_names
-from felab_sim.engine.unnamed_mistakes import (
+from felab_sim.engine.problems import unnamed_mistakes
+from felab_sim.engine.problems.drills import DrillSpec, draw_problem
+from felab_sim.engine.problems.formulas import parse_formula
+from felab_sim.engine.problems.mistakes import Mistake, formula_names
+from felab_sim.engine.problems.unnamed_mistakes import (
     MAX_CANDIDATES,
     Candidate,
     WrongTry,

@@ -3,8 +3,8 @@ browser test types into a page."""
 
 from __future__ import annotations
 
-from felab_sim.engine.calculator import Calculator, WorkedExample
 from felab_sim.engine.calculators import get
+from felab_sim.engine.core.calculator import Calculator, WorkedExample
 
 
 def outputs(name: str, **params: object) -> dict[str, object]:

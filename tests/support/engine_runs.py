@@ -1,6 +1,6 @@
 """Settings the engine's tests run at: the RTX 4090 run LLMServingSim measured (Llama-3.1-8B at
 BF16) with 100 requests of 512 + 256 tokens, which outgrow its 41,008-token KV pool. The pages'
-own defaults are the serving scenario (felab_sim/engine/serving_defaults.py); these are named
+own defaults are the serving scenario (felab_sim/engine/serving/serving_defaults.py); these are named
 so that a test about the 4090 says so."""
 
 from urllib.parse import urlencode

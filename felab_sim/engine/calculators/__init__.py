@@ -11,7 +11,7 @@ import importlib
 import pkgutil
 from itertools import pairwise
 
-from ..calculator import Calculator
+from ..core.calculator import Calculator
 
 
 def discovered(package: str = __name__) -> dict[str, Calculator]:

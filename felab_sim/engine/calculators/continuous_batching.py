@@ -1,11 +1,11 @@
 """Continuous batching: lesson 03's sweep and the measured runs' trace on a vLLM-style engine
 (lesson 14).
 
-Every number here is a run of felab's continuous-batching engine (felab_sim/engine/batching/:
+Every number here is a run of felab's continuous-batching engine (felab_sim/engine/serving/:
 vLLM V1's scheduler, the paged KV pool, step times fitted on real vLLM runs), so a card can cite
 it live: lesson 03's closed-loop sweep at C = 1, 8 and 32 beside the practice server's fixed
 slots, and, with ``trace`` on, the 300-request ShareGPT trace of LLMServingSim's measured runs
-(felab_sim/engine/batching/anchors.py), whose means bench/bench_engine.py checks against vLLM's.
+(felab_sim/engine/serving/anchors.py), whose means bench/bench_engine.py checks against vLLM's.
 """
 
 from __future__ import annotations
@@ -13,9 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
-from ..batching.anchors import SETTING_NAMES, anchor_runs, bundled_trace, matching_anchor
-from ..batching.engine_params import SWEEP_LEVELS, sweep_requests
-from ..batching.simulate import (
+from ..core.calculator import Calculator, OutputSpec, Params, WorkedExample, counted, typed
+from ..core.chart import BLUE, GREY, Figure, Series, layout, line, measured_runs
+from ..core.params import Param, ParamError
+from ..hardware.hardware import HARDWARE, hardware_preset
+from ..models.model_presets import BY_NAME as MODEL_PRESETS
+from ..serving.anchors import SETTING_NAMES, anchor_runs, bundled_trace, matching_anchor
+from ..serving.engine_params import SWEEP_LEVELS, sweep_requests
+from ..serving.simulate import (
     EngineSettings,
     Result,
     TraceRequest,
@@ -23,15 +28,10 @@ from ..batching.simulate import (
     concurrency_sweep,
     simulate,
 )
-from ..batching.step_time import calibration_for
-from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, typed
-from ..chart import BLUE, GREY, Figure, Series, layout, line, measured_runs
-from ..hardware import HARDWARE, hardware_preset
-from ..limits import ENGINE_WEB_LIMITS
-from ..model_presets import BY_NAME as MODEL_PRESETS
-from ..params import Param, ParamError
-from ..simulator import run_sweep
-from ..sweep_params import SweepParams
+from ..serving.step_time import calibration_for
+from ..sweep.limits import ENGINE_WEB_LIMITS
+from ..sweep.simulator import run_sweep
+from ..sweep.sweep_params import SweepParams
 from .step_time import CALIBRATION
 
 MODEL = Param(

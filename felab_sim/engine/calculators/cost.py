@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..calculator import Calculator, OutputSpec, Params, WorkedExample, typed
-from ..chart import BLUE, GREEN, ORANGE, PURPLE, Figure, Series, bars, layout
-from ..params import Param
-from ..prices import price
+from ..core.calculator import Calculator, OutputSpec, Params, WorkedExample, typed
+from ..core.chart import BLUE, GREEN, ORANGE, PURPLE, Figure, Series, bars, layout
+from ..core.params import Param
+from ..hardware.prices import price
 
 PER_M = 1e6
 

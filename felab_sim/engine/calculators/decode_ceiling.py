@@ -13,9 +13,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, require, typed
-from ..calibration import with_measured
-from ..chart import (
+from ..core.calculator import Calculator, OutputSpec, Params, WorkedExample, counted, require, typed
+from ..core.chart import (
     BLUE,
     GREEN,
     ORANGE,
@@ -30,10 +29,12 @@ from ..chart import (
     points,
     these_settings,
 )
-from ..decode_step import decode_step
-from ..hardware import dense_peak
-from ..measurements import measurement
-from ..model_params import (
+from ..core.params import Param
+from ..hardware.calibration import with_measured
+from ..hardware.decode_step import decode_step
+from ..hardware.hardware import dense_peak
+from ..hardware.model_reads import weights_read_b, with_model_sizes
+from ..models.model_params import (
     KV_DTYPE,
     MODEL,
     MODEL_CONFIG,
@@ -42,9 +43,8 @@ from ..model_params import (
     model_name,
     stored_weights_gb,
 )
-from ..model_presets import PRESETS
-from ..model_reads import weights_read_b, with_model_sizes
-from ..params import Param
+from ..models.model_presets import PRESETS
+from ..sweep.measurements import measurement
 
 # Bits per weight of the course's quantizations, scales included (lesson 04).
 QUANT_BITS = {"f16": 16.0, "q8_0": 8.5, "q4_k_m": 4.8, "q3_k_m": 3.9}

@@ -15,9 +15,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from ..calculator import Calculator, OutputSpec, Params, WorkedExample, typed
-from ..chart import BLUE, GREEN, ORANGE, Figure, Series, evenly, layout, line, these_settings
-from ..params import Param, ParamError
+from ..core.calculator import Calculator, OutputSpec, Params, WorkedExample, typed
+from ..core.chart import BLUE, GREEN, ORANGE, Figure, Series, evenly, layout, line, these_settings
+from ..core.params import Param, ParamError
 
 LOGPS = ("policy_chosen_logp", "reference_chosen_logp", "policy_rejected_logp", "reference_rejected_logp")
 

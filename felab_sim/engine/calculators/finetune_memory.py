@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, require, typed
-from ..chart import BLUE, GREEN, PURPLE, RED, Figure, Series, bars, layout
-from ..model_params import MOST_SIZE, MOST_VOCAB
-from ..params import Param
+from ..core.calculator import Calculator, OutputSpec, Params, WorkedExample, counted, require, typed
+from ..core.chart import BLUE, GREEN, PURPLE, RED, Figure, Series, bars, layout
+from ..core.params import Param
+from ..models.model_params import MOST_SIZE, MOST_VOCAB
 
 SHAPE_TOLERANCE = 0.10
 FULL_BYTES = 16.0

@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, typed
-from ..chart import (
+from ..core.calculator import Calculator, OutputSpec, Params, WorkedExample, counted, typed
+from ..core.chart import (
     BLUE,
     GREEN,
     GREY,
@@ -26,8 +26,8 @@ from ..chart import (
     points,
     these_settings,
 )
-from ..engine_logs import GIB, LLAMA_CPP, LOG_CHARS, MIB, SGLANG, VLLM, EngineLog, read_engine_log
-from ..model_params import (
+from ..core.params import Param
+from ..models.model_params import (
     KV_DTYPE_BYTES,
     KV_DTYPE_LABELS,
     MODEL,
@@ -42,8 +42,8 @@ from ..model_params import (
     shape_of,
     typed_shape,
 )
-from ..model_shapes import AttentionKind, kv_bytes_for_sequence, kv_bytes_per_token
-from ..params import Param
+from ..models.model_shapes import AttentionKind, kv_bytes_for_sequence, kv_bytes_per_token
+from ..serving.engine_logs import GIB, LLAMA_CPP, LOG_CHARS, MIB, SGLANG, VLLM, EngineLog, read_engine_log
 
 GB = 1e9
 KIB = 1024

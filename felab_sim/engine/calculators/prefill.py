@@ -3,16 +3,15 @@
 Two ways to price the prompt: at a typed rate (the practice server's, a straight line: the
 default), or from physics, a model on a GPU: one step of the uncached tokens through the model
 (linear layers, and attention over P (P + 1) / 2 pairs, causal, plus the cached tokens before
-them), on the roofline at the GPU's calibration: felab_sim/engine/step_cost.py's one function."""
+them), on the roofline at the GPU's calibration: felab_sim/engine/hardware/step_cost.py's one function."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, require, typed
-from ..calibration import engine_calibration
-from ..chart import (
+from ..core.calculator import Calculator, OutputSpec, Params, WorkedExample, counted, require, typed
+from ..core.chart import (
     BLUE,
     GREEN,
     ORANGE,
@@ -26,9 +25,10 @@ from ..chart import (
     points,
     these_settings,
 )
-from ..model_params import check_tensor_parallel, shape_of
-from ..params import Param
-from ..step_cost import StepCost, StepLoad
+from ..core.params import Param
+from ..hardware.calibration import engine_calibration
+from ..hardware.step_cost import StepCost, StepLoad
+from ..models.model_params import check_tensor_parallel, shape_of
 from .step_time import CALIBRATION, HARDWARE_PARAM, PRECISION, TENSOR_PARALLEL, priced
 from .step_time import MODEL as STEP_MODEL
 

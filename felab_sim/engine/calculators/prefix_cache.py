@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, typed
-from ..chart import (
+from ..core.calculator import Calculator, OutputSpec, Params, WorkedExample, counted, typed
+from ..core.chart import (
     BLUE,
     GREEN,
     RED,
@@ -23,9 +23,9 @@ from ..chart import (
     measured_runs,
     these_settings,
 )
-from ..params import Param
-from ..prefix_cache import repeat_cached_tokens
-from ..prompts import CHARS_PER_TOKEN
+from ..core.params import Param
+from ..sweep.prefix_cache import repeat_cached_tokens
+from ..sweep.prompts import CHARS_PER_TOKEN
 from .prefill import OVERHEAD_MS, PREFILL_TOK_S, prefill_ms
 
 SHARED_FIRST = "shared-first"

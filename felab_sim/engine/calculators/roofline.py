@@ -15,14 +15,14 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, typed
-from ..calibration import with_measured
-from ..chart import BLUE, Figure, Series, layout, line, these_settings
-from ..decode_step import FLOP_PER_WEIGHT, decode_step
-from ..hardware import dense_peak
-from ..model_params import KV_DTYPE, MODEL, MODEL_CONFIG
-from ..model_reads import weights_read_b, with_model_sizes
-from ..params import Param
+from ..core.calculator import Calculator, OutputSpec, Params, WorkedExample, counted, typed
+from ..core.chart import BLUE, Figure, Series, layout, line, these_settings
+from ..core.params import Param
+from ..hardware.calibration import with_measured
+from ..hardware.decode_step import FLOP_PER_WEIGHT, decode_step
+from ..hardware.hardware import dense_peak
+from ..hardware.model_reads import weights_read_b, with_model_sizes
+from ..models.model_params import KV_DTYPE, MODEL, MODEL_CONFIG
 from .decode_ceiling import (
     ACTIVE_PARAMS_B,
     BANDWIDTH_GBS,

@@ -28,10 +28,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from ..calculator import Calculator, Output, OutputSpec, Params, WorkedExample, counted, typed
-from ..chart import BLUE, ORANGE, Figure, Series, layout, line, these_settings
-from ..params import Param
-from ..prices import price
+from ..core.calculator import Calculator, Output, OutputSpec, Params, WorkedExample, counted, typed
+from ..core.chart import BLUE, ORANGE, Figure, Series, layout, line, these_settings
+from ..core.params import Param
+from ..hardware.prices import price
 from .cost import price_param, tokens_param, usd_per_task
 
 SERVERLESS = "serverless"

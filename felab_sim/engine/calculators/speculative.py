@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..calculator import Calculator, OutputSpec, Params, WorkedExample, typed
-from ..chart import (
+from ..core.calculator import Calculator, OutputSpec, Params, WorkedExample, typed
+from ..core.chart import (
     BLUE,
     GREEN,
     ORANGE,
@@ -38,7 +38,7 @@ from ..chart import (
     points,
     these_settings,
 )
-from ..params import Param
+from ..core.params import Param
 
 
 def tokens_per_pass(acceptance: float, draft_tokens: int) -> float:

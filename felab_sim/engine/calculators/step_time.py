@@ -1,12 +1,12 @@
 """Step time: one engine step on real hardware, part by part (lessons 00, 04, 12).
 
-felab_sim/engine/step_cost.py's one function, the one the engine, the chain and the other
+felab_sim/engine/hardware/step_cost.py's one function, the one the engine, the chain and the other
 calculators time a step with: a decode step of ``batch`` sequences each holding
 ``context_tokens``; with ``prompt_tokens`` the prefill of one prompt of that many tokens (alone,
 or in the same step as the decodes: a mixed step). Every part with its formula: the weights (a
 mixture of experts reads every expert the step's tokens touch), the KV reads, the arithmetic
 (a prompt's attention is causal, about P²/2 pairs), the link between GPUs and the fixed costs,
-at the GPU's calibration (felab_sim/engine/calibration.py: measured, or the measured GPUs'
+at the GPU's calibration (felab_sim/engine/hardware/calibration.py: measured, or the measured GPUs'
 ratios) with vLLM's own cost a step. Pure Python: no Django.
 """
 
@@ -15,17 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
-from .. import serving_defaults
-from ..calculator import Calculator, OutputSpec, Params, WorkedExample, counted, require, typed
-from ..calibration import engine_calibration
-from ..chart import BLUE, GREEN, ORANGE, Figure, Series, dashed, layout, line, these_settings
-from ..hardware import HARDWARE, Hardware, hardware_preset
-from ..model_params import check_tensor_parallel, shape_of
-from ..model_presets import BY_NAME as MODEL_PRESETS
-from ..numbers import format_with_unit
-from ..params import Param, ParamValue
-from ..precisions import PRECISION_LABELS, PRECISIONS
-from ..step_cost import (
+from ..core.calculator import Calculator, OutputSpec, Params, WorkedExample, counted, require, typed
+from ..core.chart import BLUE, GREEN, ORANGE, Figure, Series, dashed, layout, line, these_settings
+from ..core.numbers import format_with_unit
+from ..core.params import Param, ParamValue
+from ..hardware.calibration import engine_calibration
+from ..hardware.hardware import HARDWARE, Hardware, hardware_preset
+from ..hardware.step_cost import (
     Calibration,
     Parallelism,
     StepCost,
@@ -40,7 +36,11 @@ from ..step_cost import (
     replicated_params,
     step_cost,
 )
-from ..validation import (
+from ..models.model_params import check_tensor_parallel, shape_of
+from ..models.model_presets import BY_NAME as MODEL_PRESETS
+from ..models.precisions import PRECISION_LABELS, PRECISIONS
+from ..serving import serving_defaults
+from ..serving.validation import (
     DECODE_STEP,
     PREFILL_STEP,
     SCALED_NOTE,

@@ -16,10 +16,10 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from felab_sim.engine import reference
-from felab_sim.engine.calculator import Calculator, Result
 from felab_sim.engine.calculators import CALCULATORS
-from felab_sim.engine.params import ParamError
+from felab_sim.engine.core.calculator import Calculator, Result
+from felab_sim.engine.core.params import ParamError
+from felab_sim.engine.course import reference
 from felab_sim.management.declared import add_declared_flags, flag_error, read_file_flags
 
 

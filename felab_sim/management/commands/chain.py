@@ -3,7 +3,7 @@
     manage.py chain [--model PRESET | --model-config FILE] [--hardware PRESET | --hardware custom
         --memory-gb GB --bandwidth-gbs GB/S --peak-tflops TFLOP/S] [--precision bf16|fp8] ... [--json]
 
-The flags are generated from the chain's declarations (felab_sim/engine/chain.py, dashes for
+The flags are generated from the chain's declarations (felab_sim/engine/course/chain.py, dashes for
 underscores); the steps are the page's (/sim/chain/), each with its formula and its calculator's
 address. docs/chain.md says what each step assumes. Bad input exits non-zero naming the flag.
 """
@@ -15,8 +15,8 @@ import json
 from django.core.management.base import BaseCommand, CommandParser
 
 from felab_sim.chain_views import step_url
-from felab_sim.engine import chain
-from felab_sim.engine.params import ParamError
+from felab_sim.engine.core.params import ParamError
+from felab_sim.engine.course import chain
 from felab_sim.management.declared import add_declared_flags, flag_error, read_file_flags
 
 

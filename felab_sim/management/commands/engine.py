@@ -5,7 +5,7 @@
          --max-num-batched-tokens 2048 --block-size 16 --gpu-memory-utilization 0.9
          --no-prefix-caching] [--json]
 
-With ``--curve`` it runs the planner's curve instead of one workload (felab_sim/engine/planner.py):
+With ``--curve`` it runs the planner's curve instead of one workload (felab_sim/engine/serving/planner.py):
 throughput per GPU against tokens per second per user at C = 1, 2, 4, … up to
 ``--curve-max-concurrency``, goodput at ``--ttft-target-ms`` and ``--tpot-target-ms``, dollars per
 million output tokens, and the published runs at the same settings; its budget of simulation work
@@ -15,7 +15,7 @@ Without ``--trace``: ``--requests N --rate R --input-tokens A --output-tokens B`
 arrivals, the same seed each time), or ``--concurrency C`` for a closed loop (with ``--trace``
 the closed loop repeats the trace's sizes). The trace is LLMServingSim's requests file
 (``input_toks``, ``output_toks``, ``arrival_time`` in seconds; other fields ignored). The flags
-come from the engine's declarations (felab_sim/engine/batching/engine_params.py); a bad value
+come from the engine's declarations (felab_sim/engine/serving/engine_params.py); a bad value
 exits non-zero naming its flag. No web caps here.
 """
 
@@ -28,8 +28,10 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from felab_sim.engine.batching.binding import binding_limit
-from felab_sim.engine.batching.engine_params import (
+from felab_sim.engine.core.numbers import format_number
+from felab_sim.engine.core.params import Param, ParamError
+from felab_sim.engine.serving.binding import binding_limit
+from felab_sim.engine.serving.engine_params import (
     CONCURRENCY,
     ENGINE_PARAMS,
     HARDWARE_FIGURES,
@@ -42,11 +44,7 @@ from felab_sim.engine.batching.engine_params import (
     run_engine,
     run_json,
 )
-from felab_sim.engine.batching.refusals import no_kv_block
-from felab_sim.engine.batching.simulate import TAIL_PERCENTS, Result, TraceRequest, read_trace, tail_latencies
-from felab_sim.engine.numbers import format_number
-from felab_sim.engine.params import Param, ParamError
-from felab_sim.engine.planner import (
+from felab_sim.engine.serving.planner import (
     COMMAND_CURVE_WORK,
     PLANNER_PARAMS,
     PRICE_NOTE,
@@ -58,8 +56,10 @@ from felab_sim.engine.planner import (
     share_text,
     simulate_curve,
 )
-from felab_sim.engine.serving_runs import FIT
-from felab_sim.engine.validation import SCALED_NOTE, engine_expected_errors, scaled_from_h200
+from felab_sim.engine.serving.refusals import no_kv_block
+from felab_sim.engine.serving.serving_runs import FIT
+from felab_sim.engine.serving.simulate import TAIL_PERCENTS, Result, TraceRequest, read_trace, tail_latencies
+from felab_sim.engine.serving.validation import SCALED_NOTE, engine_expected_errors, scaled_from_h200
 from felab_sim.management.declared import add_declared_flags, flag_error, given_flags
 
 # Derived from the flags given rather than a flag of its own: --concurrency makes a closed loop.

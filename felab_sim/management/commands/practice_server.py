@@ -1,7 +1,7 @@
 """``manage.py practice_server``: serve lesson 03's practice server with uvicorn.
 
 ``--engine continuous`` paces it by the continuous-batching engine's step times instead of the
-fixed slots (felab_sim/engine/batching/pacing.py), so lesson 03's lab measured against it
+fixed slots (felab_sim/engine/serving/pacing.py), so lesson 03's lab measured against it
 shows the curve rising past the slots' knee."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Any
 import uvicorn
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from felab_sim.engine.batching.pacing import CONTINUOUS, EnginePacing
-from felab_sim.engine.params import ParamError
-from felab_sim.engine.sweep_params import SERVER_PARAMS, ServerParams, sweep_param
+from felab_sim.engine.core.params import ParamError
+from felab_sim.engine.serving.pacing import CONTINUOUS, EnginePacing
+from felab_sim.engine.sweep.sweep_params import SERVER_PARAMS, ServerParams, sweep_param
 from felab_sim.forms import field_text
 from felab_sim.management.declared import add_declared_flags, flag_error, given_flags
 from felab_sim.practice import PracticeApp

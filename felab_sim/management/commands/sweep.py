@@ -1,5 +1,5 @@
 """`manage.py sweep`: lesson 03's concurrency sweep, simulated by felab_sim's model, or with
---url measured over HTTP against any OpenAI-compatible server (felab_sim.engine.loadgen)."""
+--url measured over HTTP against any OpenAI-compatible server (felab_sim.engine.sweep.loadgen)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import math
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from felab_sim.engine.loadgen import LoadgenError, run_real_sweep
-from felab_sim.engine.metrics import SweepResult
-from felab_sim.engine.params import ParamError
-from felab_sim.engine.simulator import run_sweep
-from felab_sim.engine.sweep_params import SERVER_PARAMS, SWEEP_PARAMS, SweepParams
+from felab_sim.engine.core.params import ParamError
+from felab_sim.engine.sweep.loadgen import LoadgenError, run_real_sweep
+from felab_sim.engine.sweep.metrics import SweepResult
+from felab_sim.engine.sweep.simulator import run_sweep
+from felab_sim.engine.sweep.sweep_params import SERVER_PARAMS, SWEEP_PARAMS, SweepParams
 from felab_sim.management.declared import add_declared_flags, flag_error, given_flags
 
 SERVER_FLAGS = ", ".join(param.flag for param in SERVER_PARAMS)

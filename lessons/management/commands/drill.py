@@ -11,10 +11,10 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from felab_sim.engine import unnamed_mistakes
-from felab_sim.engine.answers import AnswerError, close_band
-from felab_sim.engine.drills import DrillError
-from felab_sim.engine.unnamed_mistakes import describe
+from felab_sim.engine.problems import unnamed_mistakes
+from felab_sim.engine.problems.answers import AnswerError, close_band
+from felab_sim.engine.problems.drills import DrillError
+from felab_sim.engine.problems.unnamed_mistakes import describe
 from lessons import class_mistakes
 from lessons.models import PracticeTemplate
 

@@ -2,11 +2,11 @@
 
 import pytest
 
-from felab_sim.engine.batching.anchors import anchor_runs
 from felab_sim.engine.calculators import get
-from felab_sim.engine.params import ParamError
-from felab_sim.engine.simulator import run_sweep
-from felab_sim.engine.sweep_params import SweepParams
+from felab_sim.engine.core.params import ParamError
+from felab_sim.engine.serving.anchors import anchor_runs
+from felab_sim.engine.sweep.simulator import run_sweep
+from felab_sim.engine.sweep.sweep_params import SweepParams
 
 CALC = get("continuous-batching")
 

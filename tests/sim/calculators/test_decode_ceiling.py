@@ -7,8 +7,8 @@ import pytest
 from django.core.management import call_command
 
 from felab_sim.engine.calculators import get
-from felab_sim.engine.model_presets import preset
-from felab_sim.engine.params import ParamError
+from felab_sim.engine.core.params import ParamError
+from felab_sim.engine.models.model_presets import preset
 from tests.support.calculators import outputs
 
 
@@ -236,7 +236,7 @@ def test_without_a_peak_only_the_bandwidth_ceiling_is_given_and_16_bit_weights_u
 
 
 def test_the_gpu_presets_carry_both_peaks():
-    from felab_sim.engine.presets import HARDWARE
+    from felab_sim.engine.course.presets import HARDWARE
 
     h100 = next(p for p in HARDWARE if p.name == "NVIDIA H100 SXM5 80GB")
     assert (h100.values["peak_tflops"], h100.values["peak_fp8_tflops"]) == (989.4, 1978.9)
@@ -244,7 +244,7 @@ def test_the_gpu_presets_carry_both_peaks():
 
 @pytest.mark.parametrize("name", DECODE_CALCULATORS)
 def test_a_callers_settings_without_the_model_and_fp8_inputs_still_compute(name):
-    # The chain (felab_sim/engine/chain.py) times its steps with compute_with on settings of its
+    # The chain (felab_sim/engine/course/chain.py) times its steps with compute_with on settings of its
     # own, written before these inputs existed: they read as typed sizes and one peak.
     added = {"model", "model_config", "kv_dtype", "peak_fp8_tflops"} | (
         {"peak_tflops"} if name == "decode-ceiling" else set()

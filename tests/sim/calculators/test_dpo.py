@@ -5,7 +5,7 @@ import math
 import pytest
 
 from felab_sim.engine.calculators import get
-from felab_sim.engine.params import ParamError
+from felab_sim.engine.core.params import ParamError
 from tests.support.calculators import outputs
 
 

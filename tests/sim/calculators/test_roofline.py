@@ -87,7 +87,7 @@ def test_a_calibration_file_puts_the_measured_figures_in_place_of_the_spec():
 
 def test_a_calibration_file_without_a_bandwidth_is_refused_naming_it():
     from felab_sim.engine.calculators import CALCULATORS
-    from felab_sim.engine.params import ParamError
+    from felab_sim.engine.core.params import ParamError
 
     for name in ("roofline", "decode-ceiling"):
         with pytest.raises(ParamError) as refused:

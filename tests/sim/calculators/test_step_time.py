@@ -3,8 +3,8 @@
 import pytest
 
 from felab_sim.engine.calculators import CALCULATORS
-from felab_sim.engine.params import ParamError
-from felab_sim.engine.validation import validation_points
+from felab_sim.engine.core.params import ParamError
+from felab_sim.engine.serving.validation import validation_points
 from tests.support.calculators import outputs
 
 DEEPSEEK = {"model": "DeepSeek-V3", "precision": "fp8", "tensor_parallel": 8, "batch": 256}
