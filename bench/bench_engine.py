@@ -44,13 +44,8 @@ from felab_sim.engine.serving.anchors import (  # noqa: E402
 )
 from felab_sim.engine.serving.anchors import settings_from_meta as anchor_settings  # noqa: E402
 from felab_sim.engine.serving.engine_params import anchor_felab  # noqa: E402
-from felab_sim.engine.serving.simulate import (  # noqa: E402
-    EngineSettings,
-    Result,
-    measured_summary,
-    read_trace,
-    simulate,
-)
+from felab_sim.engine.serving.run_results import Result, measured_summary  # noqa: E402
+from felab_sim.engine.serving.simulate import EngineSettings, read_trace, simulate  # noqa: E402
 from felab_sim.engine.serving.step_time import Calibration, calibration_for  # noqa: E402
 from felab_sim.engine.sweep.limits import ENGINE_WEB_LIMITS  # noqa: E402
 

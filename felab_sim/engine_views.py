@@ -48,8 +48,8 @@ from .engine.serving.planner import (
     server_sentence,
     share_text,
 )
+from .engine.serving.run_results import TAIL_PERCENTS, tail_latencies
 from .engine.serving.serving_runs import FIT
-from .engine.serving.simulate import TAIL_PERCENTS, tail_latencies
 from .engine.serving.step_time import calibration_for, is_measured
 from .engine.serving.validation import (
     FITTED,

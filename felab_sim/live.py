@@ -27,7 +27,7 @@ from .engine.serving.engine_params import (
 )
 from .engine.serving.planner import CURVE_IGNORES, WEB_CURVE_WORK, Curve, curve_command, simulate_curve
 from .engine.serving.refusals import no_kv_block, over_work_cap
-from .engine.serving.simulate import Result as BatchingResult
+from .engine.serving.run_results import Result as BatchingResult
 from .engine.serving.simulate import WorkBudgetExceeded
 from .engine.sweep.limits import ENGINE_WEB_LIMITS, WEB_LIMITS
 from .engine.sweep.metrics import SweepResult

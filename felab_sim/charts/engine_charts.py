@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 
 from ..engine.core.chart import PURPLE, RED, layout, line, points
 from ..engine.serving.planner import Plan
+from ..engine.serving.run_results import RequestResult, Sample
 from ..engine.serving.serving_runs import FIT
-from ..engine.serving.simulate import RequestResult, Sample
 
 BLUE, ORANGE, GREEN, GREY = "#1f77b4", "#ff7f0e", "#2ca02c", "#7f7f7f"
 # Enough points for a smooth curve at desktop width; the run may hold thousands of samples.

@@ -391,7 +391,7 @@ def test_more_load_never_makes_the_mean_latency_lower(rows, extra):
 
 
 def test_the_summary_uses_llmservingsims_definitions():
-    from felab_sim.engine.serving.simulate import measured_summary
+    from felab_sim.engine.serving.run_results import measured_summary
 
     rows = [
         {

@@ -20,10 +20,10 @@ from felab_sim.engine.serving.engine_params import (
     sweep_engine,
 )
 from felab_sim.engine.serving.kv_pool import BlockPool
+from felab_sim.engine.serving.run_results import Counters
 from felab_sim.engine.serving.scheduler import Replica, Request
 from felab_sim.engine.serving.simulate import (
     SAMPLE_WORK_UNITS,
-    Counters,
     EngineSettings,
     TraceRequest,
     WorkBudgetExceeded,

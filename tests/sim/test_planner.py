@@ -27,10 +27,11 @@ from felab_sim.engine.serving.planner import (
     share_text,
     simulate_curve,
 )
+from felab_sim.engine.serving.run_results import RequestResult
 from felab_sim.engine.serving.servers import vllm_server
 from felab_sim.engine.serving.serving_runs import FIT, runs, split
 from felab_sim.engine.serving.serving_validation import REQUESTS_PER_CONCURRENCY
-from felab_sim.engine.serving.simulate import ClosedLoop, RequestResult, simulate
+from felab_sim.engine.serving.simulate import ClosedLoop, simulate
 from felab_sim.engine.serving.validation import engine_expected_errors
 
 SMALL = {

@@ -20,14 +20,8 @@ from ..hardware.hardware import HARDWARE, hardware_preset
 from ..models.model_presets import BY_NAME as MODEL_PRESETS
 from ..serving.anchors import SETTING_NAMES, anchor_runs, bundled_trace, matching_anchor
 from ..serving.engine_params import SWEEP_LEVELS, sweep_requests
-from ..serving.simulate import (
-    EngineSettings,
-    Result,
-    TraceRequest,
-    WorkBudgetExceeded,
-    concurrency_sweep,
-    simulate,
-)
+from ..serving.run_results import Result
+from ..serving.simulate import EngineSettings, TraceRequest, WorkBudgetExceeded, concurrency_sweep, simulate
 from ..serving.step_time import calibration_for
 from ..sweep.limits import ENGINE_WEB_LIMITS
 from ..sweep.simulator import run_sweep

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from ..calculators import CALCULATORS
 from ..core.calculator import Result as CalculatorResult
 from ..core.params import ParamError, ParamValue
-from ..serving.simulate import Result
+from ..serving.run_results import Result
 
 PASTED_MODEL = "config"  # the engine's model choice that reads a pasted config.json
 TYPED_GPU = "custom"  # the engine's and the chain's hardware typed in field by field

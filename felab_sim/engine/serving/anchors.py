@@ -26,14 +26,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from .simulate import (
-    EngineSettings,
-    Result,
-    TraceRequest,
-    measured_summary,
-    read_trace,
-    result_from_stored,
-)
+from .run_results import Result, measured_summary, result_from_stored
+from .simulate import EngineSettings, TraceRequest, read_trace
 
 ANCHOR_FILE = Path(__file__).with_name("anchor_runs.json")
 # The summary means compared, with the targets bench/bench_engine.py holds the engine to.

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.numbers import format_number
-from .simulate import EngineSettings, Result
+from .run_results import Result
+from .simulate import EngineSettings
 
 # Requests waited in at least this share of the steps: the queue's reason binds, not the steps'.
 QUEUED_SHARE = 0.2

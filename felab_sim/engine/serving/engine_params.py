@@ -22,16 +22,15 @@ from ..models.precisions import PRECISION_LABELS, PRECISIONS
 from . import serving_defaults
 from .anchors import AnchorRun, bundled_trace, matching_anchor
 from .binding import Binding
+from .run_results import Result, stored_result
 from .simulate import (
     MAX_WORK,
     ClosedLoop,
     EngineSettings,
-    Result,
     TraceRequest,
     WorkBudgetExceeded,
     concurrency_sweep,
     simulate,
-    stored_result,
 )
 from .step_time import Calibration, calibration_for
 from .validation import engine_expected_errors, scaled_from_h200

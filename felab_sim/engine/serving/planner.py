@@ -30,10 +30,11 @@ from ..core.numbers import format_with_unit
 from ..core.params import Param, ParamError, ParamValue, parse_all
 from ..hardware.prices import Price, price
 from .engine_params import ENGINE_PARAMS, PASTED, EngineInputs
+from .run_results import RequestResult
 from .servers import REQUEST_FIXED_S, REQUEST_SERIAL_S, VLLM, Server, vllm_server
 from .serving_runs import FIT, ServingRun, runs, split
 from .serving_validation import REQUESTS_PER_CONCURRENCY
-from .simulate import ClosedLoop, RequestResult, TraceRequest, WorkBudgetExceeded, simulate
+from .simulate import ClosedLoop, TraceRequest, WorkBudgetExceeded, simulate
 from .validation import ExpectedError, engine_expected_errors, scaled_from_h200
 
 # Rounds of C requests a level (requests_at).

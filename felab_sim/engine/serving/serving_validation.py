@@ -41,9 +41,10 @@ from pathlib import Path
 from ..hardware.hardware import Hardware, hardware_preset
 from ..models.model_presets import BY_NAME as MODEL_PRESETS
 from ..models.model_shapes import ModelShape
+from .run_results import Result
 from .servers import SGLANG, Server, sglang_server, vllm_server
 from .serving_runs import FIT, PREDICT, ServingRun, runs, split
-from .simulate import MAX_WORK, ClosedLoop, EngineSettings, Result, TraceRequest, simulate
+from .simulate import MAX_WORK, ClosedLoop, EngineSettings, TraceRequest, simulate
 
 PREDICTIONS_FILE = Path(__file__).with_name("serving_predictions.json")
 

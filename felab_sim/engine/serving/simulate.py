@@ -23,15 +23,15 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from ..core.params import ParamError
 from ..hardware.hardware import Hardware
 from ..models.model_shapes import AttentionKind, ModelShape
 from . import serving_defaults
 from .kv_pool import DEFAULT_OVERHEAD_BYTES, BlockPool, PoolSize, block_cost, size_pool
+from .run_results import Counters, RequestResult, Result, Sample, nearest_rank, summarise
 from .scheduler import Replica, Request, Scheduled
 from .servers import Server
 from .step_time import Calibration, Parallelism, StepLoad, StepPricer, calibration_for, model_cost
@@ -67,59 +67,6 @@ class TraceRequest:
     prefix_tokens: int = 0
 
 
-@dataclass(frozen=True)
-class RequestResult:
-    request_id: int
-    input_toks: int
-    output_toks: int
-    arrival_time: float
-    queued_ts: float
-    first_token_ts: float
-    last_token_ts: float
-    preemptions: int
-    cached_tokens: int
-
-    @property
-    def ttft(self) -> float:
-        return self.first_token_ts - self.queued_ts
-
-    @property
-    def latency(self) -> float:
-        return self.last_token_ts - self.queued_ts
-
-    @property
-    def tpot(self) -> float | None:
-        if self.output_toks < 2:
-            return None
-        return (self.last_token_ts - self.first_token_ts) / (self.output_toks - 1)
-
-
-@dataclass(frozen=True)
-class Sample:
-    t: float
-    running: int
-    waiting: int
-    kv_pct: float
-
-
-@dataclass
-class Counters:
-    """What held a run back, counted in steps (a step of several replicas counts once a reason).
-
-    ``waiting_by`` counts the steps that left requests waiting by why the queue stopped: "blocks"
-    (the first waiting request's blocks did not fit, or a running one was preempted), "seqs"
-    (``max_num_seqs`` running) or "budget" (``max_num_batched_tokens`` spent). The steps that
-    left nothing waiting are split by what their time went on: ``compute_bound`` steps spent
-    longer on arithmetic than on reading weights and KV, the rest were bandwidth-bound.
-    """
-
-    steps: int = 0
-    waiting_by: dict[str, int] = field(default_factory=dict)
-    unqueued_steps: int = 0
-    compute_bound: int = 0
-    peak_kv_pct: float = 0.0
-
-
 class WorkBudgetExceeded(ParamError):
     """The run needed more work than its caller allowed (a web request's budget).
 
@@ -153,80 +100,6 @@ FOUND_WORK_UNITS = 0.5
 # The budget of a caller that sets none: every run stops, whatever its settings (about 10-40 s
 # of CPU). The command line passes math.inf; the web passes its own caps (limits.py).
 MAX_WORK = 20_000_000.0
-
-
-@dataclass
-class Result:
-    pool: PoolSize
-    requests: list[RequestResult]
-    timeseries: list[Sample]
-    steps: int
-    max_running: int
-    preemptions: int
-    calibration: Calibration
-    summary: dict[str, float] = field(default_factory=dict)
-    counters: Counters = field(default_factory=Counters)
-    work: float = 0.0  # work units spent (_step_work)
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "summary": self.summary,
-            "percentiles": tail_latencies(self.requests),
-            "requests": [
-                {
-                    "request_id": r.request_id,
-                    "input_toks": r.input_toks,
-                    "output_toks": r.output_toks,
-                    "arrival_time": r.arrival_time,
-                    "queued_ts": r.queued_ts,
-                    "first_token_ts": r.first_token_ts,
-                    "last_token_ts": r.last_token_ts,
-                }
-                for r in self.requests
-            ],
-            "timeseries": [
-                {"t": s.t, "running": s.running, "waiting": s.waiting, "kv_pct": s.kv_pct}
-                for s in self.timeseries
-            ],
-        }
-
-
-# A stored run's request rows and samples, in these fields' order (the file keeps lists, not dicts).
-REQUEST_FIELDS = tuple(RequestResult.__dataclass_fields__)
-SAMPLE_FIELDS = tuple(Sample.__dataclass_fields__)
-
-
-def stored_result(result: Result) -> dict[str, Any]:
-    """Every field of a run as JSON, exact (floats round-trip): what anchor_runs.json keeps of
-    felab's run of each measured trace, read back by :func:`result_from_stored`."""
-    return {
-        "pool": asdict(result.pool),
-        "requests": [[getattr(r, name) for name in REQUEST_FIELDS] for r in result.requests],
-        "timeseries": [[getattr(s, name) for name in SAMPLE_FIELDS] for s in result.timeseries],
-        "steps": result.steps,
-        "max_running": result.max_running,
-        "preemptions": result.preemptions,
-        "calibration": asdict(result.calibration),
-        "summary": dict(result.summary),
-        "counters": asdict(result.counters),
-        "work": result.work,
-    }
-
-
-def result_from_stored(data: Mapping[str, Any]) -> Result:
-    """The run :func:`stored_result` wrote, as ``simulate`` returned it."""
-    return Result(
-        pool=PoolSize(**data["pool"]),
-        requests=[RequestResult(*row) for row in data["requests"]],
-        timeseries=[Sample(*row) for row in data["timeseries"]],
-        steps=data["steps"],
-        max_running=data["max_running"],
-        preemptions=data["preemptions"],
-        calibration=Calibration(**data["calibration"]),
-        summary=dict(data["summary"]),
-        counters=Counters(**{**data["counters"], "waiting_by": dict(data["counters"]["waiting_by"])}),
-        work=data["work"],
-    )
 
 
 def read_trace(lines: Iterable[str]) -> list[TraceRequest]:
@@ -287,6 +160,217 @@ class ClosedLoop:
     requests: int
 
 
+def _check_settings(
+    model: ModelShape, hardware: Hardware, settings: EngineSettings, sample_interval: float | None
+) -> None:
+    if settings.data_parallel < 1:
+        raise ParamError("data_parallel", "data_parallel must be at least 1")
+    if settings.parallel.expert and not model.is_moe:
+        raise ParamError("expert_parallel", "expert_parallel needs a mixture-of-experts model")
+    if sample_interval is not None and not sample_interval > 0:
+        raise ValueError("sample_interval must be greater than 0")
+    try:
+        hardware.peak_flops(settings.bytes_per_param)  # a part with no published peak says so now
+    except ValueError as error:
+        raise ParamError("hardware", str(error)) from None
+
+
+def _replicas(
+    model: ModelShape,
+    hardware: Hardware,
+    settings: EngineSettings,
+    calibration: Calibration,
+    server: Server | None,
+) -> tuple[PoolSize, StepPricer, list[Replica]]:
+    """Each replica's KV pool sized from the memory its weights leave, and the step pricer."""
+    parallel = settings.parallel
+    cost = model_cost(model, settings.bytes_per_param, settings.kv_bytes_per_value, parallel)
+    blocks = block_cost(model, settings.block_size, settings.kv_bytes_per_value, settings.tensor_parallel)
+    pool = size_pool(
+        hardware.memory_bytes,
+        settings.gpu_memory_utilization,
+        cost.weight_bytes_per_gpu,
+        blocks,
+        settings.overhead_bytes,
+    )
+    if pool.num_blocks == 0:
+        raise ParamError(
+            "gpu_memory_utilization",
+            f"gpu_memory_utilization leaves no room for a KV block: the weights take "
+            f"{cost.weight_bytes_per_gpu / 1e9:.1f} GB a GPU",
+        )
+    # A sliding layer drops blocks past its window, which the block cache below does not track:
+    # prefix caching is modelled for models without sliding layers only.
+    prefix_caching = settings.prefix_caching and not model.layers_of_kind(AttentionKind.SLIDING)
+    replicas = [
+        Replica(
+            BlockPool(pool.num_blocks, blocks, prefix_caching),
+            settings.max_num_seqs,
+            settings.max_num_batched_tokens,
+            prefill_first=server is not None and server.prefill_first,
+        )
+        for _ in range(settings.data_parallel)
+    ]
+    return pool, StepPricer(cost, hardware, calibration, parallel), replicas
+
+
+class _Sender:
+    """Requests as the client sends them. Each reaches the scheduler after the server's front end
+    (none without a ``server``): its times count from the send."""
+
+    def __init__(self, server: Server | None) -> None:
+        self.delay = server.request_fixed_s if server is not None else 0.0
+        self.serial = server.request_serial_s if server is not None else 0.0
+        self.front_end_free = 0.0
+
+    def reaches_scheduler(self, sent: float) -> float:
+        """The front end serves one request at a time for ``serial`` seconds (in the order they
+        were sent: a closed loop and a sorted trace send in time order), then ``delay`` more."""
+        if not self.serial:
+            return sent + self.delay
+        self.front_end_free = max(sent, self.front_end_free) + self.serial
+        return self.front_end_free + self.delay
+
+    def request(self, number: int, size: TraceRequest, sent: float) -> Request:
+        return Request(
+            number,
+            self.reaches_scheduler(sent),
+            size.prompt_tokens,
+            size.output_tokens,
+            size.prefix_key,
+            size.prefix_tokens,
+            sent=sent,
+        )
+
+
+def _first_requests(
+    shapes: list[TraceRequest], closed_loop: ClosedLoop | None, sender: _Sender, capacity_tokens: int
+) -> list[Request]:
+    """The requests sent before the run starts: the whole trace, or a closed loop's first
+    ``concurrency``; ParamError naming ``trace`` for a request that cannot run."""
+    if closed_loop is not None:
+        if closed_loop.concurrency < 1 or closed_loop.requests < 1 or not shapes:
+            raise ParamError("trace", "a closed loop needs a concurrency, requests and a trace of sizes")
+        first = min(closed_loop.concurrency, closed_loop.requests)
+        pending = [sender.request(i, shapes[i % len(shapes)], 0.0) for i in range(first)]
+    else:
+        pending = [sender.request(i, t, t.arrival) for i, t in enumerate(shapes)]
+    for number, size in enumerate(shapes):
+        if size.prompt_tokens < 1 or size.output_tokens < 1:
+            raise ParamError("trace", f"request {number}: prompt and output need at least 1 token")
+        if size.prompt_tokens + size.output_tokens > capacity_tokens:
+            raise ParamError(
+                "trace",
+                f"request {number}: {size.prompt_tokens + size.output_tokens} tokens "
+                f"do not fit the {capacity_tokens}-token KV pool",
+            )
+    return pending
+
+
+def _over_budget(
+    cause: str, work_budget: float, now: float, idle: float, sample_interval: float | None
+) -> WorkBudgetExceeded:
+    spent = f"more than {work_budget:,.0f} units of simulation work"
+    if cause == "time":
+        message = (
+            f"requests: this run's simulated time passed {now:,.0f} s ({idle:,.0f} s of it waiting "
+            f"for arrivals), sampled every {sample_interval:g} s: {spent}, its cap; use faster "
+            "hardware, a higher arrival rate or fewer requests, or run `manage.py engine`"
+        )
+    else:
+        message = (
+            f"requests are too many for a web request: this run needs {spent} (a unit is about "
+            "one request in one engine step), its cap; use fewer requests or shorter prompts and "
+            "outputs, or run `manage.py engine`"
+        )
+    return WorkBudgetExceeded("requests", message, cause, now, idle)
+
+
+def _admit(pending: list[Request], arrived: int, now: float, replicas: list[Replica]) -> int:
+    """Hand every request that has reached the scheduler by ``now`` to a replica; how many have."""
+    while arrived < len(pending) and pending[arrived].arrival <= now:
+        _choose_replica(replicas).waiting.append(pending[arrived])
+        arrived += 1
+    return arrived
+
+
+def _replace(
+    done: int,
+    pending: list[Request],
+    loop: ClosedLoop,
+    sender: _Sender,
+    shapes: list[TraceRequest],
+    now: float,
+) -> None:
+    """A closed loop sends a request for each one done, until it has sent ``loop.requests``."""
+    for _ in range(done):
+        if len(pending) < loop.requests:
+            pending.append(sender.request(len(pending), shapes[len(pending) % len(shapes)], now))
+
+
+def _request_results(finished: list[Request]) -> list[RequestResult]:
+    return [
+        RequestResult(
+            r.request_id,
+            r.prompt_tokens,
+            r.output_tokens,
+            r.arrival if r.sent is None else r.sent,
+            r.arrival if r.sent is None else r.sent,
+            r.first_token if r.first_token is not None else math.nan,
+            r.last_token if r.last_token is not None else math.nan,
+            r.preemptions,
+            r.cached_tokens,
+        )
+        for r in sorted(finished, key=lambda r: r.request_id)
+    ]
+
+
+def _priced(
+    batches: list[list[Scheduled]],
+    window: int | None,
+    server: Server | None,
+    pricer: StepPricer,
+    lockstep_idle: bool,
+) -> tuple[list[StepLoad], int, float]:
+    """Each replica's load, the tokens of them all, and the step's seconds: the slowest
+    replica's (an idle one counts where expert-parallel ranks step in lockstep)."""
+    loads = [_load(batch, window, server) for batch in batches]
+    group_tokens = sum(load.tokens for load in loads)
+    seconds = max(
+        pricer.step_seconds(load, group_tokens)
+        for load, batch in zip(loads, batches, strict=True)
+        if batch or lockstep_idle
+    )
+    return loads, group_tokens, seconds
+
+
+def _result(
+    pool: PoolSize,
+    finished: list[Request],
+    samples: list[Sample],
+    steps: int,
+    max_running: int,
+    replicas: list[Replica],
+    calibration: Calibration,
+    counters: Counters,
+    work: float,
+    settings: EngineSettings,
+) -> Result:
+    result = Result(
+        pool=pool,
+        requests=_request_results(finished),
+        timeseries=samples,
+        steps=steps,
+        max_running=max_running,
+        preemptions=sum(r.preemptions for r in replicas),
+        calibration=calibration,
+        counters=counters,
+        work=work,
+    )
+    result.summary = summarise(result.requests, pool.kv_tokens * settings.data_parallel, max_running)
+    return result
+
+
 def simulate(
     trace: Iterable[TraceRequest],
     model: ModelShape,
@@ -305,139 +389,27 @@ def simulate(
     that is not a clock, checked inside the loop whatever the settings.
 
     Bad input is a ParamError naming the setting to change (``trace`` for the requests)."""
-    parallel = settings.parallel
-    if settings.data_parallel < 1:
-        raise ParamError("data_parallel", "data_parallel must be at least 1")
-    if parallel.expert and not model.is_moe:
-        raise ParamError("expert_parallel", "expert_parallel needs a mixture-of-experts model")
-    if sample_interval is not None and not sample_interval > 0:
-        raise ValueError("sample_interval must be greater than 0")
-    try:
-        hardware.peak_flops(settings.bytes_per_param)  # a part with no published peak says so now
-    except ValueError as error:
-        raise ParamError("hardware", str(error)) from None
+    _check_settings(model, hardware, settings, sample_interval)
     calibration = calibration or calibration_for(hardware)
-    cost = model_cost(model, settings.bytes_per_param, settings.kv_bytes_per_value, parallel)
-    blocks = block_cost(model, settings.block_size, settings.kv_bytes_per_value, settings.tensor_parallel)
-    pool = size_pool(
-        hardware.memory_bytes,
-        settings.gpu_memory_utilization,
-        cost.weight_bytes_per_gpu,
-        blocks,
-        settings.overhead_bytes,
-    )
-    if pool.num_blocks == 0:
-        raise ParamError(
-            "gpu_memory_utilization",
-            f"gpu_memory_utilization leaves no room for a KV block: the weights take "
-            f"{cost.weight_bytes_per_gpu / 1e9:.1f} GB a GPU",
-        )
-    pricer = StepPricer(cost, hardware, calibration, parallel)
-    # A sliding layer drops blocks past its window, which the block cache below does not track:
-    # prefix caching is modelled for models without sliding layers only.
-    prefix_caching = settings.prefix_caching and not model.layers_of_kind(AttentionKind.SLIDING)
-    replicas = [
-        Replica(
-            BlockPool(pool.num_blocks, blocks, prefix_caching),
-            settings.max_num_seqs,
-            settings.max_num_batched_tokens,
-            prefill_first=server is not None and server.prefill_first,
-        )
-        for _ in range(settings.data_parallel)
-    ]
-    # A request reaches the scheduler after the server's front end: its times count from the send.
-    delay = server.request_fixed_s if server is not None else 0.0
-    serial = server.request_serial_s if server is not None else 0.0
-    front_end_free = 0.0
-
-    def reaches_scheduler(sent: float) -> float:
-        """The front end serves one request at a time for ``serial`` seconds (in the order they
-        were sent: a closed loop and a sorted trace send in time order), then ``delay`` more."""
-        nonlocal front_end_free
-        if not serial:
-            return sent + delay
-        front_end_free = max(sent, front_end_free) + serial
-        return front_end_free + delay
-
-    capacity_tokens = pool.num_blocks * settings.block_size
+    pool, pricer, replicas = _replicas(model, hardware, settings, calibration, server)
+    sender = _Sender(server)
     shapes = sorted(trace, key=lambda t: t.arrival)
-    if closed_loop is not None:
-        if closed_loop.concurrency < 1 or closed_loop.requests < 1 or not shapes:
-            raise ParamError("trace", "a closed loop needs a concurrency, requests and a trace of sizes")
-        sizes = shapes
-
-        def next_request(number: int, at: float) -> Request:
-            size = sizes[number % len(sizes)]
-            return Request(
-                number,
-                reaches_scheduler(at),
-                size.prompt_tokens,
-                size.output_tokens,
-                size.prefix_key,
-                size.prefix_tokens,
-                sent=at,
-            )
-
-        pending = [next_request(i, 0.0) for i in range(min(closed_loop.concurrency, closed_loop.requests))]
-    else:
-        pending = [
-            Request(
-                i,
-                reaches_scheduler(t.arrival),
-                t.prompt_tokens,
-                t.output_tokens,
-                t.prefix_key,
-                t.prefix_tokens,
-                sent=t.arrival,
-            )
-            for i, t in enumerate(shapes)
-        ]
-    for number, size in enumerate(shapes):
-        if size.prompt_tokens < 1 or size.output_tokens < 1:
-            raise ParamError("trace", f"request {number}: prompt and output need at least 1 token")
-        if size.prompt_tokens + size.output_tokens > capacity_tokens:
-            raise ParamError(
-                "trace",
-                f"request {number}: {size.prompt_tokens + size.output_tokens} tokens "
-                f"do not fit the {capacity_tokens}-token KV pool",
-            )
+    pending = _first_requests(shapes, closed_loop, sender, pool.num_blocks * settings.block_size)
     window = model.sliding_window
-    lockstep_idle = model.is_moe and parallel.expert and settings.data_parallel > 1
-    now = 0.0
-    arrived = 0
+    lockstep_idle = model.is_moe and settings.parallel.expert and settings.data_parallel > 1
+    now = idle = work = 0.0  # idle: simulated seconds spent waiting for the next arrival
+    arrived = steps = max_running = 0
     finished: list[Request] = []
     samples: list[Sample] = []
     next_sample = math.inf if sample_interval is None else sample_interval
-    steps = max_running = 0
     counters = Counters()
-    work = 0.0
-    idle = 0.0  # simulated seconds spent waiting for the next arrival
-
-    def over_budget(cause: str) -> WorkBudgetExceeded:
-        spent = f"more than {work_budget:,.0f} units of simulation work"
-        if cause == "time":
-            message = (
-                f"requests: this run's simulated time passed {now:,.0f} s ({idle:,.0f} s of it waiting "
-                f"for arrivals), sampled every {sample_interval:g} s: {spent}, its cap; use faster "
-                "hardware, a higher arrival rate or fewer requests, or run `manage.py engine`"
-            )
-        else:
-            message = (
-                f"requests are too many for a web request: this run needs {spent} (a unit is about "
-                "one request in one engine step), its cap; use fewer requests or shorter prompts and "
-                "outputs, or run `manage.py engine`"
-            )
-        return WorkBudgetExceeded("requests", message, cause, now, idle)
-
     # SGLang's poll for new requests (servers.py): the count of decode steps since the last one.
     recv_interval = server.recv_interval if server is not None else 1
     since_poll = recv_interval
     while True:
         if recv_interval == 1 or since_poll >= recv_interval:
             since_poll = 0
-            while arrived < len(pending) and pending[arrived].arrival <= now:
-                _choose_replica(replicas).waiting.append(pending[arrived])
-                arrived += 1
+            arrived = _admit(pending, arrived, now, replicas)
         batches = [replica.schedule() for replica in replicas]
         if not any(batches):
             if arrived == len(pending) and all(not r.running and not r.waiting for r in replicas):
@@ -450,14 +422,8 @@ def simulate(
                 idle += arrival - now
                 now = arrival
             continue
-        loads = [_load(batch, window, server) for batch in batches]
-        group_tokens = sum(load.tokens for load in loads)
-        step = max(
-            pricer.step_seconds(load, group_tokens)
-            for load, batch in zip(loads, batches, strict=True)
-            if batch or lockstep_idle
-        )
-        now += step
+        loads, group_tokens, seconds = _priced(batches, window, server, pricer, lockstep_idle)
+        now += seconds
         steps += 1
         if recv_interval > 1:
             decode_only = all(item.tokens == 1 for batch in batches for item in batch)
@@ -465,49 +431,22 @@ def simulate(
         work += _step_work(batches, settings.block_size)
         found = FOUND_WORK_UNITS * sum(replica.pool.found for replica in replicas)
         if work + found + SAMPLE_WORK_UNITS * len(samples) > work_budget:
-            raise over_budget("steps")
+            raise _over_budget("steps", work_budget, now, idle, sample_interval)
         _count(counters, replicas, pricer, loads, group_tokens)
         for replica, batch in zip(replicas, batches, strict=True):
             done = replica.complete(batch, now)
             finished.extend(done)
             if closed_loop is not None:
-                for _ in done:
-                    if len(pending) < closed_loop.requests:
-                        pending.append(next_request(len(pending), now))
-        running = sum(len(r.running) for r in replicas)
-        max_running = max(max_running, running)
+                _replace(len(done), pending, closed_loop, sender, shapes, now)
+        max_running = max(max_running, sum(len(r.running) for r in replicas))
         while next_sample <= now:
             if work + found + SAMPLE_WORK_UNITS * (len(samples) + 1) > work_budget:
-                raise over_budget("time")
+                raise _over_budget("time", work_budget, now, idle, sample_interval)
             samples.append(_sample(next_sample, replicas))
             next_sample += sample_interval  # type: ignore[operator]
-    results = [
-        RequestResult(
-            r.request_id,
-            r.prompt_tokens,
-            r.output_tokens,
-            r.arrival if r.sent is None else r.sent,
-            r.arrival if r.sent is None else r.sent,
-            r.first_token if r.first_token is not None else math.nan,
-            r.last_token if r.last_token is not None else math.nan,
-            r.preemptions,
-            r.cached_tokens,
-        )
-        for r in sorted(finished, key=lambda r: r.request_id)
-    ]
-    result = Result(
-        pool=pool,
-        requests=results,
-        timeseries=samples,
-        steps=steps,
-        max_running=max_running,
-        preemptions=sum(r.preemptions for r in replicas),
-        calibration=calibration,
-        counters=counters,
-        work=work,
+    return _result(
+        pool, finished, samples, steps, max_running, replicas, calibration, counters, work, settings
     )
-    result.summary = summarise(results, pool.kv_tokens * settings.data_parallel, max_running)
-    return result
 
 
 def _step_work(batches: list[list[Scheduled]], block_size: int) -> float:
@@ -542,68 +481,6 @@ def _sample(t: float, replicas: list[Replica]) -> Sample:
         sum(len(r.waiting) for r in replicas),
         round(100 * usage, 2),
     )
-
-
-def summarise(requests: list[RequestResult], kv_tokens: int, max_running: int) -> dict[str, float | None]:
-    """The summary LLMServingSim's validation prints, from per-request times."""
-    if not requests:
-        return {}
-    start = min(r.queued_ts for r in requests)
-    end = max(r.last_token_ts for r in requests)
-    tpots = [t for t in (r.tpot for r in requests) if t is not None]
-    total = end - start
-    return {
-        "ttft_mean_ms": 1000 * sum(r.ttft for r in requests) / len(requests),
-        # None where no request has two tokens to time between: no TPOT exists, not 0 ms.
-        "tpot_mean_ms": 1000 * sum(tpots) / len(tpots) if tpots else None,
-        "latency_mean_ms": 1000 * sum(r.latency for r in requests) / len(requests),
-        "total_s": total,
-        "output_tok_s": sum(r.output_toks for r in requests) / total if total > 0 else 0.0,
-        "kv_tokens": kv_tokens,
-        # None where every request finished in the step that prefilled it: none stayed running.
-        "max_running": max_running or None,
-    }
-
-
-def measured_summary(rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:
-    """The same summary from a measured requests.jsonl (LLMServingSim's field names)."""
-    results = [
-        RequestResult(
-            i,
-            int(row["input_toks"]),
-            int(row["output_toks"]),
-            float(row["arrival_time"]),
-            float(row["queued_ts"]),
-            float(row["first_token_ts"]),
-            float(row["last_token_ts"]),
-            0,
-            0,
-        )
-        for i, row in enumerate(rows)
-    ]
-    return summarise(results, 0, 0)
-
-
-def _nearest_rank(values: list[float], percent: float) -> float:
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(percent * len(ordered) / 100) - 1)]
-
-
-# The tails shown beside the means: the percent, and its name in a key (ttft_p90_ms).
-TAIL_PERCENTS = (50, 90, 99)
-
-
-def tail_latencies(requests: list[RequestResult]) -> dict[str, float | None]:
-    """The p50, p90 and p99 of the requests' TTFT and TPOT in ms, by nearest rank: the smallest
-    value at least that percent of requests are within (p99 of 100 requests is the 99th smallest,
-    of 10 the largest). None where no request has the figure (TPOT needs two output tokens)."""
-    found: dict[str, float | None] = {}
-    ttfts = [1000 * r.ttft for r in requests]
-    tpots = [1000 * t for t in (r.tpot for r in requests) if t is not None]
-    for name, values in (("ttft", ttfts), ("tpot", tpots)):
-        for percent in TAIL_PERCENTS:
-            found[f"{name}_p{percent}_ms"] = _nearest_rank(values, percent) if values else None
-    return found
 
 
 def concurrency_sweep(
@@ -645,8 +522,8 @@ def concurrency_sweep(
                 "requests": len(requests),
                 "agg_tok_s": sum(r.output_toks for r in requests) / wall,
                 "user_tok_s": speeds[(len(speeds) - 1) // 2] if speeds else 0.0,
-                "ttft_p50_ms": _nearest_rank(ttfts, 50),
-                "ttft_p95_ms": _nearest_rank(ttfts, 95),
+                "ttft_p50_ms": nearest_rank(ttfts, 50),
+                "ttft_p95_ms": nearest_rank(ttfts, 95),
             }
         )
     return found

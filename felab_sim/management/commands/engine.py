@@ -57,8 +57,9 @@ from felab_sim.engine.serving.planner import (
     simulate_curve,
 )
 from felab_sim.engine.serving.refusals import no_kv_block
+from felab_sim.engine.serving.run_results import TAIL_PERCENTS, Result, tail_latencies
 from felab_sim.engine.serving.serving_runs import FIT
-from felab_sim.engine.serving.simulate import TAIL_PERCENTS, Result, TraceRequest, read_trace, tail_latencies
+from felab_sim.engine.serving.simulate import TraceRequest, read_trace
 from felab_sim.engine.serving.validation import SCALED_NOTE, engine_expected_errors, scaled_from_h200
 from felab_sim.management.declared import add_declared_flags, flag_error, given_flags
 
