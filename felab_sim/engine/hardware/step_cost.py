@@ -44,7 +44,8 @@ import itertools
 import math
 from dataclasses import dataclass
 
-from ..models.model_shapes import AttentionKind, LatentAttention, ModelShape, kv_bytes_per_token
+from ..models.model_kv_cache import kv_bytes_per_token
+from ..models.model_shapes import AttentionKind, LatentAttention, ModelShape
 from ..models.precisions import BF16_BYTES, FP8_BYTES, scale_bytes_per_weight, weight_format
 from .hardware import Hardware
 
