@@ -37,7 +37,8 @@ from felab_sim.engine.calculators import CALCULATORS  # noqa: E402
 from felab_sim.engine.course import chain  # noqa: E402
 from felab_sim.engine.hardware.calibration import gpu_calibration  # noqa: E402
 from felab_sim.engine.hardware.hardware import hardware_preset  # noqa: E402
-from felab_sim.engine.hardware.step_cost import decode_load, model_cost  # noqa: E402
+from felab_sim.engine.hardware.model_cost import model_cost  # noqa: E402
+from felab_sim.engine.hardware.step_load import decode_load  # noqa: E402
 from felab_sim.engine.models.model_presets import preset  # noqa: E402
 from felab_sim.engine.serving.anchors import anchor_runs  # noqa: E402
 from felab_sim.engine.serving.serving_runs import runs as serving_runs  # noqa: E402

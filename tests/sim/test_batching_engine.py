@@ -244,7 +244,7 @@ def _decode_load(batch: int, context: int) -> StepLoad:
 
 
 def test_a_step_prices_its_one_token_sequences_as_decodes_and_its_prompt_chunks_apart():
-    # MLA runs the two differently (step_cost.mla_decode_pair_flops): the step says which is which.
+    # MLA runs the two differently (model_cost.mla_decode_pair_flops): the step says which is which.
     decoding = Scheduled(Request(0, 0.0, 100, 20), tokens=1, context_before=110)
     prompt = Scheduled(Request(1, 0.0, 300, 20), tokens=200, context_before=0)
     load = step_load([decoding, prompt], None)

@@ -18,16 +18,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from felab_sim.engine.models import model_shapes
+from felab_sim.engine.models.model_config import ModelConfigError, read_config
+from felab_sim.engine.models.model_kv_cache import kv_bytes_for_sequence, kv_bytes_per_token, kv_heads_per_gpu
 from felab_sim.engine.models.model_presets import PRESETS, preset
-from felab_sim.engine.models.model_shapes import (
-    AttentionKind,
-    ModelConfigError,
-    kv_bytes_for_sequence,
-    kv_bytes_per_token,
-    kv_heads_per_gpu,
-    read_config,
-    weight_bytes,
-)
+from felab_sim.engine.models.model_shapes import AttentionKind
+from felab_sim.engine.models.model_weights import weight_bytes
 
 BF16 = 2
 CONTEXT_32K = 32_768
@@ -411,7 +406,10 @@ def test_more_context_never_lowers_the_kv_cache_and_no_sliding_layer_passes_its_
 # The module stays pure ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("module", ["model_shapes.py", "model_presets.py"])
+SHAPE_MODULES = ("model_shapes", "model_config", "model_weights", "model_kv_cache", "model_presets")
+
+
+@pytest.mark.parametrize("module", [f"{name}.py" for name in SHAPE_MODULES])
 def test_the_shape_modules_import_only_the_standard_library(module):
     path = Path(model_shapes.__file__).with_name(module)
     for node in ast.walk(ast.parse(path.read_text())):
@@ -419,7 +417,7 @@ def test_the_shape_modules_import_only_the_standard_library(module):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:  # a sibling in the engine package
-                assert node.module == "model_shapes"
+                assert node.module in SHAPE_MODULES
                 continue
             names = [node.module]
         else:

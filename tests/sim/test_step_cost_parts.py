@@ -1,6 +1,6 @@
 """Each part of the step cost for mixtures of experts, MLA and the weight formats, checked by hand
-arithmetic from the model's config (felab_sim/engine/hardware/step_cost.py): remove a part and its test
-fails."""
+arithmetic from the model's config (felab_sim/engine/hardware/model_cost.py and step_cost.py): remove a
+part and its test fails."""
 
 from __future__ import annotations
 
@@ -15,15 +15,9 @@ from felab_sim.engine.hardware.calibration import (
     engine_calibration,
 )
 from felab_sim.engine.hardware.hardware import hardware_preset
-from felab_sim.engine.hardware.step_cost import (
-    Parallelism,
-    combined,
-    decode_load,
-    kernel_split,
-    model_cost,
-    prefill_load,
-    step_cost,
-)
+from felab_sim.engine.hardware.model_cost import Parallelism, kernel_split, model_cost
+from felab_sim.engine.hardware.step_cost import step_cost
+from felab_sim.engine.hardware.step_load import combined, decode_load, prefill_load
 from felab_sim.engine.models.model_presets import preset
 from felab_sim.engine.models.precisions import MXFP4_BYTES_PER_WEIGHT, PRECISIONS, weight_format
 

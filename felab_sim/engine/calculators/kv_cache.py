@@ -27,6 +27,7 @@ from ..core.chart import (
     these_settings,
 )
 from ..core.params import Param
+from ..models.model_kv_cache import kv_bytes_for_sequence, kv_bytes_per_token
 from ..models.model_params import (
     KV_DTYPE_BYTES,
     KV_DTYPE_LABELS,
@@ -42,7 +43,7 @@ from ..models.model_params import (
     shape_of,
     typed_shape,
 )
-from ..models.model_shapes import AttentionKind, kv_bytes_for_sequence, kv_bytes_per_token
+from ..models.model_shapes import AttentionKind
 from ..serving.engine_logs import GIB, LLAMA_CPP, LOG_CHARS, MIB, SGLANG, VLLM, EngineLog, read_engine_log
 
 GB = 1e9

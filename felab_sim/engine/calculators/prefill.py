@@ -27,7 +27,8 @@ from ..core.chart import (
 )
 from ..core.params import Param
 from ..hardware.calibration import engine_calibration
-from ..hardware.step_cost import StepCost, StepLoad
+from ..hardware.step_cost import StepCost
+from ..hardware.step_load import StepLoad
 from ..models.model_params import check_tensor_parallel, shape_of
 from .step_time import CALIBRATION, HARDWARE_PARAM, PRECISION, TENSOR_PARALLEL, priced
 from .step_time import MODEL as STEP_MODEL

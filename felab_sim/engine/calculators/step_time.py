@@ -21,21 +21,16 @@ from ..core.numbers import format_with_unit
 from ..core.params import Param, ParamValue
 from ..hardware.calibration import engine_calibration
 from ..hardware.hardware import HARDWARE, Hardware, hardware_preset
-from ..hardware.step_cost import (
-    Calibration,
+from ..hardware.model_cost import (
     Parallelism,
-    StepCost,
-    StepLoad,
-    combined,
-    decode_load,
     kernel_split,
     mla_decode_pair_flops,
     mla_prefill_pair_flops,
     model_cost,
-    prefill_load,
     replicated_params,
-    step_cost,
 )
+from ..hardware.step_cost import Calibration, StepCost, step_cost
+from ..hardware.step_load import StepLoad, combined, decode_load, prefill_load
 from ..models.model_params import check_tensor_parallel, shape_of
 from ..models.model_presets import BY_NAME as MODEL_PRESETS
 from ..models.precisions import PRECISION_LABELS, PRECISIONS
@@ -341,7 +336,7 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
             f"{typed(p['prompt_tokens'])} × {typed(p['prompt_tokens'] + 1)} ÷ 2 pairs of the prompt (causal)"
         )
     if shape.mla is not None:
-        # MLA decodes over the latent and prefills over expanded heads (step_cost.mla_*_pair_flops).
+        # MLA decodes over the latent and prefills over expanded heads (model_cost.mla_*_pair_flops).
         m = shape.mla
         widths = []
         if p["batch"]:

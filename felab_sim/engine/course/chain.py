@@ -20,15 +20,11 @@ from ..core.numbers import format_number, format_with_unit
 from ..core.params import Param, ParamError, ParamValue, parse_all
 from ..hardware.hardware import GB, HARDWARE, TERA, Hardware, hardware_preset
 from ..hardware.prices import price
+from ..models.model_kv_cache import kv_bytes_for_sequence, kv_bytes_per_token, kv_heads_per_gpu
 from ..models.model_params import model_name, shape_of
 from ..models.model_presets import BY_NAME as MODEL_PRESETS
-from ..models.model_shapes import (
-    ModelShape,
-    kv_bytes_for_sequence,
-    kv_bytes_per_token,
-    kv_heads_per_gpu,
-    weight_bytes,
-)
+from ..models.model_shapes import ModelShape
+from ..models.model_weights import weight_bytes
 from ..models.precisions import PRECISION_LABELS, PRECISIONS
 from ..serving import serving_defaults
 from ..serving.validation import (

@@ -2,7 +2,7 @@
 ``{{price.…}}`` and ``{{measured.…}}``.
 
 The same tables the calculators use: hardware (``hardware.py``), model shapes (``model_presets.py``
-read by ``model_shapes.py``), prices (``prices.py``) and the course's published measurements
+read by ``model_config.py``), prices (``prices.py``) and the course's published measurements
 (``measurements.py``). A card writes ``{{hw.m4-max-32c.bandwidth_gbs}}`` and the page prints 410,
 so a corrected table corrects every card. Pure Python: no Django. See docs/architecture.md,
 "Named parameter sets and card citations".
@@ -28,8 +28,10 @@ from dataclasses import dataclass
 from ..core.numbers import format_money, format_number
 from ..hardware.hardware import HARDWARE, Hardware, hardware_preset
 from ..hardware.prices import PRICES, price
+from ..models.model_kv_cache import kv_bytes_per_token
 from ..models.model_presets import PRESETS, ModelPreset, preset
-from ..models.model_shapes import AttentionKind, kv_bytes_per_token, stored_bytes
+from ..models.model_shapes import AttentionKind
+from ..models.model_weights import stored_bytes
 from ..sweep.measurements import MEASUREMENTS, measurement
 
 KINDS = ("hw", "model", "price", "measured")

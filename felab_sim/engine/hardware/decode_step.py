@@ -13,7 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .hardware import Hardware, Interconnect
-from .step_cost import SPEC_SHEET, StepLoad, step_cost, typed_cost
+from .model_cost import typed_cost
+from .step_cost import SPEC_SHEET, step_cost
+from .step_load import StepLoad
 
 FLOP_PER_WEIGHT = 2  # one multiply and one add per weight per token
 MEMORY = "memory"

@@ -11,7 +11,9 @@ from ..core.params import ParamValue
 from ..models.model_params import decode_sizes, model_chosen, shape_of
 from .calibration import with_measured
 from .decode_step import spec_hardware
-from .step_cost import SPEC_SHEET, Parallelism, decode_load, model_cost, step_cost
+from .model_cost import Parallelism, model_cost
+from .step_cost import SPEC_SHEET, step_cost
+from .step_load import decode_load
 
 
 def with_model_sizes(p: Mapping[str, ParamValue]) -> Mapping[str, ParamValue]:

@@ -2,7 +2,7 @@
 
 The calculators that size a KV cache declare these parameters and read the shape through
 :func:`shape_of`, so a preset, the same config pasted by a student and the sizes typed in go
-through one code path (felab_sim/engine/models/model_shapes.py). Pure Python: no Django.
+through one code path (felab_sim/engine/models/model_config.py). Pure Python: no Django.
 """
 
 from __future__ import annotations
@@ -13,18 +13,11 @@ from functools import lru_cache
 
 from ..core.calculator import typed
 from ..core.params import Param, ParamError, ParamValue
+from .model_config import ModelConfigError, read_config
+from .model_kv_cache import kv_bytes_for_sequence, kv_bytes_per_token, kv_heads_per_gpu
 from .model_presets import BY_NAME
-from .model_shapes import (
-    FULL,
-    AttentionKind,
-    ModelConfigError,
-    ModelShape,
-    kv_bytes_for_sequence,
-    kv_bytes_per_token,
-    kv_heads_per_gpu,
-    read_config,
-    stored_bytes,
-)
+from .model_shapes import FULL, AttentionKind, ModelShape
+from .model_weights import stored_bytes
 
 # Bytes per stored KV value; llama.cpp's block formats carry a small scale overhead.
 KV_DTYPE_BYTES = {"f16": 2.0, "q8_0": 1.0625, "q4_0": 0.5625, "fp8": 1.0}
@@ -276,7 +269,7 @@ def stored_weights_gb(p: Mapping[str, ParamValue], params_read_b: float) -> tupl
     """The chosen model's file as published, each tensor at its stored precision: (GB held, GB a
     step reads when it reads ``params_read_b`` billion parameters: the shared ones and whole
     routed experts, as weights_read_b counts them). None when no model is chosen or its config
-    does not say how the file stores its weights (model_shapes.stored_bytes)."""
+    does not say how the file stores its weights (model_weights.stored_bytes)."""
     if not model_chosen(p):
         return None
     shape = shape_of(p)

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from .model_shapes import ModelShape, read_config
+from .model_config import read_config
+from .model_shapes import ModelShape
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,11 @@ from typing import Any
 
 from ..core.params import Param, ParamError, ParamValue, parse_all
 from ..hardware.hardware import GB, HARDWARE, TERA, Hardware, Interconnect, hardware_preset
+from ..models.model_config import ModelConfigError
+from ..models.model_kv_cache import kv_heads_per_gpu
 from ..models.model_params import read_pasted_config
 from ..models.model_presets import BY_NAME as MODEL_PRESETS
-from ..models.model_shapes import ModelConfigError, ModelShape, kv_heads_per_gpu
+from ..models.model_shapes import ModelShape
 from ..models.precisions import PRECISION_LABELS, PRECISIONS
 from . import serving_defaults
 from .anchors import AnchorRun, bundled_trace, matching_anchor

@@ -20,7 +20,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from ..models.model_shapes import AttentionKind, ModelShape, kv_bytes_per_token_per_layer
+from ..models.model_kv_cache import kv_bytes_per_token_per_layer
+from ..models.model_shapes import AttentionKind, ModelShape
 
 GIB = 2**30
 # The memory vLLM keeps besides weights and KV: the CUDA context and other non-torch memory,

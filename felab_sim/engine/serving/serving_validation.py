@@ -55,7 +55,7 @@ RANGE_RATIO = 0.8
 REQUESTS_PER_CONCURRENCY = 10
 # MXFP4 (the OCP Microscaling spec): 4-bit values and one 8-bit scale a block of 32, 4.25 bits a
 # weight: the experts' bytes; the step cost keeps gpt-oss's attention, router and embeddings at
-# BF16's 2 bytes, as its checkpoint stores them (step_cost.py).
+# BF16's 2 bytes, as its checkpoint stores them (model_cost.py).
 MXFP4_BYTES = 4.25 / 8
 # The NIM page's "2 x H100 80G" names no form factor; NIM's published benchmarks run on DGX H100
 # systems, SXM parts: taken as the H100 SXM, and said so beside each of its rows.

@@ -11,17 +11,9 @@ from dataclasses import dataclass, field
 
 from ..hardware.calibration import engine_calibration, measured_calibrations
 from ..hardware.hardware import Hardware
-from ..hardware.step_cost import (
-    Calibration,
-    ModelCost,
-    Parallelism,
-    StepCost,
-    StepLoad,
-    compute_rates,
-    model_cost,
-    step_cost,
-    step_parts,
-)
+from ..hardware.model_cost import ModelCost, Parallelism, model_cost
+from ..hardware.step_cost import Calibration, StepCost, compute_rates, step_cost, step_parts
+from ..hardware.step_load import StepLoad
 
 __all__ = [
     "Calibration",

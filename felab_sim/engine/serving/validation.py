@@ -33,7 +33,9 @@ from functools import cache
 from ..core.numbers import format_with_unit
 from ..hardware.calibration import MEASURED_FILES, gpu_calibration, read_rows
 from ..hardware.hardware import hardware_preset
-from ..hardware.step_cost import Parallelism, decode_load, model_cost, prefill_load, step_cost
+from ..hardware.model_cost import Parallelism, model_cost
+from ..hardware.step_cost import step_cost
+from ..hardware.step_load import decode_load, prefill_load
 from ..models.model_presets import preset
 from . import serving_validation
 from .anchors import anchor_runs

@@ -9,10 +9,10 @@ from django.core.management import CommandError, call_command
 
 from felab_sim.engine.calculators import get
 from felab_sim.engine.core.params import ParamError
+from felab_sim.engine.models.model_kv_cache import kv_bytes_for_sequence, kv_bytes_per_token
 from felab_sim.engine.models.model_params import CONFIG_FIELDS
 from felab_sim.engine.models.model_presets import PRESETS
 from felab_sim.engine.models.model_presets import preset as preset_named
-from felab_sim.engine.models.model_shapes import kv_bytes_for_sequence, kv_bytes_per_token
 from tests.support.calculators import outputs
 
 
