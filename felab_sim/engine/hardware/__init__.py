@@ -1,5 +1,6 @@
 """GPUs and what a step costs on them: the hardware presets and prices, the step's price from
 its FLOPs and bytes (``step_cost``), the calibration measured on real GPUs (``calibration``, the
-files in ``../measured/``), a decode step timed (``decode_step``) and what a chosen model's step
-reads (``model_reads``). Imports only ``core`` and ``models``.
+files in ``../measured/``), a decode step timed (``decode_step``), what a chosen model's step
+reads (``model_reads``) and the settings the ceiling calculators share (``decode_params``).
+Imports only ``core`` and ``models``.
 """
