@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_prefix_cache.py [--requests 12] [--prefix-chars 12120 --suffix-chars 80]
 
 Starts ``manage.py practice_server`` in its own process (as bench_practice.py does), measures
-the run with felab_sim.engine.sweep.loadgen (shared part first, then variable part first, each with a
+the run with felab_sim.engine.sweep.prefix_cache_run (shared part first, then variable part first, each with a
 prefix no earlier run sent) and prints it beside the ``prefix-cache`` calculator's outputs for
 the same parameters. Targets: cached tokens exactly the calculator's; cold TTFT within 5 %;
 warm TTFT within 5 ms (a ~32 ms number, to which each request's HTTP adds a few ms that the
@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.bench_practice import pct, practice_server, verdict  # noqa: E402
 from felab_sim.engine.calculators import CALCULATORS  # noqa: E402
-from felab_sim.engine.sweep.loadgen import PREFIX_ORDERS, PrefixCacheSetup, run_prefix_cache  # noqa: E402
+from felab_sim.engine.sweep.prefix_cache_run import PREFIX_ORDERS, PrefixCacheSetup, run_prefix_cache  # noqa: E402
 
 COLD_TARGET = 0.05
 WARM_TARGET_MS = 5.0

@@ -16,7 +16,7 @@ from .engine.calculators import CALCULATORS
 from .engine.core.calculator import Calculator, Result
 from .engine.core.params import MAX_TEXT, Param, ParamError, ParamValue
 from .engine.sweep.limits import check_web_limits
-from .engine.sweep.loadgen import PREFIX_ORDERS, PrefixCacheSetup
+from .engine.sweep.prefix_cache_run import PREFIX_ORDERS, PrefixCacheSetup
 from .engine.sweep.sweep_params import SWEEP_PARAMS, SweepParams
 from .live import cached_calculation, cached_sweep
 
@@ -456,7 +456,7 @@ class RunLevel(RunPart):
 
 class PrefixCacheRunOrder(RunPart):
     """One order of a prefix-cache run (shared part first, or variable part first): its
-    progress while running, and what it measured when done (felab_sim.engine.sweep.loadgen.PrefixCacheRun)."""
+    progress while running, and what it measured when done (felab_sim.engine.sweep.prefix_cache_run.PrefixCacheRun)."""
 
     ORDER_LABELS = {"shared-first": "shared part first", "variable-first": "variable part first"}
 

@@ -26,7 +26,7 @@ from .engine.core.calculator import Params
 from .engine.core.chart import Series
 from .engine.core.params import ParamError
 from .engine.sweep.limits import PREFIX_CACHE_LIMITS
-from .engine.sweep.loadgen import MAX_PREFIX_REQUESTS, PREFIX_ORDERS, PrefixCacheSetup
+from .engine.sweep.prefix_cache_run import MAX_PREFIX_REQUESTS, PREFIX_ORDERS, PrefixCacheSetup
 from .models import PrefixCacheRunOrder, Run
 from .runs import AlreadyWaiting, start_prefix_cache_run, starter_shown_to
 

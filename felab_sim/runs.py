@@ -9,9 +9,10 @@ turns is the database's (RunQuerySet.in_turn), and so are the rules: one run mea
 time and one waiting or running run per user are unique constraints on Run, which a
 task that is not next defers itself around (django-tasks' run_after) instead of waiting.
 
-The measuring itself is felab_sim.engine.sweep.loadgen (asyncio, no Django). It runs in a thread of its own;
-the worker's thread copies its progress into the database twice a second, because Django's ORM
-refuses to be called from inside a running event loop.
+The measuring itself is felab_sim.engine.sweep.loadgen and felab_sim.engine.sweep.prefix_cache_run
+(asyncio, no Django). It runs in a thread of its own; the worker's thread copies its progress into
+the database twice a second, because Django's ORM refuses to be called from inside a running event
+loop.
 """
 
 from __future__ import annotations
@@ -32,14 +33,9 @@ from django_tasks_db.models import DBTaskResult
 
 from . import processes
 from .engine.sweep.limits import BROWSER_LIMITS, PREFIX_CACHE_LIMITS
-from .engine.sweep.loadgen import (
-    LoadgenError,
-    PrefixCacheRun,
-    PrefixCacheSetup,
-    run_prefix_cache,
-    run_real_sweep,
-)
+from .engine.sweep.loadgen import LoadgenError, run_real_sweep
 from .engine.sweep.metrics import SweepResult
+from .engine.sweep.prefix_cache_run import PrefixCacheRun, PrefixCacheSetup, run_prefix_cache
 from .engine.sweep.prompts import requests_at_level
 from .engine.sweep.sweep_params import SweepParams
 from .models import PrefixCacheRunOrder, Run, RunLevel, RunQuerySet

@@ -1,4 +1,4 @@
-"""Lesson 06's prefix-cache run over HTTP (felab_sim.engine.sweep.loadgen) and its command, `prefix_cache`."""
+"""Lesson 06's prefix-cache run over HTTP (felab_sim.engine.sweep.prefix_cache_run) and its command, `prefix_cache`."""
 
 from __future__ import annotations
 
@@ -9,13 +9,9 @@ from django.core.management import CommandError, call_command
 
 from felab_sim.engine.calculators import CALCULATORS
 from felab_sim.engine.core.params import ParamError
-from felab_sim.engine.sweep.loadgen import (
-    PREFIX_ORDERS,
-    LoadgenError,
-    PrefixCacheSetup,
-    run_prefix_cache,
-)
+from felab_sim.engine.sweep.loadgen import LoadgenError
 from felab_sim.engine.sweep.prefix_cache import PrefixCache
+from felab_sim.engine.sweep.prefix_cache_run import PREFIX_ORDERS, PrefixCacheSetup, run_prefix_cache
 from felab_sim.engine.sweep.prompts import BLOCK_CHARS, BLOCK_TOKENS, prompt_tokens
 from felab_sim.engine.sweep.sweep_params import ServerParams
 

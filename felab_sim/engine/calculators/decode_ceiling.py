@@ -31,8 +31,27 @@ from ..core.chart import (
 )
 from ..core.params import Param
 from ..hardware.calibration import with_measured
+from ..hardware.decode_params import (
+    ACTIVE_PARAMS_B,
+    BANDWIDTH_GBS,
+    BATCH,
+    CONTEXT_TOKENS,
+    KV_BYTES_PER_TOKEN,
+    MEASURED_CALIBRATION,
+    MEMORY_UTILIZATION,
+    OVERHEAD_GB,
+    PARAMS_B,
+    PEAK_FP8_TFLOPS,
+    PEAK_TFLOPS,
+    PUBLISHED,
+    QUANT_BITS,
+    active_b,
+    bits_per_weight,
+    check_model_sizes,
+    decode_peak_tflops,
+    published_weights,
+)
 from ..hardware.decode_step import decode_step
-from ..hardware.hardware import dense_peak
 from ..hardware.model_reads import weights_read_b, with_model_sizes
 from ..models.model_params import (
     KV_DTYPE,
@@ -41,17 +60,10 @@ from ..models.model_params import (
     kv_per_token_formula,
     model_chosen,
     model_name,
-    stored_weights_gb,
 )
 from ..models.model_presets import PRESETS
 from ..sweep.measurements import measurement
 
-# Bits per weight of the course's quantizations, scales included (lesson 04).
-QUANT_BITS = {"f16": 16.0, "q8_0": 8.5, "q4_k_m": 4.8, "q3_k_m": 3.9}
-# A chosen model's own file, each tensor at the precision its config states: a mixed file (gpt-oss:
-# 4-bit experts, 16-bit attention and output head) reads more bytes a token than its average bits
-# spread over the active parameters would.
-PUBLISHED = "published"
 STORED_PRESETS = tuple(preset.name for preset in PRESETS if preset.shape.stored is not None)
 QUANT_LABELS = {
     "f16": "F16 (16 bits)",
@@ -64,154 +76,6 @@ QUANT_LABELS = {
 # gpu_memory_utilization (default 0.9) is the same share.
 USABLE_SHARE = 0.7
 GB = 1e9
-
-# Minimums above zero rather than "greater than 0": the formulas divide by these, and a value such
-# as 5e-324 is greater than 0 yet rounds a quotient to zero or infinity.
-BANDWIDTH_GBS = Param(
-    "bandwidth_gbs",
-    "float",
-    546.0,
-    "Memory bandwidth from the spec sheet (M4 Max with the 40-core GPU: 546).",
-    "GB/s",
-    label="memory bandwidth",
-    low=0.1,
-    high=100_000,
-)
-PARAMS_B = Param(
-    "params_b",
-    "float",
-    8.0,
-    "Parameters the model holds, in billions (MoE: all experts); with a model chosen or pasted, its own.",
-    "B",
-    label="parameters",
-    low=0.001,
-    high=100_000,
-)
-
-ACTIVE_PARAMS_B = Param(
-    "active_params_b",
-    "float",
-    None,
-    "Parameters read per token, in billions (MoE: the active experts); empty = all of them; with a model chosen or pasted, its own.",
-    "B",
-    label="active parameters",
-    low=0.001,
-    high=100_000,
-    optional=True,
-)
-BATCH = Param(
-    "batch", "int", 1, "Sequences decoded together in one step.", "sequences", low=1, high=1_000_000
-)
-CONTEXT_TOKENS = Param(
-    "context_tokens",
-    "int",
-    0,
-    "Tokens of context each sequence holds; its KV cache is read at every step (0 = weights alone).",
-    "tokens",
-    label="context",
-    low=0,
-    high=10_000_000,
-)
-KV_BYTES_PER_TOKEN = Param(
-    "kv_bytes_per_token",
-    "float",
-    131_072.0,
-    "KV cache bytes per token of context (Llama-3.1-8B at 16 bits: 131,072); with a model chosen or pasted, its own at this context.",
-    "B",
-    label="KV bytes per token",
-    low=0,
-    high=1e9,
-)
-MEMORY_UTILIZATION = Param(
-    "memory_utilization",
-    "float",
-    0.9,
-    "Share of the memory the engine may use (vLLM's gpu_memory_utilization).",
-    label="memory share",
-    low=0,
-    low_open=True,
-    high=1,
-)
-OVERHEAD_GB = Param(
-    "overhead_gb",
-    "float",
-    2.0,
-    "Memory besides weights and KV cache: activations, CUDA graphs, the runtime.",
-    "GB",
-    label="overhead",
-    low=0,
-    high=1_000_000,
-)
-
-
-MEASURED_CALIBRATION = Param(
-    "calibration",
-    "text",
-    None,
-    "Your GPU's measurements (what tools/measure_gpu.py writes): its measured bandwidth and FLOP/s "
-    "replace the typed ones, a ceiling at what the GPU achieves.",
-    label="calibration file",
-    optional=True,
-    max_chars=100_000,
-)
-PEAK_TFLOPS = Param(
-    "peak_tflops",
-    "float",
-    None,
-    "Peak dense BF16 compute from the spec sheet, without sparsity (H100 SXM: 989); empty = "
-    "no compute check (Apple publishes none for its Macs).",
-    "TFLOP/s",
-    label="peak compute",
-    low=0.001,
-    high=1_000_000,
-    optional=True,
-)
-PEAK_FP8_TFLOPS = Param(
-    "peak_fp8_tflops",
-    "float",
-    None,
-    "Peak dense FP8 compute, without sparsity (H100 SXM: 1,979), for weights of 1 byte or fewer; "
-    "empty = the BF16 peak at every precision.",
-    "TFLOP/s",
-    label="peak FP8 compute",
-    low=0.001,
-    high=1_000_000,
-    optional=True,
-)
-
-
-def active_b(p: Params) -> float:
-    return p["active_params_b"] if p["active_params_b"] is not None else p["params_b"]
-
-
-def published_weights(p: Params) -> tuple[float, float] | None:
-    """(GB held, GB a step reads) of the chosen model's file as published, when the quantization
-    asks for it and no bits per weight are typed; None otherwise. ``p`` with the model's sizes."""
-    if p["quant"] != PUBLISHED or p["bits_per_weight"] is not None:
-        return None
-    return stored_weights_gb(p, weights_read_b(p, active_b(p)))
-
-
-def bits_per_weight(p: Params) -> float:
-    """The bits per weight typed, the quantization's, or the published file's average."""
-    if p["bits_per_weight"] is not None:
-        return p["bits_per_weight"]
-    if p["quant"] == PUBLISHED:
-        stored = published_weights(p)
-        assert stored is not None, "refused by _check"
-        return stored[0] * 1e9 * 8 / (p["params_b"] * 1e9)
-    return QUANT_BITS[p["quant"]]
-
-
-def check_model_sizes(p: Params) -> None:
-    """The model's sizes as the step reads them (roofline checks the same)."""
-    p = with_model_sizes(p)  # a pasted config that cannot be read is refused here, naming the field
-    if p["active_params_b"] is not None:
-        require(
-            p["active_params_b"] <= p["params_b"],
-            "active_params_b",
-            f"active_params_b must be at most params_b ({p['params_b']:g})",
-        )
 
 
 def _check(p: Params) -> None:
@@ -286,12 +150,6 @@ def _compute(p: Params) -> dict[str, float | str | None]:
     }
 
 
-def decode_peak_tflops(p: Params) -> float | None:
-    """The dense peak at these weights' precision (the FP8 peak for 8 bits or fewer, when given);
-    None when no peak is given."""
-    return dense_peak(bits_per_weight(p) / 8, p.get("peak_tflops"), p.get("peak_fp8_tflops"))
-
-
 def peak_formula(p: Params, shown: str) -> str:
     """Which of the peaks typed in a step runs at, said with the weights' size."""
     bytes_per_weight = p["bytes_per_weight"] if "bytes_per_weight" in p else bits_per_weight(p) / 8
@@ -359,8 +217,9 @@ def measured_check(p: Params, ceiling: float | None) -> str | None:
     return IMPOSSIBLE if measured > ceiling else "possible: at or under the ceiling"
 
 
-def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
-    entered, p = p, with_model_sizes(p)
+def _weights_formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
+    """How the weights' size, the bytes of them a step reads and their bits were found; ``p`` with
+    the model's sizes."""
     model = (
         f"{out('model_gb')}: the file's size, as given"
         if p["model_gb"] is not None
@@ -386,7 +245,22 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
             f"{out('gb_per_token')} = the weights a token reads (attention, router, output head, "
             f"and the experts it is routed to), each at its stored precision ({model_name(p)})"
         )
-    kv = f"{counted(p['batch'], 'sequence')} × {counted(p['context_tokens'], 'token')} × {typed(p['kv_bytes_per_token'], 'B')}"
+    return {
+        "model_gb": model,
+        "gb_per_token": weights,
+        "bits_per_weight": (
+            f"{out('bits_per_weight')}: as given"
+            if p["bits_per_weight"] is not None
+            else f"{out('bits_per_weight')} = the published file's bits ÷ {typed(p['params_b'])} × 10⁹ weights"
+            if published is not None
+            else f"{out('bits_per_weight')}: {QUANT_LABELS[p['quant']]}"
+        ),
+    }
+
+
+def _ceiling_formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
+    """How each ceiling, the time a step takes and what binds it were found; ``p`` with the
+    model's sizes."""
     bandwidth = typed(p["bandwidth_gbs"], "GB/s")
     fits = out("fits") == "yes"
     no_room = f"does not fit: needs {out('memory_needed_gb')} of {out('usable_gb')}"
@@ -402,13 +276,7 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
         ceiling = f"{out('ceiling_tok_s')} = {bandwidth} ÷ {out('gb_per_step')}"
     flop = f"2 × {typed(active_b(p))} × 10⁹ weights × {counted(p['batch'], 'sequence')}"
     peak = out("peak_tflops_used")
-    measured = p["measured_tok_s"]
     return {
-        "model_gb": model,
-        "gb_per_token": weights,
-        "kv_gb_per_step": f"{out('kv_gb_per_step')} = {kv} ÷ 10⁹",
-        "gb_per_step": f"{out('gb_per_step')} = {out('gb_per_token')} + {out('kv_gb_per_step')}",
-        "kv_share_pct": f"{out('kv_share_pct')} = {out('kv_gb_per_step')} ÷ {out('gb_per_step')}",
         "ceiling_tok_s": ceiling,
         "total_tok_s": f"{out('total_tok_s')} = {out('ceiling_tok_s')} × {counted(p['batch'], 'sequence')}"
         if fits
@@ -436,19 +304,14 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
             else "— : no peak compute given, so only the bandwidth's ceiling is known"
         ),
         "peak_tflops_used": peak_formula(p, peak),
-        "bits_per_weight": (
-            f"{out('bits_per_weight')}: as given"
-            if p["bits_per_weight"] is not None
-            else f"{out('bits_per_weight')} = the published file's bits ÷ {typed(p['params_b'])} × 10⁹ weights"
-            if published is not None
-            else f"{out('bits_per_weight')}: {QUANT_LABELS[p['quant']]}"
-        ),
-        "efficiency_pct": (
-            "— : no measured speed given"
-            if measured is None
-            else f"{out('efficiency_pct')} = {typed(measured, 'tok/s')} ÷ {out('ceiling_tok_s')}"
-        ),
-        "measured_check": "—" if measured is None else out("measured_check"),
+    }
+
+
+def _memory_formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
+    """How the memory the settings need, the memory there is and the largest model and batch
+    that fit were found; ``p`` with the model's sizes."""
+    fits = out("fits") == "yes"
+    return {
         "usable_gb": f"{out('usable_gb')} = {typed(p['memory_utilization'])} × {typed(p['ram_gb'], 'GB')}",
         "largest_model_b": (
             f"{out('largest_model_b')} = ({out('usable_gb')} − {typed(p['overhead_gb'], 'GB')} overhead − "
@@ -465,6 +328,26 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
             else f"{out('largest_batch')} = ⌊({out('usable_gb')} − {out('model_gb')} − {typed(p['overhead_gb'], 'GB')}) ÷ "
             f"({counted(p['context_tokens'], 'token')} × {typed(p['kv_bytes_per_token'], 'B')})⌋"
         ),
+    }
+
+
+def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
+    entered, p = p, with_model_sizes(p)
+    kv = f"{counted(p['batch'], 'sequence')} × {counted(p['context_tokens'], 'token')} × {typed(p['kv_bytes_per_token'], 'B')}"
+    measured = p["measured_tok_s"]
+    return {
+        **_weights_formulas(p, out),
+        "kv_gb_per_step": f"{out('kv_gb_per_step')} = {kv} ÷ 10⁹",
+        "gb_per_step": f"{out('gb_per_step')} = {out('gb_per_token')} + {out('kv_gb_per_step')}",
+        "kv_share_pct": f"{out('kv_share_pct')} = {out('kv_gb_per_step')} ÷ {out('gb_per_step')}",
+        **_ceiling_formulas(p, out),
+        "efficiency_pct": (
+            "— : no measured speed given"
+            if measured is None
+            else f"{out('efficiency_pct')} = {typed(measured, 'tok/s')} ÷ {out('ceiling_tok_s')}"
+        ),
+        "measured_check": "—" if measured is None else out("measured_check"),
+        **_memory_formulas(p, out),
         **model_formulas(entered, out),
     }
 

@@ -19,11 +19,7 @@ from ..core.calculator import Calculator, OutputSpec, Params, WorkedExample, cou
 from ..core.chart import BLUE, Figure, Series, layout, line, these_settings
 from ..core.params import Param
 from ..hardware.calibration import with_measured
-from ..hardware.decode_step import FLOP_PER_WEIGHT, decode_step
-from ..hardware.hardware import dense_peak
-from ..hardware.model_reads import weights_read_b, with_model_sizes
-from ..models.model_params import KV_DTYPE, MODEL, MODEL_CONFIG
-from .decode_ceiling import (
+from ..hardware.decode_params import (
     ACTIVE_PARAMS_B,
     BANDWIDTH_GBS,
     BATCH,
@@ -31,16 +27,17 @@ from .decode_ceiling import (
     KV_BYTES_PER_TOKEN,
     MEASURED_CALIBRATION,
     MEMORY_UTILIZATION,
-    MODEL_OUTPUTS,
     OVERHEAD_GB,
     PARAMS_B,
     PEAK_FP8_TFLOPS,
     active_b,
     check_model_sizes,
-    model_formulas,
-    model_outputs,
-    peak_formula,
 )
+from ..hardware.decode_step import FLOP_PER_WEIGHT, decode_step
+from ..hardware.hardware import dense_peak
+from ..hardware.model_reads import weights_read_b, with_model_sizes
+from ..models.model_params import KV_DTYPE, MODEL, MODEL_CONFIG
+from .decode_ceiling import MODEL_OUTPUTS, model_formulas, model_outputs, peak_formula
 
 FITS = "yes"
 DOES_NOT_FIT = "no"

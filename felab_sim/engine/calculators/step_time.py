@@ -13,7 +13,7 @@ ratios) with vLLM's own cost a step. Pure Python: no Django.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ..core.calculator import Calculator, OutputSpec, Params, WorkedExample, counted, require, typed
 from ..core.chart import BLUE, GREEN, ORANGE, Figure, Series, dashed, layout, line, these_settings
@@ -22,6 +22,7 @@ from ..core.params import Param, ParamValue
 from ..hardware.calibration import engine_calibration
 from ..hardware.hardware import HARDWARE, Hardware, hardware_preset
 from ..hardware.model_cost import (
+    ModelCost,
     Parallelism,
     kernel_split,
     mla_decode_pair_flops,
@@ -33,6 +34,7 @@ from ..hardware.step_cost import Calibration, StepCost, step_cost
 from ..hardware.step_load import StepLoad, combined, decode_load, prefill_load
 from ..models.model_params import check_tensor_parallel, shape_of
 from ..models.model_presets import BY_NAME as MODEL_PRESETS
+from ..models.model_shapes import ModelShape
 from ..models.precisions import PRECISION_LABELS, PRECISIONS
 from ..serving import serving_defaults
 from ..serving.validation import (
@@ -247,44 +249,70 @@ def scaled_note(p: Mapping[str, ParamValue]) -> str:
     return f"; {hardware_preset(str(p['hardware'])).vendor_name}: {SCALED_NOTE}"
 
 
-def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
-    def ms(seconds: float) -> str:
-        return format_with_unit(1000 * seconds, "ms")
+@dataclass(frozen=True)
+class PricedStep:
+    """What a step's formulas are written from: the step priced at the settings, and the model,
+    GPU and tensor-parallel split it was priced for."""
 
+    step: StepCost
+    load: StepLoad
+    calibration: Calibration
+    shape: ModelShape
+    hardware: Hardware
+    cost: ModelCost
+    tp: int
+
+    @property
+    def gpus(self) -> str:
+        """ " ÷ 2 GPUs" where the weights are split, else nothing."""
+        return f" ÷ {self.tp} GPUs" if self.tp > 1 else ""
+
+
+def priced_step(p: Params) -> PricedStep:
     step, load, calibration = priced(p)
     shape = shape_of({"model_config": p["model_config"], "model": p["model"]})
-    hardware = step_hardware(p)
     tp = int(p["tensor_parallel"])
-    gpus = f" ÷ {tp} GPUs" if tp > 1 else ""
-    # MLA's latent cache is whole on every GPU of a tensor-parallel group: its KV is not divided.
-    kv_gpus = gpus if shape.mla is None else " (MLA's latent, whole on every GPU)" if tp > 1 else ""
-    bandwidth = f"{out('bandwidth_gbs')} ({typed(round(calibration.memory_efficiency, 3))} × {typed(hardware.memory_bandwidth / GB, 'GB/s')})"
     cost = model_cost(
         shape, PRECISIONS[str(p["precision"])], KV_BYTES[str(p.get("kv_dtype", "bf16"))], Parallelism(tp)
     )
-    peak = hardware.peak_flops(cost.bytes_per_param) / 1e12
+    return PricedStep(step, load, calibration, shape, step_hardware(p), cost, tp)
+
+
+def _ms(seconds: float) -> str:
+    return format_with_unit(1000 * seconds, "ms")
+
+
+def _flops_words(s: PricedStep, out: Callable[[str], str]) -> str:
+    """The FLOP/s the linear layers' products achieve: the share of the peak at the weights'
+    precision, and of a product of few rows its smaller share."""
+    peak = s.hardware.peak_flops(s.cost.bytes_per_param) / 1e12
     share = (
-        calibration.fp8_compute_efficiency
-        if cost.bytes_per_param <= 1 and hardware.fp8_flops
-        else calibration.compute_efficiency
+        s.calibration.fp8_compute_efficiency
+        if s.cost.bytes_per_param <= 1 and s.hardware.fp8_flops
+        else s.calibration.compute_efficiency
     )
-    rows = calibration.matrix_share(load.tokens)
-    flops = (
+    rows = s.calibration.matrix_share(s.load.tokens)
+    return (
         f"{out('tflops')} ({typed(round(share, 3))} × {typed(round(peak, 1), 'TFLOP/s')}"
-        + (f" × {typed(round(rows, 3))}, a product of {typed(load.tokens)} rows" if rows != 1 else "")
+        + (f" × {typed(round(rows, 3))}, a product of {typed(s.load.tokens)} rows" if rows != 1 else "")
         + ")"
     )
+
+
+def _compute_formula(s: PricedStep, out: Callable[[str], str]) -> str:
+    """compute_ms: the linear products (the grouped expert products, 4-bit unpacking) and attention."""
+    step, calibration, hardware = s.step, s.calibration, s.hardware
     grouped = ""
     if step.grouped_flops:
         grouped = (
             f", of which {typed(round(step.grouped_flops / 1e12, 3), 'TFLOP')} in the grouped expert products at "
             f"{typed(round(step.grouped_rate / 1e12, 1), 'TFLOP/s')} (their {typed(round(step.expert_rows, 1))} rows an "
-            f"expert: {typed(load.tokens)} tokens × {shape.experts.experts_per_token if shape.experts else 0} ÷ the experts touched)"
+            f"expert: {typed(s.load.tokens)} tokens × {s.shape.experts.experts_per_token if s.shape.experts else 0} ÷ the experts touched)"
         )
     unpacking = ""
     if step.dequant_s:
         unpacking = (
-            f" + {ms(step.dequant_s)} unpacking {typed(round(step.dequantized_weights / 1e9, 2))} × 10⁹ 4-bit weights to BF16 at "
+            f" + {_ms(step.dequant_s)} unpacking {typed(round(step.dequantized_weights / 1e9, 2))} × 10⁹ 4-bit weights to BF16 at "
             f"{typed(round((calibration.dequant_weights_per_s or 0) / 1e12, 2))} × 10¹² a second ({hardware.vendor_name} has no FP4 "
             "tensor cores; fitted)"
         )
@@ -294,12 +322,64 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
         f"{typed(round(step.attention_rate / 1e12, 1), 'TFLOP/s')} "
         f"({typed(calibration.attention_efficiency)} × {typed(round(attention_peak, 1), 'TFLOP/s')} BF16, its kernel)"
     )
+    return (
+        f"{out('compute_ms')} = {typed(round(step.linear_flops / 1e12, 3), 'TFLOP')} linear ÷ {_flops_words(s, out)}{grouped}"
+        f"{unpacking} + {attention}"
+    )
+
+
+def _link_formula(s: PricedStep, out: Callable[[str], str]) -> str:
+    """link_ms: the all-reduces of a tensor-parallel step over the GPUs' link."""
+    tp, hardware = s.tp, s.hardware
+    if tp <= 1:
+        return f"{out('link_ms')}: one GPU, no link"
+    return (
+        f"{out('link_ms')} = 2 × {s.shape.layers} layers × all-reduce of {counted(s.load.tokens, 'token')} × {typed(s.shape.hidden_size)} × 2 B over "
+        f"{tp} GPUs on {hardware.interconnect.name}: {typed(hardware.interconnect.base_latency_s * 1e6, 'µs')} + "
+        f"{2 * (tp - 1)} ring steps × ({typed(hardware.interconnect.step_latency_s * 1e6, 'µs')} + 1/{tp} of the "
+        f"message at {typed(s.calibration.link_efficiency)} × {typed(hardware.interconnect.bytes_per_s / GB, 'GB/s')})"
+    )
+
+
+def _fixed_formula(s: PricedStep, out: Callable[[str], str]) -> str:
+    """fixed_ms: every kernel's fixed cost and the engine's own a step."""
+    matrix_kernels, small_kernels = kernel_split(s.cost)
+    calibration = s.calibration
+    return (
+        f"{out('fixed_ms')} = {matrix_kernels} matrix products × {typed(round(calibration.kernel_latency_s * 1e6, 2), 'µs')} + "
+        f"{small_kernels} small kernels (norms, rotary, the cache write, attention, activations"
+        + (", routing" if s.shape.experts is not None else "")
+        + (", quantizing activations" if s.cost.scale_bytes_per_param else "")
+        + f") × {typed(round(calibration.small_kernel_s * 1e6, 2), 'µs')} + "
+        f"{typed(calibration.step_overhead_s * 1000, 'ms')} the engine's own"
+    )
+
+
+def _part_formulas(s: PricedStep, out: Callable[[str], str]) -> dict[str, str]:
+    """The time of each part of the step, and the bandwidth and FLOP/s they run at."""
+    hardware, calibration = s.hardware, s.calibration
+    bandwidth = f"{out('bandwidth_gbs')} ({typed(round(calibration.memory_efficiency, 3))} × {typed(hardware.memory_bandwidth / GB, 'GB/s')})"
+    return {
+        "weights_ms": f"{out('weights_ms')} = {out('weights_gb')} ÷ {bandwidth}",
+        "kv_ms": f"{out('kv_ms')} = {out('kv_gb')} ÷ {bandwidth}",
+        "compute_ms": _compute_formula(s, out),
+        "link_ms": _link_formula(s, out),
+        "fixed_ms": _fixed_formula(s, out),
+        "bandwidth_gbs": f"{bandwidth}: {calibration.source}",
+        "tflops": f"{_flops_words(s, out)}: {calibration.source}",
+    }
+
+
+def _weights_formula(s: PricedStep, out: Callable[[str], str]) -> str:
+    """weights_gb: the weights a token goes through, this GPU's share, each part at its bytes; of a
+    mixture of experts, every expert the step's tokens touch."""
+    shape, cost, gpus = s.shape, s.cost, s.gpus
     experts = ""
     if shape.experts is not None:
         e = shape.experts
         experts = (
             f" + {len(e.moe_layers)} MoE layers × {out('experts_touched')} touched a GPU "
-            f"(of {e.routed_experts}{gpus}: E × (1 − (1 − {e.experts_per_token}/{e.routed_experts})^{typed(load.tokens)} tokens))"
+            f"(of {e.routed_experts}{gpus}: E × (1 − (1 − {e.experts_per_token}/{e.routed_experts})^{typed(s.load.tokens)} tokens))"
             f" × {typed(round(shape.expert_params() / 1e6, 2))} M weights an expert × {typed(round(cost.expert_bytes, 5), 'B')}"
         )
     scales = (
@@ -308,7 +388,7 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
         if cost.scale_bytes_per_param
         else ""
     )
-    whole = replicated_params(shape) if tp > 1 else 0.0
+    whole = replicated_params(shape) if s.tp > 1 else 0.0
     replicated = (
         f", {typed(round(whole / 1e9, 2))} × 10⁹ of them whole on every GPU ("
         + (
@@ -327,7 +407,42 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
         if cost.head_bytes != cost.bytes_per_param + cost.scale_bytes_per_param
         else ""
     )
-    tokens = counted(load.tokens, "token")
+    if shape.experts is not None:
+        return (
+            f"{out('weights_gb')} = ({typed(round(shape.total_params / 1e9, 2))} × 10⁹ weights less the routed "
+            f"experts and the input table){gpus}{replicated} × {typed(cost.bytes_per_param, 'B')}{scales}{tables}{experts}"
+        )
+    return (
+        f"{out('weights_gb')} = the weights a token goes through (all but the input table){gpus}{replicated} × "
+        f"{typed(cost.bytes_per_param, 'B')}{scales}{tables}"
+    )
+
+
+def _attention_words(p: Params, s: PricedStep, pairs: list[str]) -> str:
+    """Attention's FLOP a step: over every pair of a token and one it attends to."""
+    if s.shape.mla is None:
+        return f"4 × head size × heads{s.gpus} × layers × ({' + '.join(pairs)})"
+    # MLA decodes over the latent and prefills over expanded heads (model_cost.mla_*_pair_flops).
+    m = s.shape.mla
+    widths = []
+    if p["batch"]:
+        widths.append(
+            f"2 × ({m.kv_lora_rank} + {m.qk_rope_head_dim}) + 2 × {m.kv_lora_rank} a head (decode: the query "
+            f"absorbed into the latent, {typed(mla_decode_pair_flops(m))} FLOP) × {pairs[0]}"
+        )
+    if p["prompt_tokens"]:
+        widths.append(
+            f"2 × ({m.qk_nope_head_dim} + {m.qk_rope_head_dim} + {m.v_head_dim}) a head (prefill: keys and "
+            f"values expanded from the latent, {typed(mla_prefill_pair_flops(m))} FLOP) × {pairs[-1]}"
+        )
+    return f"heads{s.gpus} × layers × ({' + '.join(widths)})"
+
+
+def _read_formulas(p: Params, s: PricedStep, out: Callable[[str], str]) -> dict[str, str]:
+    """What the step reads and computes on each GPU: weights, KV, FLOP and the experts touched."""
+    shape, gpus = s.shape, s.gpus
+    # MLA's latent cache is whole on every GPU of a tensor-parallel group: its KV is not divided.
+    kv_gpus = gpus if shape.mla is None else " (MLA's latent, whole on every GPU)" if s.tp > 1 else ""
     pairs = []
     if p["batch"]:
         pairs.append(f"{counted(p['batch'], 'sequence')} × {typed(p['context_tokens'] + 1)} tokens")
@@ -335,76 +450,37 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
         pairs.append(
             f"{typed(p['prompt_tokens'])} × {typed(p['prompt_tokens'] + 1)} ÷ 2 pairs of the prompt (causal)"
         )
-    if shape.mla is not None:
-        # MLA decodes over the latent and prefills over expanded heads (model_cost.mla_*_pair_flops).
-        m = shape.mla
-        widths = []
-        if p["batch"]:
-            widths.append(
-                f"2 × ({m.kv_lora_rank} + {m.qk_rope_head_dim}) + 2 × {m.kv_lora_rank} a head (decode: the query "
-                f"absorbed into the latent, {typed(mla_decode_pair_flops(m))} FLOP) × {pairs[0]}"
-            )
-        if p["prompt_tokens"]:
-            widths.append(
-                f"2 × ({m.qk_nope_head_dim} + {m.qk_rope_head_dim} + {m.v_head_dim}) a head (prefill: keys and "
-                f"values expanded from the latent, {typed(mla_prefill_pair_flops(m))} FLOP) × {pairs[-1]}"
-            )
-        attention_words = f"heads{gpus} × layers × ({' + '.join(widths)})"
-    else:
-        attention_words = f"4 × head size × heads{gpus} × layers × ({' + '.join(pairs)})"
-    matrix_kernels, small_kernels = kernel_split(cost)
-    expected = step_expected_error(p).text
+    return {
+        "weights_gb": _weights_formula(s, out),
+        "kv_gb": f"{out('kv_gb')} = ({' + '.join(pairs[:1]) or '0'}{' + the prompt’s ' + typed(p['prompt_tokens']) + ' tokens' if p['prompt_tokens'] else ''}) × the KV bytes of a token{kv_gpus}",
+        "tflop": (
+            f"{out('tflop')} = 2 × weights × {counted(s.load.tokens, 'token')} + {_attention_words(p, s, pairs)}"
+        ),
+        "experts_touched": (
+            f"{out('experts_touched')} = {shape.experts.routed_experts}{gpus} × (1 − (1 − "
+            f"{shape.experts.experts_per_token}/{shape.experts.routed_experts})^{typed(s.load.tokens)})"
+            if shape.experts is not None
+            else "— : a dense model"
+        ),
+    }
 
+
+def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
+    s = priced_step(p)
+    expected = step_expected_error(p).text
     return {
         "step_ms": (
-            f"{out('step_ms')} = max({out('weights_ms')} weights, {ms(step.linear_compute_s)} linear compute) + "
-            f"max({out('kv_ms')} KV, {ms(step.attention_compute_s)} attention compute) + {out('link_ms')} link + "
+            f"{out('step_ms')} = max({out('weights_ms')} weights, {_ms(s.step.linear_compute_s)} linear compute) + "
+            f"max({out('kv_ms')} KV, {_ms(s.step.attention_compute_s)} attention compute) + {out('link_ms')} link + "
             f"{out('fixed_ms')} fixed ({expected} expected)"
         ),
-        "tok_s": f"{out('tok_s')} = {tokens} ÷ {out('step_ms')} ({expected} expected)",
+        "tok_s": f"{out('tok_s')} = {counted(s.load.tokens, 'token')} ÷ {out('step_ms')} ({expected} expected)",
         "tok_s_per_user": f"{out('tok_s_per_user')} = 1 token ÷ {out('step_ms')} ({expected} expected)"
         if p["batch"]
         else "— : no sequence decodes",
         "binds": f"{out('binds')}: the longest part of the step",
-        "weights_ms": f"{out('weights_ms')} = {out('weights_gb')} ÷ {bandwidth}",
-        "kv_ms": f"{out('kv_ms')} = {out('kv_gb')} ÷ {bandwidth}",
-        "compute_ms": (
-            f"{out('compute_ms')} = {typed(round(step.linear_flops / 1e12, 3), 'TFLOP')} linear ÷ {flops}{grouped}"
-            f"{unpacking} + {attention}"
-        ),
-        "link_ms": (
-            f"{out('link_ms')} = 2 × {shape.layers} layers × all-reduce of {tokens} × {typed(shape.hidden_size)} × 2 B over "
-            f"{tp} GPUs on {hardware.interconnect.name}: {typed(hardware.interconnect.base_latency_s * 1e6, 'µs')} + "
-            f"{2 * (tp - 1)} ring steps × ({typed(hardware.interconnect.step_latency_s * 1e6, 'µs')} + 1/{tp} of the "
-            f"message at {typed(calibration.link_efficiency)} × {typed(hardware.interconnect.bytes_per_s / GB, 'GB/s')})"
-            if tp > 1
-            else f"{out('link_ms')}: one GPU, no link"
-        ),
-        "fixed_ms": (
-            f"{out('fixed_ms')} = {matrix_kernels} matrix products × {typed(round(calibration.kernel_latency_s * 1e6, 2), 'µs')} + "
-            f"{small_kernels} small kernels (norms, rotary, the cache write, attention, activations"
-            + (", routing" if shape.experts is not None else "")
-            + (", quantizing activations" if cost.scale_bytes_per_param else "")
-            + f") × {typed(round(calibration.small_kernel_s * 1e6, 2), 'µs')} + "
-            f"{typed(calibration.step_overhead_s * 1000, 'ms')} the engine's own"
-        ),
-        "weights_gb": (
-            f"{out('weights_gb')} = ({typed(round(shape.total_params / 1e9, 2))} × 10⁹ weights less the routed "
-            f"experts and the input table){gpus}{replicated} × {typed(cost.bytes_per_param, 'B')}{scales}{tables}{experts}"
-            if shape.experts is not None
-            else f"{out('weights_gb')} = the weights a token goes through (all but the input table){gpus}{replicated} × "
-            f"{typed(cost.bytes_per_param, 'B')}{scales}{tables}"
-        ),
-        "kv_gb": f"{out('kv_gb')} = ({' + '.join(pairs[:1]) or '0'}{' + the prompt’s ' + typed(p['prompt_tokens']) + ' tokens' if p['prompt_tokens'] else ''}) × the KV bytes of a token{kv_gpus}",
-        "tflop": (f"{out('tflop')} = 2 × weights × {tokens} + {attention_words}"),
-        "experts_touched": (
-            f"{out('experts_touched')} = {shape.experts.routed_experts}{gpus} × (1 − (1 − "
-            f"{shape.experts.experts_per_token}/{shape.experts.routed_experts})^{typed(load.tokens)})"
-            if shape.experts is not None
-            else "— : a dense model"
-        ),
-        "bandwidth_gbs": f"{bandwidth}: {calibration.source}",
-        "tflops": f"{flops}: {calibration.source}",
+        **_part_formulas(s, out),
+        **_read_formulas(p, s, out),
         "expected_error_pct": f"{out('expected_error_pct')} either way: {step_expected_error(p).why}, applied to the step time and every speed{scaled_note(p)}",
         "sequences_sampled": f"{out('sequences_sampled')} = {counted(p['batch'], 'decode')}"
         + (" + the prompt's first token" if p["prompt_tokens"] else ""),

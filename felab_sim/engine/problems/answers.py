@@ -142,6 +142,37 @@ def read_answer(
     if len(typed) > MAX_ANSWER_CHARS:
         raise AnswerError(f"That is {len(typed)} characters; type just the number and its unit.")
     typed = typed.replace("−", "-")
+    number, rest = _number_and_rest(typed, example)
+    unit_text = _UNIT_WORDS.get(rest, rest)
+    wanted = pint_unit(unit)
+    if not unit_text:
+        return _bare_answer(
+            number,
+            typed,
+            rest,
+            unit,
+            wanted,
+            above_zero=above_zero,
+            share=share,
+            right_as_typed=right_as_typed,
+        )
+    given = _given_unit(rest, unit_text, unit, wanted)
+    try:
+        value = float(registry().Quantity(number, given).to(wanted).magnitude)
+    except (ArithmeticError, ValueError):  # a conversion past a float's range
+        raise AnswerError(
+            f"“{typed}” cannot be read as an answer: type the number and its unit, for example {example}."
+        ) from None
+    _refuse_impossible(value, typed, above_zero)
+    note = "" if given == wanted else f"{typed} = {format_with_unit(value, unit)}"
+    if _size_power(given) and _BITS.search(unit_text) and not _BITS.search(unit):
+        note += ": b is bits, 8 to a byte (B)"
+    return ReadAnswer(value, typed, note)
+
+
+def _number_and_rest(typed: str, example: str) -> tuple[float, str]:
+    """The number an answer opens with, and the text after it (its unit; a "$" before the number
+    or after it read as "dollar")."""
     match = _NUMBER.match(typed)
     digits = (match.group("int") or "") + (match.group("frac") or "") if match else ""
     if not match or not any(ch.isdigit() for ch in digits):
@@ -156,25 +187,44 @@ def read_answer(
         )
     if match.group("dollar") or rest.startswith("$"):
         rest = ("dollar " + rest.removeprefix("$")).strip()
-    unit_text = _UNIT_WORDS.get(rest, rest)
-    wanted = pint_unit(unit)
-    if not unit_text:
-        if unit == "%" and rest == "" and 0 < number < 1 and not right_as_typed:
-            raise AnswerError(
-                f"“{typed}”: the answer is a percent. Did you mean {format_with_unit(number * 100, '%')}"
-                f" (a share of {typed}) or {typed}%? Type it with the % sign."
-            )
-        if share and unit == "" and rest == "" and 1 < number <= 100 and not right_as_typed:
-            raise AnswerError(
-                f"“{typed}”: the answer is a share from 0 to 1. Did you mean {format_number(number / 100)}"
-                f" ({typed}%)? Type the share, or the percent with the % sign."
-            )
-        if wanted != registry().dimensionless and rest == "":
-            note = f"no unit given: read as {format_with_unit(number, unit)}"
-        else:
-            note = ""
-        _refuse_impossible(number, typed, above_zero)
-        return ReadAnswer(number, typed, note)
+    return number, rest
+
+
+def _bare_answer(
+    number: float,
+    typed: str,
+    rest: str,
+    unit: str,
+    wanted: pint.Unit,
+    *,
+    above_zero: bool,
+    share: bool,
+    right_as_typed: bool,
+) -> ReadAnswer:
+    """An answer given without a unit (or with one that is no unit, "×"), read in ``unit``; a bare
+    share where a percent is asked, or a bare percent where a share is, refused with both readings
+    (read_answer says when)."""
+    if unit == "%" and rest == "" and 0 < number < 1 and not right_as_typed:
+        raise AnswerError(
+            f"“{typed}”: the answer is a percent. Did you mean {format_with_unit(number * 100, '%')}"
+            f" (a share of {typed}) or {typed}%? Type it with the % sign."
+        )
+    if share and unit == "" and rest == "" and 1 < number <= 100 and not right_as_typed:
+        raise AnswerError(
+            f"“{typed}”: the answer is a share from 0 to 1. Did you mean {format_number(number / 100)}"
+            f" ({typed}%)? Type the share, or the percent with the % sign."
+        )
+    if wanted != registry().dimensionless and rest == "":
+        note = f"no unit given: read as {format_with_unit(number, unit)}"
+    else:
+        note = ""
+    _refuse_impossible(number, typed, above_zero)
+    return ReadAnswer(number, typed, note)
+
+
+def _given_unit(rest: str, unit_text: str, unit: str, wanted: pint.Unit) -> pint.Unit:
+    """The unit an answer was given in, as pint reads it; ``AnswerError`` for text that is no unit
+    the site knows, or a unit of another kind than ``wanted`` (a size for a count, ms for a speed)."""
     unknown = f"“{rest}” is not a unit the site knows; give the answer in {unit or 'a plain number'}."
     if not _UNIT_TEXT.fullmatch(unit_text):
         raise AnswerError(unknown)
@@ -197,17 +247,7 @@ def read_answer(
             f"“{rest}” is not the kind of unit this answer is in: give it in {unit or 'a plain number'}"
             f" (or a unit that converts to it)."
         )
-    try:
-        value = float(registry().Quantity(number, given).to(wanted).magnitude)
-    except (ArithmeticError, ValueError):  # a conversion past a float's range
-        raise AnswerError(
-            f"“{typed}” cannot be read as an answer: type the number and its unit, for example {example}."
-        ) from None
-    _refuse_impossible(value, typed, above_zero)
-    note = "" if given == wanted else f"{typed} = {format_with_unit(value, unit)}"
-    if _size_power(given) and _BITS.search(unit_text) and not _BITS.search(unit):
-        note += ": b is bits, 8 to a byte (B)"
-    return ReadAnswer(value, typed, note)
+    return given
 
 
 # No quantity a problem asks for comes near this; past it a ratio to the expected answer can

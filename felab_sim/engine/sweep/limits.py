@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from ..core.params import ParamError
-from .loadgen import PREFIX_ORDERS, PrefixCacheSetup
+from .prefix_cache_run import PREFIX_ORDERS, PrefixCacheSetup
 from .prompts import requests_at_level, sweep_prompt_and_length
 from .sweep_params import SweepParams
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from ..core.params import ParamError
 from .metrics import LevelResult, RequestTiming, SweepResult, capacity, level_metrics
@@ -42,12 +43,8 @@ _ARRIVE = _KIND
 _CHUNK = 2 * _KIND
 
 
-def _simulate(
-    params: SweepParams, conc: int, prompts: Sequence[str], n_out: Sequence[int], max_events: float
-) -> tuple[list[RequestTiming], float, int]:
-    """Run one level against a fresh server; returns the client's timings, the wall time and the
-    events processed. SweepTooBig once more than ``max_events`` are scheduled: a request's tokens
-    and its end are counted when its stream starts, so the hot path per token costs nothing more.
+class LevelClock(NamedTuple):
+    """The durations a level's events are spaced by, in seconds of virtual time.
 
     Where the client-side overheads go (both chosen so that the defaults give the course's
     measured table and zero gives the ideal server):
@@ -61,20 +58,56 @@ def _simulate(
       that runs its steps. So an inter-token gap is step + overhead: 18.2 ms, 54.9 tok/s at
       C = 1 as measured. Charging it to the client alone would leave every gap at exactly one
       step and the per-user speed at the ideal 55.6.
+    """
+
+    request_overhead: float
+    token_overhead: float
+    prefill_base: float
+    prefill_tok_s: float
+    # Step length by active count, precomputed: [0] is unused (a stepping request holds a slot).
+    steps: list[float]
+    gaps: list[float]  # a step and the token's overhead: one inter-token gap, by active count
+
+
+def _level_clock(params: SweepParams) -> LevelClock:
+    server = params.server
+    tok_ovh = params.token_overhead_ms / 1000.0
+    steps = [server.step_ms * (1.0 + server.growth * (a - 1)) / 1000.0 for a in range(server.slots + 1)]
+    return LevelClock(
+        params.request_overhead_ms / 1000.0,
+        tok_ovh,
+        PREFILL_BASE_MS / 1000.0,
+        server.prefill_tok_s,
+        steps,
+        [s + tok_ovh for s in steps],
+    )
+
+
+def _first_sends(conc: int, n: int, req_ovh: float, max_events: float) -> list[tuple[float, int]]:
+    """The event heap as a level starts: its first ``conc`` requests (of ``n``) sent at once, each
+    arriving after the request overhead. SweepTooBig if they alone pass ``max_events``."""
+    first = min(conc, n)
+    if first > max_events:
+        raise SweepTooBig(max_events)
+    heap = [(req_ovh, _ARRIVE + i) for i in range(first)]
+    heapq.heapify(heap)
+    return heap
+
+
+def _simulate(
+    params: SweepParams, conc: int, prompts: Sequence[str], n_out: Sequence[int], max_events: float
+) -> tuple[list[RequestTiming], float, int]:
+    """Run one level against a fresh server; returns the client's timings, the wall time and the
+    events processed. SweepTooBig once more than ``max_events`` are scheduled: a request's tokens
+    and its end are counted when its stream starts, so the hot path per token costs nothing more.
+    The overheads are spent as :class:`LevelClock` says.
 
     The client sees a stream end when the server releases the slot (after the last token's
     decode step) and sends its next request at that moment. The level's wall time runs from
     the first send to the last stream's end.
     """
-    server = params.server
-    slots = server.slots
-    req_ovh = params.request_overhead_ms / 1000.0
-    tok_ovh = params.token_overhead_ms / 1000.0
-    prefill_base = PREFILL_BASE_MS / 1000.0
-    rate = server.prefill_tok_s
-    # Step length by active count, precomputed: [0] is unused (a stepping request holds a slot).
-    steps = [server.step_ms * (1.0 + server.growth * (a - 1)) / 1000.0 for a in range(slots + 1)]
-    gaps = [s + tok_ovh for s in steps]
+    slots = params.server.slots
+    req_ovh, tok_ovh, prefill_base, rate, steps, gaps = _level_clock(params)
 
     n = len(prompts)
     cache = PrefixCache()
@@ -82,13 +115,8 @@ def _simulate(
 
     sent = [0.0] * n
     chunks: list[list[float]] = [[] for _ in range(n)]
-    first = min(conc, n)
-    heap: list[tuple[float, int]] = [(req_ovh, _ARRIVE + i) for i in range(first)]
-    heapq.heapify(heap)
-    events = first
-    if events > max_events:
-        raise SweepTooBig(max_events)
-    next_req = first
+    heap = _first_sends(conc, n, req_ovh, max_events)
+    events = next_req = len(heap)
     active = 0
     waiting: deque[int] = deque()
     wall = 0.0

@@ -1,5 +1,5 @@
 """`manage.py prefix_cache --url URL`: lesson 06's prefix-cache run measured over HTTP against
-any OpenAI-compatible server (felab_sim.engine.sweep.loadgen), shared part first against variable part first.
+any OpenAI-compatible server (felab_sim.engine.sweep.prefix_cache_run), shared part first against variable part first.
 
 The model's side of the same numbers is the ``prefix-cache`` calculator (same parameter names).
 """
@@ -12,9 +12,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from felab_sim.engine.core.params import ParamError
-from felab_sim.engine.sweep.loadgen import (
+from felab_sim.engine.sweep.loadgen import LoadgenError
+from felab_sim.engine.sweep.prefix_cache_run import (
     PREFIX_ORDERS,
-    LoadgenError,
     PrefixCacheRun,
     PrefixCacheSetup,
     run_prefix_cache,
