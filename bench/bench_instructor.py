@@ -43,7 +43,7 @@ def make_class(students: int, seed: int) -> int:
     """``students`` accounts, each with one first try at every template; returns the tries."""
     from django.contrib.auth.models import User
 
-    from felab_sim.engine.problems.drills import DrillError
+    from felab_sim.engine.problems.drill_specs import DrillError
     from lessons.models import PracticeTemplate
     from quiz.models import PracticeAttempt
 

@@ -4,7 +4,7 @@ predictions and mastery match what they then do.
     .venv/bin/python bench/bench_learning.py [--students 40] [--weeks 6] [--seed 1] [--quick]
 
 A scratch SQLite database with the bundled lessons; the clock (quiz.clock.now) is simulated. Each
-student's answer is graded by the problem as the page grades it (drills.Problem.grade) and recorded
+student's answer is graded by the problem as the page grades it (drill_problems.Problem.grade) and recorded
 and scheduled by the functions the practice page calls (quiz.practice_tries.record_try,
 show_solution); what to practise is what a student would pick: the templates the site has due
 (PracticeState.objects.due, the longest overdue first), then the next template not yet tried, in

@@ -22,7 +22,7 @@ from serving.ratelimit import rate_limited
 from .calc_views import link_query, posted_settings_page, single_values
 from .engine.calculators import CALCULATORS
 from .engine.core.params import ParamError, ParamValue
-from .engine.course import chain
+from .engine.course import chain, chain_settings
 from .engine.course.same_settings import chain_to_engine
 from .forms import ChainForm, field_text, repeated_parameter, worded
 from .pastes import CSRF_MARK, csrf_input, holds_paste, push_short_settings, submitted, to_short_settings
@@ -48,13 +48,13 @@ def chain_command(values: dict[str, ParamValue]) -> str:
     then every other setting that differs from the defaults (a pasted config.json as a file)."""
     words = ["manage.py", "chain"]
     pasted = bool(values["model_config"])
-    for param in chain.PARAMS:
+    for param in chain_settings.PARAMS:
         value = values[param.name]
         if param.name == "model_config":
             words += [param.flag, "config.json"] if pasted else []
         elif param.name == "model" and pasted:
             continue  # the pasted config wins over the preset
-        elif param.name in NAMED_IN_COMMAND or value != chain.DEFAULTS[param.name]:
+        elif param.name in NAMED_IN_COMMAND or value != chain_settings.DEFAULTS[param.name]:
             words += [param.flag, shlex.quote(field_text(value))]
     return " ".join(words)
 

@@ -6,7 +6,7 @@ from django.http import QueryDict
 
 from .engine.core.calculator import Calculator
 from .engine.core.params import Param, ParamError, ParamValue, heading
-from .engine.course import chain
+from .engine.course import chain_settings
 from .engine.serving.engine_params import (
     ENGINE_PARAMS,
     HARDWARE_PARAMS,
@@ -340,7 +340,7 @@ class EngineForm(forms.Form):
 
 
 # --------------------------------------------------------------------------- the chain page
-# /sim/chain/'s fields, generated from the chain's declarations (engine/course/chain.py).
+# /sim/chain/'s fields, generated from the chain's declarations (engine/course/chain_settings.py).
 
 
 class ChainForm(forms.Form):
@@ -360,20 +360,20 @@ class ChainForm(forms.Form):
     def __init__(self, data: dict[str, str], repeated: ParamError | None = None) -> None:
         super().__init__(data)
         self.repeated = repeated
-        self.fields.update({param.name: param_field(param) for param in chain.PARAMS})
+        self.fields.update({param.name: param_field(param) for param in chain_settings.PARAMS})
 
     @classmethod
     def defaults(cls) -> dict[str, str]:
-        return {param.name: field_text(param.default) for param in chain.PARAMS}
+        return {param.name: field_text(param.default) for param in chain_settings.PARAMS}
 
     def clean(self) -> dict:
         data = super().clean()
         refuse_repeated_and_unknown(self, self.repeated, "a setting of the chain")
         if self.errors:
             return data
-        values = {param.name: data[param.name] for param in chain.PARAMS}
+        values = {param.name: data[param.name] for param in chain_settings.PARAMS}
         try:
-            chain.validate(values)
+            chain_settings.validate(values)
         except ParamError as error:
             self.add_error(error.param if error.param in self.fields else None, worded(self, error))
             return data

@@ -12,13 +12,13 @@ from django.urls import reverse
 
 from .engine.calculators import CALCULATORS
 from .engine.core.params import ParamError, ParamValue
-from .engine.course import chain
+from .engine.course import chain_settings
 from .engine.course.same_settings import step_time_to_chain, step_time_to_engine
 from .engine.serving.engine_params import ENGINE_PARAMS, parse_engine_values
 from .forms import field_text
 from .models import changed_query
 
-PASTED_IN_CHAIN = {param.name for param in chain.PARAMS if param.is_long_text}
+PASTED_IN_CHAIN = {param.name for param in chain_settings.PARAMS if param.is_long_text}
 
 
 def chain_query(values: Mapping[str, ParamValue]) -> str:
@@ -28,7 +28,7 @@ def chain_query(values: Mapping[str, ParamValue]) -> str:
         {
             name: field_text(value)
             for name, value in values.items()
-            if value != chain.DEFAULTS[name] and name not in PASTED_IN_CHAIN
+            if value != chain_settings.DEFAULTS[name] and name not in PASTED_IN_CHAIN
         }
     )
 
@@ -64,7 +64,7 @@ def chain_url(settings: Mapping[str, ParamValue] | None) -> str | None:
     if settings is None:
         return None
     try:
-        values = chain.validate(settings)
+        values = chain_settings.validate(settings)
     except ParamError:
         return None
     return _with_query(reverse("chain_page"), chain_query(values))

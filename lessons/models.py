@@ -12,6 +12,7 @@ from django.utils.text import slugify
 from felab_sim.engine.core.calculator import Result
 from felab_sim.engine.core.params import ParamError
 from felab_sim.engine.course import citations, facts
+from felab_sim.engine.problems import drill_problems, drill_specs
 from felab_sim.engine.problems import drills as drill_engine
 from felab_sim.engine.sweep.metrics import SweepResult
 from felab_sim.engine.sweep.sweep_params import SweepParams
@@ -595,8 +596,9 @@ class ImportBaseline(models.Model):
         return self.key
 
 
-# Practice templates (issue 22): numeric problems drawn from a calculator. The drawing,
-# checking and validating are felab_sim.engine.problems.drills'; this is the content row.
+# Practice templates (issue 22): numeric problems drawn from a calculator. Reading a template is
+# felab_sim.engine.problems.drill_specs', drawing and checking it drills', the drawn problem
+# drill_problems'; this is the content row.
 class PracticeTemplateQuerySet(ContentQuerySet["PracticeTemplate"]):
     def published(self) -> PracticeTemplateQuerySet:
         return self.filter(published=True, lesson__published=True)
@@ -684,22 +686,22 @@ class PracticeTemplate(models.Model):
     def is_draft(self) -> bool:
         return not self.published or not self.lesson.published
 
-    def spec(self, *, class_mistakes: bool = True) -> drill_engine.DrillSpec:
+    def spec(self, *, class_mistakes: bool = True) -> drill_specs.DrillSpec:
         """The engine's reading of this row; DrillError naming the field when it cannot be read.
         Its mistakes are its own, then those instructors named from the class's answers
         (lessons.class_mistakes), which the template's declared ones come before."""
-        spec = drill_engine.DrillSpec.from_data(
+        spec = drill_specs.DrillSpec.from_data(
             self.slug, {name: getattr(self, name) for name in self.SPEC_FIELDS}
         )
         if class_mistakes and (named := class_mistakes_of(self)):
             spec = dataclasses.replace(spec, mistakes=spec.mistakes + named)
         return spec
 
-    def problems(self) -> list[drill_engine.DrillError]:
+    def problems(self) -> list[drill_specs.DrillError]:
         """Why it cannot be saved (admin, import): its address taken by a page, or its spec."""
         taken = (
             [
-                drill_engine.DrillError(
+                drill_specs.DrillError(
                     "slug", f"/practice/{self.slug}/ is a page of its own: choose another slug."
                 )
             ]
@@ -708,7 +710,7 @@ class PracticeTemplate(models.Model):
         )
         try:
             return taken + drill_engine.spec_problems(self.spec(class_mistakes=False))
-        except drill_engine.DrillError as error:
+        except drill_specs.DrillError as error:
             return [*taken, error]
 
     def clean(self) -> None:
@@ -719,7 +721,7 @@ class PracticeTemplate(models.Model):
         if errors:
             raise ValidationError(errors)
 
-    def problem(self, seed: int) -> drill_engine.Problem:
+    def problem(self, seed: int) -> drill_problems.Problem:
         return drill_engine.draw_problem(self.spec(), seed)
 
     def drawn_question(self, seed: int) -> drill_engine.DrawnQuestion:

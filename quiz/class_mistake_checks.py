@@ -8,7 +8,8 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
-from felab_sim.engine.problems.drills import DrillError, draw_problem
+from felab_sim.engine.problems.drill_specs import DrillError
+from felab_sim.engine.problems.drills import draw_problem
 from felab_sim.engine.problems.formulas import FormulaError, parse_formula
 from felab_sim.engine.problems.mistakes import SLUG, formula_names, mistake_problems
 

@@ -32,7 +32,7 @@ from django.db.models.functions import RowNumber
 
 import felab_sim.engine
 from felab_sim.engine.problems import unnamed_mistakes
-from felab_sim.engine.problems.drills import DrillError
+from felab_sim.engine.problems.drill_specs import DrillError
 from felab_sim.engine.problems.formulas import FormulaError
 from felab_sim.engine.problems.mistakes import NEAR_SHARE
 from felab_sim.engine.problems.unnamed_mistakes import Grouping, WrongTry, group_unnamed

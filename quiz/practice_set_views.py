@@ -18,7 +18,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from accounts.instructors import is_instructor
-from felab_sim.engine.problems.drills import DrillError, draw_problem
+from felab_sim.engine.problems.drill_specs import DrillError
+from felab_sim.engine.problems.drills import draw_problem
 
 from . import clock, practice_sets, practice_views
 from .learners import Learner

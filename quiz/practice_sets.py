@@ -22,7 +22,7 @@ from typing import Any
 from django.db import IntegrityError, models, transaction
 from django.urls import reverse
 
-from felab_sim.engine.problems.drills import DrillError
+from felab_sim.engine.problems.drill_specs import DrillError
 from felab_sim.engine.problems.mistakes import offered
 from lessons.models import Lesson, PracticeTemplate
 

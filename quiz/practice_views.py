@@ -29,14 +29,9 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.instructors import is_instructor
 from felab_sim.engine.problems import answers
-from felab_sim.engine.problems.drills import (
-    DrawnQuestion,
-    DrillError,
-    DrillSpec,
-    Problem,
-    draw_problem,
-    draw_question,
-)
+from felab_sim.engine.problems.drill_problems import Problem
+from felab_sim.engine.problems.drill_specs import DrillError, DrillSpec
+from felab_sim.engine.problems.drills import DrawnQuestion, draw_problem, draw_question
 from felab_sim.engine.problems.mistakes import NamedMistake
 from lessons.models import PracticeTemplate
 from lessons.simulator import simulator

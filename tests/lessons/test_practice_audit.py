@@ -113,7 +113,8 @@ def test_pricing_output_at_the_input_price_is_worded_from_the_draw(slug, seed):
 
 
 def test_a_mistake_naming_nothing_drawn_is_refused():
-    from felab_sim.engine.problems.drills import DrillSpec, spec_problems
+    from felab_sim.engine.problems.drill_specs import DrillSpec
+    from felab_sim.engine.problems.drills import spec_problems
 
     [path] = CONTENT_DIR.glob("*/practice-09-*.yaml")
     data = yaml.safe_load(path.read_text())["templates"][0]

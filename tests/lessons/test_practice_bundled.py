@@ -8,7 +8,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from felab_sim.engine.problems.drills import DrillError, DrillSpec, draw_problem, draw_question
+from felab_sim.engine.problems.drill_specs import DrillError, DrillSpec
+from felab_sim.engine.problems.drills import draw_problem, draw_question
 from lessons.content_format import CONTENT_DIR
 
 LESSONS_WITH_A_CALCULATOR = {0, 1, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}

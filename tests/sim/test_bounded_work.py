@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from felab_sim.engine.calculators import CALCULATORS
 from felab_sim.engine.core.params import Param, ParamError
-from felab_sim.engine.course.chain import PARAMS as CHAIN_PARAMS
+from felab_sim.engine.course.chain_settings import PARAMS as CHAIN_PARAMS
 from felab_sim.engine.serving.engine_params import (
     ENGINE_PARAMS,
     engine_inputs,

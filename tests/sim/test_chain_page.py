@@ -14,7 +14,7 @@ import pytest
 from django.core.management import call_command
 
 from felab_sim.engine.core.numbers import format_number
-from felab_sim.engine.course import chain
+from felab_sim.engine.course import chain_settings
 from felab_sim.engine.serving.validation import validation_points
 
 pytestmark = pytest.mark.django_db
@@ -53,7 +53,7 @@ def test_the_default_page_walks_the_capstone_in_order(client):
     ):
         assert shown in body, shown
     assert 'data-complete="yes"' in body and "serverless is cheaper" in body
-    for param in chain.PARAMS:
+    for param in chain_settings.PARAMS:
         assert f'name="{param.name}"' in body, param.name
 
 
@@ -85,7 +85,9 @@ def test_bad_input_is_a_400_naming_the_field(client, query, field, words):
     response, body = page(client, query)
     assert response.status_code == 400
     assert 'role="alert"' in body and words in html.unescape(body)
-    assert re.search(rf'name="{field}"[^>]*aria-invalid="true"', body) or field not in chain.PARAM_NAMES
+    assert (
+        re.search(rf'name="{field}"[^>]*aria-invalid="true"', body) or field not in chain_settings.PARAM_NAMES
+    )
     data = client.get(JSON_URL, query)
     assert data.status_code == 400 and data.json()["error"]["param"] == field
 

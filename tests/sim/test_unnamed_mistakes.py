@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from felab_sim.engine.problems import unnamed_mistakes
-from felab_sim.engine.problems.drills import DrillSpec, draw_problem
+from felab_sim.engine.problems.drill_specs import DrillSpec
+from felab_sim.engine.problems.drills import draw_problem
 from felab_sim.engine.problems.formulas import parse_formula
 from felab_sim.engine.problems.mistakes import Mistake, formula_names
 from felab_sim.engine.problems.unnamed_mistakes import (

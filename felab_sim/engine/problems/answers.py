@@ -133,7 +133,7 @@ def read_answer(
     student says which instead of being marked 100× off. With ``share`` (the answer is a share or a
     probability from 0 to 1), a bare number from 1 to 100 is as likely a percent: refused the same way.
     ``right_as_typed`` (the caller found the bare number gradable as written:
-    drills.Problem.right_as_typed) spares both questions: a bare 0.44 is the 0.44% asked for, a
+    drill_problems.Problem.right_as_typed) spares both questions: a bare 0.44 is the 0.44% asked for, a
     bare 2.5 where a probability is asked is the named mistake of leaving out σ."""
     typed = _SPACES.sub(" ", text).strip()
     example = format_with_unit(24, unit) if unit not in {"×", "$"} else ("2.4×" if unit == "×" else "$0.03")

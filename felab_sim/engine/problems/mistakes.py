@@ -27,7 +27,7 @@ from ..core.params import ParamError, ParamValue
 from .answers import convert, unit_problem
 from .formulas import Formula
 
-# A drills.Problem and drills.DrillSpec (drills imports this module, so not the reverse).
+# A drill_problems.Problem and drill_specs.DrillSpec (both import this module, so not the reverse).
 Problem = Any
 DrillSpec = Any
 
@@ -44,7 +44,7 @@ __all__ = [
 SLUG = re.compile(r"^[a-z][a-z0-9-]*$")
 # A draw's number named in a worked step or a mistake's sentence: "{output_usd_per_m}", "{out.KEY}",
 # or with significant digits, "{out.kv_gb_per_conversation:4}", where a later step computes from it:
-# every printed step must hold to the digits it shows (drills.Problem.in_numbers fills them).
+# every printed step must hold to the digits it shows (drill_problems.Problem.in_numbers fills them).
 NUMBER_PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)?)(?::([1-9]))?\}")
 KEYS = ("slug", "says", "set", "change", "output", "input", "divide", "before", "factor", "add", "value",
         "invert", "complement", "floor")  # fmt: skip
@@ -241,7 +241,7 @@ def bands_apart(first: float, second: float, tolerance: float) -> bool:
 
 
 # A mistake this near the right answer (a share of the tolerance) is the right answer rounded:
-# half the tolerance is what the page's printed answer may be off by (drills.Problem.answer_number).
+# half the tolerance is what the page's printed answer may be off by (drill_problems.Problem.answer_number).
 NEAR_SHARE = 0.5
 
 

@@ -34,7 +34,9 @@ from dataclasses import dataclass, field
 
 from ..core.numbers import format_with_unit
 from ..core.params import ParamError, ParamValue
-from .drills import DrillError, DrillSpec, Problem, _answer, draw_problem
+from .drill_problems import Problem
+from .drill_specs import DrillError, DrillSpec
+from .drills import _answer, draw_problem
 from .mistakes import told_apart
 
 __all__ = ["Candidate", "Grouping", "UnnamedGroup", "WrongTry", "candidates", "group_unnamed"]

@@ -3,9 +3,10 @@
     manage.py chain [--model PRESET | --model-config FILE] [--hardware PRESET | --hardware custom
         --memory-gb GB --bandwidth-gbs GB/S --peak-tflops TFLOP/S] [--precision bf16|fp8] ... [--json]
 
-The flags are generated from the chain's declarations (felab_sim/engine/course/chain.py, dashes for
-underscores); the steps are the page's (/sim/chain/), each with its formula and its calculator's
-address. docs/chain.md says what each step assumes. Bad input exits non-zero naming the flag.
+The flags are generated from the chain's declarations (felab_sim/engine/course/chain_settings.py,
+dashes for underscores); the steps are the page's (/sim/chain/), each with its formula and its
+calculator's address. docs/chain.md says what each step assumes. Bad input exits non-zero naming
+the flag.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from felab_sim.chain_views import step_url
 from felab_sim.engine.core.params import ParamError
-from felab_sim.engine.course import chain
+from felab_sim.engine.course import chain, chain_settings
 from felab_sim.management.declared import add_declared_flags, flag_error, read_file_flags
 
 
@@ -38,12 +39,12 @@ class Command(BaseCommand):
     help = "Walk the chain from a model and a GPU to replicas and dollars: fit, KV, speed, cost."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        add_declared_flags(parser, chain.PARAMS)
+        add_declared_flags(parser, chain_settings.PARAMS)
         parser.add_argument("--json", action="store_true", default=False, help="print /sim/chain.json's JSON")
 
     def handle(self, *args, **options) -> None:
-        given = {param.name: options[param.name] for param in chain.PARAMS if param.name in options}
-        raw = read_file_flags(given, chain.PARAMS)
+        given = {param.name: options[param.name] for param in chain_settings.PARAMS if param.name in options}
+        raw = read_file_flags(given, chain_settings.PARAMS)
         try:
             walked = chain.walk(raw)
         except ParamError as error:

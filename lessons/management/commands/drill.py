@@ -13,7 +13,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from felab_sim.engine.problems import unnamed_mistakes
 from felab_sim.engine.problems.answers import AnswerError, close_band
-from felab_sim.engine.problems.drills import DrillError
+from felab_sim.engine.problems.drill_specs import DrillError
 from felab_sim.engine.problems.unnamed_mistakes import describe
 from lessons import class_mistakes
 from lessons.models import PracticeTemplate
