@@ -40,11 +40,11 @@ from django.core.management import call_command  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import override_settings  # noqa: E402
 
-from felab_sim.chain_views import step_url  # noqa: E402
 from felab_sim.engine.calculators import CALCULATORS  # noqa: E402
 from felab_sim.engine.course import chain  # noqa: E402
 from felab_sim.engine.sweep.simulator import run_sweep  # noqa: E402
 from felab_sim.engine.sweep.sweep_params import SweepParams  # noqa: E402
+from felab_sim.pages.chain_views import step_url  # noqa: E402
 
 CARD = "/learn/llm-inference-performance/concurrency-sweep/step-1/?answer=shown"
 JSON_BUDGET_MS = 5.0

@@ -1,5 +1,5 @@
 """The home page while a client floods /sim/ with uncached heavy sweeps, with and without the
-simulation permits (felab_sim/permits.py). Target: the home page's p50 at most 2x its quiet p50.
+simulation permits (felab_sim/pages/permits.py). Target: the home page's p50 at most 2x its quiet p50.
 
 One gunicorn host, production settings, the sweep rate limit on (120 a minute per address);
 the flooder keeps 5 requests in flight, each a sweep no one asked for before (a new SLO each

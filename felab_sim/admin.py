@@ -5,9 +5,9 @@ from django.utils.html import format_html
 
 from .engine.calculators import CALCULATORS
 from .engine.sweep.sweep_params import SERVER_PARAMS, SWEEP_PARAMS
-from .forms import check_across, field_text, param_fields
 from .live import sim_query
 from .models import ParameterSet, Scenario
+from .pages.forms import check_across, field_text, param_fields
 
 # The practice server's rules, then the sweep's: every declared sweep parameter, in its order.
 _SERVER_NAMES = tuple(param.name for param in SERVER_PARAMS)

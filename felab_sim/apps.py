@@ -28,10 +28,11 @@ class FelabSimConfig(AppConfig):
         from pagecache.warm import warm_paths
         from serving.views import report_readiness
 
-        from . import calc_views, prefix_runs, runs
-        from .content_files import ParameterSetsFile, ScenariosFile
-        from .for_cards import CardSimulator
+        from . import prefix_runs, runs
+        from .cards.content_files import ParameterSetsFile, ScenariosFile
+        from .cards.for_cards import CardSimulator
         from .models import RUNS, ParameterSet, Run, Scenario
+        from .pages import calc_views
 
         # Cards and calculator pages show them: an edit to either is a new content version.
         CONTENT.watch(Scenario, ParameterSet)

@@ -20,7 +20,6 @@ from django.views.decorators.http import require_POST
 
 from serving.ratelimit import rate_limited
 
-from .calc_views import MeasuredRun
 from .engine.calculators import CALCULATORS
 from .engine.core.calculator import Params
 from .engine.core.chart import Series
@@ -28,6 +27,7 @@ from .engine.core.params import ParamError
 from .engine.sweep.limits import PREFIX_CACHE_LIMITS
 from .engine.sweep.prefix_cache_run import MAX_PREFIX_REQUESTS, PREFIX_ORDERS, PrefixCacheSetup
 from .models import PrefixCacheRunOrder, Run
+from .pages.calc_views import MeasuredRun
 from .runs import AlreadyWaiting, start_prefix_cache_run, starter_shown_to
 
 NAME = "prefix-cache"

@@ -1,10 +1,11 @@
 from django.urls import path
 
-from . import calc_views, chain_views, engine_views, prefix_runs, views
+from . import prefix_runs
+from .pages import calc_views, chain_views, engine_views, sim_views
 
 urlpatterns = [
-    path("", views.sim_page, name="sim"),
-    path("sweep.json", views.sweep_json, name="sweep_json"),
+    path("", sim_views.sim_page, name="sim"),
+    path("sweep.json", sim_views.sweep_json, name="sweep_json"),
     path("engine/", engine_views.engine_page, name="engine_page"),
     path("engine.json", engine_views.engine_json, name="engine_json"),
     path("chain/", chain_views.chain_page, name="chain_page"),
@@ -13,6 +14,6 @@ urlpatterns = [
     path("calc/<slug:name>.json", calc_views.calc_json, name="calc_json"),
     path("calc/<slug:name>/", calc_views.calc_page, name="calc_page"),
     path("calc/prefix-cache/runs/", prefix_runs.prefix_cache_run_start, name="prefix_cache_run_start"),
-    path("runs/", views.run_start, name="sweep_run_start"),
-    path("runs/<int:run_id>/", views.run_detail, name="run"),
+    path("runs/", sim_views.run_start, name="sweep_run_start"),
+    path("runs/<int:run_id>/", sim_views.run_detail, name="run"),
 ]

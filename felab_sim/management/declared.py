@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from django.core.management.base import CommandError
 
 from felab_sim.engine.core.params import Param, ParamError
-from felab_sim.forms import field_text
+from felab_sim.pages.forms import field_text
 
 
 def flag_help(param: Param) -> str:

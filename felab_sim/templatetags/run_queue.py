@@ -18,8 +18,8 @@ from django.utils.safestring import SafeString
 from pagecache.templatetags.content_fragments import kept_part
 from serving.templatetags.fixed_urls import fixed_url
 
-from ..forms import RealSweepForm
 from ..models import RUNS, Run
+from ..pages.forms import RealSweepForm
 
 register = template.Library()
 

@@ -67,5 +67,5 @@ def test_the_whole_page_is_kept_but_each_visitor_gets_their_own_header(client, s
     # The next= is this visitor's own address, not the one the page was first built for.
     other = client.get(PAGE + "?bandwidth_gbs=274").content.decode()
     assert "next=/sim/calc/decode-ceiling/%3Fbandwidth_gbs%3D274" in other
-    # The same page but each visitor's own CSRF token (a paste is posted: felab_sim/pastes.py).
+    # The same page but each visitor's own CSRF token (a paste is posted: felab_sim/pages/pastes.py).
     assert without_tokens(student.split("</header>")[1]) == without_tokens(anonymous.split("</header>")[1])

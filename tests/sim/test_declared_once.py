@@ -12,11 +12,11 @@ import dataclasses
 import pytest
 
 from felab_sim.admin import ScenarioAdmin
-from felab_sim.content_files import SCENARIO_FIELDS
+from felab_sim.cards.content_files import SCENARIO_FIELDS
 from felab_sim.engine.sweep.sweep_params import SERVER_PARAMS, SWEEP_PARAMS, ServerParams, SweepParams
-from felab_sim.forms import RealSweepForm, SweepForm
 from felab_sim.management.commands import practice_server, sweep
 from felab_sim.models import Scenario
+from felab_sim.pages.forms import RealSweepForm, SweepForm
 from felab_sim.practice import PracticeApp
 
 DECLARED = [param.name for param in SWEEP_PARAMS]

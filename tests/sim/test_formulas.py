@@ -86,7 +86,7 @@ def test_a_setting_is_written_as_typed_and_a_count_with_its_noun():
 
 def test_a_message_that_names_its_parameter_with_a_colon_is_led_by_the_label_once():
     from felab_sim.engine.core.params import ParamError
-    from felab_sim.forms import led_by
+    from felab_sim.pages.forms import led_by
 
     error = ParamError("workload", "workload: the trace needs more than 50,000 units")
     assert led_by("Workload", error) == "Workload: the trace needs more than 50,000 units"

@@ -2,8 +2,9 @@
 
 import pytest
 
-from felab_sim import calc_views, prefix_runs
+from felab_sim import prefix_runs
 from felab_sim.engine.calculators import CALCULATORS
+from felab_sim.pages import calc_views
 
 
 def test_the_prefix_cache_page_draws_the_practice_servers_runs():

@@ -6,8 +6,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from felab_sim.engine.calculators import get
-from felab_sim.forms import CalculatorForm
 from felab_sim.models import ParameterSet
+from felab_sim.pages.forms import CalculatorForm
 
 pytestmark = pytest.mark.django_db
 ADMIN = "/admin/felab_sim/parameterset/"

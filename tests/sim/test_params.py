@@ -89,7 +89,7 @@ def test_the_json_shape():
 
 
 def test_a_value_is_written_back_in_full():
-    from felab_sim.forms import field_text
+    from felab_sim.pages.forms import field_text
 
     assert field_text(0.123456789) == "0.123456789"
     assert field_text(546.0) == "546"

@@ -10,7 +10,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from felab_sim.models import Run
-from felab_sim.views import _sim_context
+from felab_sim.pages.sim_views import _sim_context
 from tests.textutil import without_csrf_tokens
 
 pytestmark = pytest.mark.django_db

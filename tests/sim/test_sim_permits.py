@@ -5,7 +5,7 @@ import fcntl
 
 import pytest
 
-from felab_sim.permits import SimulatorBusy, simulation_permit
+from felab_sim.pages.permits import SimulatorBusy, simulation_permit
 
 pytestmark = pytest.mark.django_db
 

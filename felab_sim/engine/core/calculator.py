@@ -145,7 +145,7 @@ class Calculator:
     note: str = ""  # what the declaration cannot say, under its heading in docs/calculators.md
     formulas: Formulas | None = None
     # Whether compute runs a simulation's loop (the continuous-batching engine): the web computes
-    # it under one of the host's simulation permits (felab_sim/permits.py).
+    # it under one of the host's simulation permits (felab_sim/pages/permits.py).
     simulates: bool = False
 
     def __post_init__(self) -> None:

@@ -15,10 +15,10 @@ import json
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from felab_sim.chain_views import step_url
 from felab_sim.engine.core.params import ParamError
 from felab_sim.engine.course import chain, chain_settings
 from felab_sim.management.declared import add_declared_flags, flag_error, read_file_flags
+from felab_sim.pages.chain_views import step_url
 
 
 def format_chain(walked: chain.Chain) -> str:

@@ -16,8 +16,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from felab_sim.engine.core.params import ParamError
 from felab_sim.engine.serving.pacing import CONTINUOUS, EnginePacing
 from felab_sim.engine.sweep.sweep_params import SERVER_PARAMS, ServerParams, sweep_param
-from felab_sim.forms import field_text
 from felab_sim.management.declared import add_declared_flags, flag_error, given_flags
+from felab_sim.pages.forms import field_text
 from felab_sim.practice import PracticeApp
 from felab_sim.practice.serve import listen_socket, uvicorn_config
 

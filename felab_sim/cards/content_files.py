@@ -11,9 +11,9 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
-from .engine.core.params import ParamError
-from .engine.sweep.sweep_params import SweepParams
-from .models import ParameterSet, Scenario
+from ..engine.core.params import ParamError
+from ..engine.sweep.sweep_params import SweepParams
+from ..models import ParameterSet, Scenario
 
 SCENARIO_FIELDS = ("name", "description", *SweepParams.FLAT_KEYS)
 PARAMETER_SET_FIELDS = ("calculator", "name", "description", "params")

@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from . import live
-from .engine.core.calculator import Result
-from .engine.sweep.metrics import SweepResult
-from .engine.sweep.sweep_params import SweepParams
-from .models import ParameterSet, calculator_page_url
+from .. import live
+from ..engine.core.calculator import Result
+from ..engine.sweep.metrics import SweepResult
+from ..engine.sweep.sweep_params import SweepParams
+from ..models import ParameterSet, calculator_page_url
 
 
 @dataclass(frozen=True)

@@ -15,18 +15,16 @@ from django.views.decorators.http import require_GET, require_POST
 from pagecache.kept_pages import render_kept
 from serving.ratelimit import rate_limited
 
-from .charts import plots
-from .engine.calculators import CALCULATORS
-from .engine.core.params import ParamError
-from .engine.sweep.course_run import COURSE_RUN_SETTINGS, published_beside
-from .engine.sweep.limits import WEB_LIMITS, check_web_limits
-from .engine.sweep.metrics import SweepResult, capacity_sentence
-from .engine.sweep.sweep_params import SweepParams
-from .forms import RealSweepForm, SweepForm, plain_field_rows, repeated_parameter, worded
-from .live import cached_figure, cached_sweep, sim_query
-from .models import Run
-from .permits import SimulatorBusy, simulation_permit
-from .runs import (
+from ..charts import plots
+from ..engine.calculators import CALCULATORS
+from ..engine.core.params import ParamError
+from ..engine.sweep.course_run import COURSE_RUN_SETTINGS, published_beside
+from ..engine.sweep.limits import WEB_LIMITS, check_web_limits
+from ..engine.sweep.metrics import SweepResult, capacity_sentence
+from ..engine.sweep.sweep_params import SweepParams
+from ..live import cached_figure, cached_sweep, sim_query
+from ..models import Run
+from ..runs import (
     STALE_AFTER,
     AlreadyWaiting,
     give_lost_runs_a_task,
@@ -34,6 +32,8 @@ from .runs import (
     start_run,
     starter_shown_to,
 )
+from .forms import RealSweepForm, SweepForm, plain_field_rows, repeated_parameter, worded
+from .permits import SimulatorBusy, simulation_permit
 
 
 def _json_error(param: str, message: str, status: int = 400) -> JsonResponse:
@@ -114,7 +114,7 @@ def _sim_context(request: HttpRequest) -> tuple[dict, int]:
 
 
 def _simulation_permit(params: SweepParams) -> AbstractContextManager:
-    """One of the host's simulation permits for a heavy sweep (felab_sim/permits.py); none for a light one."""
+    """One of the host's simulation permits for a heavy sweep (felab_sim/pages/permits.py); none for a light one."""
     if WEB_LIMITS.work(params) <= settings.SIM_LIGHT_WORK:
         return nullcontext()
     return web_permit()

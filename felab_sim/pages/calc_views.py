@@ -22,16 +22,16 @@ from pagecache.content_cache import kept
 from pagecache.kept_pages import render_kept
 from serving.ratelimit import rate_limited
 
-from .charts.calc_charts import chart_json
-from .engine.calculators import CALCULATORS
-from .engine.core.calculator import Calculator, Params, Result
-from .engine.core.chart import Series
-from .engine.core.numbers import format_with_unit
-from .engine.core.params import ParamError, ParamValue, heading
-from .engine.course.presets import presets_for
+from ..charts.calc_charts import chart_json
+from ..engine.calculators import CALCULATORS
+from ..engine.core.calculator import Calculator, Params, Result
+from ..engine.core.chart import Series
+from ..engine.core.numbers import format_with_unit
+from ..engine.core.params import ParamError, ParamValue, heading
+from ..engine.course.presets import presets_for
+from ..live import cached_chart
+from ..models import ParameterSet, changed_query
 from .forms import CalculatorForm, field_text, plain_field_rows, repeated_parameter, worded
-from .live import cached_chart
-from .models import ParameterSet, changed_query
 from .pastes import (
     CSRF_MARK,
     csrf_input,
@@ -42,7 +42,7 @@ from .pastes import (
 )
 from .permits import SimulatorBusy
 from .same_settings_links import other_pages
-from .views import simulator_busy, web_permit
+from .sim_views import simulator_busy, web_permit
 
 
 def _json_error(param: str, message: str, status: int = 400) -> JsonResponse:
@@ -139,7 +139,7 @@ def _output_rows(result: Result, measured: dict[str, float | None]) -> list[dict
 
 def link_query(calculator: Calculator, values: Mapping[str, ParamValue]) -> str:
     """The query string a link on a calculator's page carries: the settings that differ from the
-    defaults, but never a paste (felab_sim/pastes.py)."""
+    defaults, but never a paste (felab_sim/pages/pastes.py)."""
     return changed_query(
         calculator, {name: value for name, value in values.items() if name not in _long(calculator)}
     )
@@ -181,7 +181,7 @@ def with_preset(calculator: Calculator, sent: QueryDict) -> QueryDict:
 @rate_limited("sweep")
 def calc_page(request: HttpRequest, name: str) -> HttpResponse:
     """An explorable calculator: a form whose URL holds the settings, redrawn in place by htmx.
-    A calculator that takes a paste posts its form (felab_sim/pastes.py)."""
+    A calculator that takes a paste posts its form (felab_sim/pages/pastes.py)."""
     calculator = calculator_named(name)
     try:
         if request.method == "POST":

@@ -4,10 +4,10 @@ from django import forms
 from django.forms.utils import flatatt
 from django.http import QueryDict
 
-from .engine.core.calculator import Calculator
-from .engine.core.params import Param, ParamError, ParamValue, heading
-from .engine.course import chain_settings
-from .engine.serving.engine_params import (
+from ..engine.core.calculator import Calculator
+from ..engine.core.params import Param, ParamError, ParamValue, heading
+from ..engine.course import chain_settings
+from ..engine.serving.engine_params import (
     ENGINE_PARAMS,
     HARDWARE_PARAMS,
     MODEL_CONFIG,
@@ -16,10 +16,10 @@ from .engine.serving.engine_params import (
     WORKLOAD_PARAMS,
     engine_inputs,
 )
-from .engine.serving.planner import PLANNER_PARAMS
-from .engine.sweep.limits import BROWSER_LIMITS, ENGINE_WEB_LIMITS, check_web_limits
-from .engine.sweep.sweep_params import SWEEP_PARAMS, SweepParams, sweep_param
-from .live import flat_text
+from ..engine.serving.planner import PLANNER_PARAMS
+from ..engine.sweep.limits import BROWSER_LIMITS, ENGINE_WEB_LIMITS, check_web_limits
+from ..engine.sweep.sweep_params import SWEEP_PARAMS, SweepParams, sweep_param
+from ..live import flat_text
 
 DEFAULTS = SweepParams()
 

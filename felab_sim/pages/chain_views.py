@@ -19,21 +19,21 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from pagecache.content_cache import kept
 from serving.ratelimit import rate_limited
 
+from ..engine.calculators import CALCULATORS
+from ..engine.core.params import ParamError, ParamValue
+from ..engine.course import chain, chain_settings
+from ..engine.course.same_settings import chain_to_engine
 from .calc_views import link_query, posted_settings_page, single_values
-from .engine.calculators import CALCULATORS
-from .engine.core.params import ParamError, ParamValue
-from .engine.course import chain, chain_settings
-from .engine.course.same_settings import chain_to_engine
 from .forms import ChainForm, field_text, repeated_parameter, worded
 from .pastes import CSRF_MARK, csrf_input, holds_paste, push_short_settings, submitted, to_short_settings
 from .permits import SimulatorBusy
 from .same_settings_links import PASTED_IN_CHAIN, chain_query, engine_url
-from .views import simulator_busy, web_permit
+from .sim_views import simulator_busy, web_permit
 
 
 def step_url(step: chain.Step) -> str:
     """The step's calculator page at the settings the chain gave it, scrolled to its output; a
-    pasted config.json is left out, as from every link (felab_sim/pastes.py)."""
+    pasted config.json is left out, as from every link (felab_sim/pages/pastes.py)."""
     query = link_query(CALCULATORS[step.calculator], step.calculator_params)
     page = reverse("calc_page", args=[step.calculator])
     return f"{page}{'?' + query if query else ''}#output-{step.output}"
@@ -82,7 +82,7 @@ def chain_json(request: HttpRequest) -> HttpResponse:
 @rate_limited("sweep")
 def chain_page(request: HttpRequest) -> HttpResponse:
     """The chain, explorable: a form whose address holds the settings, redrawn in place by htmx.
-    The form is posted, since it may hold a pasted config.json (felab_sim/pastes.py).
+    The form is posted, since it may hold a pasted config.json (felab_sim/pages/pastes.py).
 
     One address, one page for everyone: its content is rendered once and kept for the most recent
     addresses, as a calculator page's is; a posted one is worked out for its request."""

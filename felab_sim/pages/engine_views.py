@@ -16,19 +16,19 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from serving.ratelimit import rate_limited
 
-from .charts.engine_charts import (
+from ..charts.engine_charts import (
     distribution_figure,
     measured_kv_recorded,
     planner_figure,
     sweep_figure,
     timeseries_figure,
 )
-from .engine.core.numbers import format_with_unit
-from .engine.core.params import ParamError, ParamValue
-from .engine.course.same_settings import DecodeAlone, decode_alone, engine_to_chain, engine_to_step_time
-from .engine.hardware.calibration import VLLM_STEP_OVERHEAD_S
-from .engine.serving.anchors import AnchorRun, anchor_source
-from .engine.serving.engine_params import (
+from ..engine.core.numbers import format_with_unit
+from ..engine.core.params import ParamError, ParamValue
+from ..engine.course.same_settings import DecodeAlone, decode_alone, engine_to_chain, engine_to_step_time
+from ..engine.hardware.calibration import VLLM_STEP_OVERHEAD_S
+from ..engine.serving.anchors import AnchorRun, anchor_source
+from ..engine.serving.engine_params import (
     HARDWARE_FIGURES,
     MODEL_CONFIG,
     PASTED,
@@ -37,7 +37,7 @@ from .engine.serving.engine_params import (
     pool_json,
     run_json,
 )
-from .engine.serving.planner import (
+from ..engine.serving.planner import (
     CURVE_IGNORES,
     PLANNER_PARAMS,
     PRICE_NOTE,
@@ -48,10 +48,10 @@ from .engine.serving.planner import (
     server_sentence,
     share_text,
 )
-from .engine.serving.run_results import TAIL_PERCENTS, tail_latencies
-from .engine.serving.serving_runs import FIT
-from .engine.serving.step_time import calibration_for, is_measured
-from .engine.serving.validation import (
+from ..engine.serving.run_results import TAIL_PERCENTS, tail_latencies
+from ..engine.serving.serving_runs import FIT
+from ..engine.serving.step_time import calibration_for, is_measured
+from ..engine.serving.validation import (
     FITTED,
     SCALED_NOTE,
     ExpectedError,
@@ -59,9 +59,9 @@ from .engine.serving.validation import (
     scaled_from_h200,
     validation_points,
 )
-from .engine.sweep.limits import ENGINE_WEB_LIMITS
+from ..engine.sweep.limits import ENGINE_WEB_LIMITS
+from ..live import EngineOutcome, cached_engine, curve_inputs, curve_key, engine_curve
 from .forms import EngineForm, field_text, repeated_parameter, worded
-from .live import EngineOutcome, cached_engine, curve_inputs, curve_key, engine_curve
 from .pastes import push_short_settings, submitted, to_short_settings
 from .permits import SimulatorBusy, simulation_permit
 from .same_settings_links import chain_url, engine_query, step_time_url
@@ -145,7 +145,7 @@ def _json_error(param: str | None, message: str, status: int = 400) -> JsonRespo
 
 def _outcome(values: dict[str, ParamValue], model_config: str) -> EngineOutcome:
     """The run, simulated (or found in the process's cache) under one of the host's simulation
-    permits: every engine run is a heavy one (felab_sim/permits.py)."""
+    permits: every engine run is a heavy one (felab_sim/pages/permits.py)."""
     with simulation_permit(settings.SIM_PERMITS_DIR, settings.SIM_PERMITS, settings.SIM_PERMIT_WAIT_S):
         return cached_engine(tuple(values.items()), model_config)
 
@@ -203,7 +203,7 @@ def _first_error(form: EngineForm) -> tuple[str | None, str]:
 @rate_limited("sweep")
 def engine_page(request: HttpRequest) -> HttpResponse:
     """The engine, explorable: a form whose address holds the settings, redrawn by htmx. The form
-    is posted, since it may hold a pasted config.json (felab_sim/pastes.py)."""
+    is posted, since it may hold a pasted config.json (felab_sim/pages/pastes.py)."""
     if moved := to_short_settings(request, EngineForm.defaults(), {MODEL_CONFIG}):
         return moved
     sent = submitted(request)

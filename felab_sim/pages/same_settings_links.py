@@ -10,20 +10,20 @@ from urllib.parse import urlencode
 
 from django.urls import reverse
 
-from .engine.calculators import CALCULATORS
-from .engine.core.params import ParamError, ParamValue
-from .engine.course import chain_settings
-from .engine.course.same_settings import step_time_to_chain, step_time_to_engine
-from .engine.serving.engine_params import ENGINE_PARAMS, parse_engine_values
+from ..engine.calculators import CALCULATORS
+from ..engine.core.params import ParamError, ParamValue
+from ..engine.course import chain_settings
+from ..engine.course.same_settings import step_time_to_chain, step_time_to_engine
+from ..engine.serving.engine_params import ENGINE_PARAMS, parse_engine_values
+from ..models import changed_query
 from .forms import field_text
-from .models import changed_query
 
 PASTED_IN_CHAIN = {param.name for param in chain_settings.PARAMS if param.is_long_text}
 
 
 def chain_query(values: Mapping[str, ParamValue]) -> str:
     """The chain page's query for these settings: only what differs from the defaults, and never
-    a pasted config.json, which no address can hold (felab_sim/pastes.py)."""
+    a pasted config.json, which no address can hold (felab_sim/pages/pastes.py)."""
     return urlencode(
         {
             name: field_text(value)
