@@ -1,7 +1,7 @@
 """felab's engine run the way each published serving run was run, beside what it measured.
 
 For each row of felab_sim/engine/measured/serving_runs.csv (serving_runs.py reads it), felab's
-engine (batching/simulate.py) runs the same benchmark: the same model and GPU presets, precision,
+engine (simulate.py) runs the same benchmark: the same model and GPU presets, precision,
 tensor parallelism and engine settings, and the same client (felab_sim/engine/measured/README.md
 says how each source ran):
 
