@@ -11,12 +11,12 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from ..calculators import CALCULATORS
-from ..calculators.step_time import BANDWIDTH_GBS, PEAK_TFLOPS
+from ..calculators.step_time import BANDWIDTH_GBS, PEAK_TFLOPS, TENSOR_PARALLEL
 from ..core.params import Param, ParamError, ParamValue, parse_all
 from ..hardware.hardware import GB, HARDWARE, TERA, Hardware, hardware_preset
 from ..hardware.prices import price
 from ..models.model_kv_cache import kv_heads_per_gpu
-from ..models.model_params import shape_of
+from ..models.model_params import CONFIG_CHARS, shape_of
 from ..models.model_presets import BY_NAME as MODEL_PRESETS
 from ..models.precisions import PRECISION_LABELS, PRECISIONS
 from ..serving import serving_defaults
@@ -50,7 +50,7 @@ PARAMS: tuple[Param, ...] = (
         "A Hugging Face config.json pasted whole; it sets the layers, heads, experts and attention kinds.",
         label="config.json",
         optional=True,
-        max_chars=12_000,
+        max_chars=CONFIG_CHARS,
     ),
     Param(
         "precision",
@@ -68,16 +68,7 @@ PARAMS: tuple[Param, ...] = (
         label="KV cache type",
         choices=KV_DTYPE_LABELS,
     ),
-    Param(
-        "tensor_parallel",
-        "int",
-        1,
-        "GPUs one replica is split across (each holds 1/N of the weights and of the KV heads).",
-        "GPUs",
-        label="tensor parallel",
-        low=1,
-        high=64,
-    ),
+    TENSOR_PARALLEL,
     Param(
         "hardware",
         "choice",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 
-from .prompts import BLOCK_CHARS, BLOCK_TOKENS, CHARS_PER_TOKEN, prompt_tokens
+from .prompts import BLOCK_CHARS, BLOCK_TOKENS, CHARS_PER_TOKEN, prompt_tokens, tokens_in
 
 
 class PrefixCache:
@@ -59,7 +59,7 @@ def repeat_cached_tokens(
     """(prompt tokens, tokens a repeat finds cached) for a prompt of a shared part and a changing
     part: only whole blocks of the unchanged start are reused. With the changing part first, a
     repeat differs from its first character on (it repeats whole only when nothing changes)."""
-    prompt = max(1, (prefix_chars + suffix_chars) // CHARS_PER_TOKEN)  # as prompt_tokens counts
+    prompt = tokens_in(prefix_chars + suffix_chars)
     unchanged_chars = prefix_chars if shared_first or suffix_chars == 0 else 0
     block_chars = block_tokens * CHARS_PER_TOKEN
     return prompt, min(prompt, unchanged_chars // block_chars * block_tokens)

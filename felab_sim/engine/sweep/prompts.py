@@ -31,8 +31,13 @@ OUTPUT_MIN = 60
 OUTPUT_MAX = 200
 
 
+def tokens_in(chars: int) -> int:
+    """The practice server's token count of ``chars`` characters: 4 a token, at least one."""
+    return max(1, chars // CHARS_PER_TOKEN)
+
+
 def prompt_tokens(text: str) -> int:
-    return max(1, len(text) // CHARS_PER_TOKEN)
+    return tokens_in(len(text))
 
 
 def output_tokens(prompt_text: str, max_tokens: int) -> int:
