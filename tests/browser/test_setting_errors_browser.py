@@ -99,7 +99,14 @@ CUT_SELECTS = """(form) => {
 }"""
 
 
-@pytest.mark.parametrize(("url", "form"), [("/sim/chain/", ".chain-form"), ("/sim/engine/", ".engine-form")])
+@pytest.mark.parametrize(
+    ("url", "form"),
+    [
+        ("/sim/chain/", ".chain-form"),
+        ("/sim/engine/", ".engine-form"),
+        ("/sim/calc/kv-cache/", "#calc-settings"),
+    ],
+)
 def test_on_a_phone_no_select_cuts_off_its_options(phone: Page, live_server, url, form):
     phone.goto(live_server.url + url)
     cut = phone.evaluate(CUT_SELECTS, form)
