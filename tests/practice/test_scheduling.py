@@ -23,6 +23,10 @@ from .conftest import serving
 # A request that should get its slot at once sees its first token after ~20 ms here; one
 # stuck behind a leaked slot would wait at least a whole reply (over a second below).
 PROMPT_START_BOUND_S = 0.5
+# A first token within PROMPT_START_BOUND_S is an upper bound, which one stall of the machine
+# breaks (a full run on this machine: 0.52 s for the first of four requests); the orderings and
+# waits that a queue out of turn would break are lower bounds and hold on every attempt.
+QUEUE_ATTEMPTS = 3
 
 
 def chat_body(prompt: str, max_tokens: int | None = None) -> dict[str, object]:
@@ -76,29 +80,37 @@ def slow_server():
 
 
 def test_100_streams_aborted_mid_stream_leak_no_slot(slow_server):
-    async def main() -> list[float]:
+    async def main(attempt: int) -> list[float]:
         ttfts: list[float] = []
         async with new_client(slow_server) as client:
             # Waves of 8, one per slot: every wave needs all 8 slots the previous wave held.
             for wave in range(13):
                 n = 8 if wave < 12 else 4
                 ttfts += await asyncio.gather(
-                    *(first_token_then_abort(client, f"abort {wave}.{i}") for i in range(n))
+                    *(first_token_then_abort(client, f"abort {attempt}.{wave}.{i}") for i in range(n))
                 )
         return ttfts
-
-    ttfts = asyncio.run(main())
-    assert len(ttfts) == 100
-    assert max(ttfts) < PROMPT_START_BOUND_S, sorted(ttfts)[-5:]
-    freed_after = slow_server.wait_idle(timeout=1.0)
-    assert freed_after < 1.0
 
     async def one_more() -> float:
         async with new_client(slow_server) as client:
             return await first_token_then_abort(client, "after the aborts")
 
-    assert asyncio.run(one_more()) < PROMPT_START_BOUND_S
-    slow_server.wait_idle()
+    # The bounds are upper bounds, which one stall of the machine breaks (a whole wave's first
+    # tokens at 0.66 s together, beside a full test run). A leaked slot stays leaked, so a later
+    # attempt only waits longer: retrying cannot hide a leak.
+    slowest = []
+    for attempt in range(QUEUE_ATTEMPTS):
+        ttfts = asyncio.run(main(attempt))
+        assert len(ttfts) == 100
+        freed_after = slow_server.wait_idle(timeout=1.0)
+        after = asyncio.run(one_more())
+        slow_server.wait_idle()
+        slowest.append((sorted(ttfts)[-5:], freed_after, after))
+        if max(ttfts) < PROMPT_START_BOUND_S and freed_after < 1.0 and after < PROMPT_START_BOUND_S:
+            return
+    pytest.fail(
+        f"every attempt waited past the bounds (slowest first tokens, seconds to idle, one more): {slowest}"
+    )
 
 
 def test_queued_requests_that_give_up_leave_the_queue(slow_server):
@@ -144,12 +156,12 @@ def test_requests_beyond_the_slots_wait_first_come_first_served():
     # Each reply: 15 ms prefill, then 20 tokens of about 10.6 ms, then one more step: ~240 ms.
     with serving(ServerParams(slots=2, step_ms=10.0)) as server:
 
-        async def main() -> tuple[list[tuple[float, float, float]], dict]:
+        async def main(attempt: int) -> tuple[list[tuple[float, float, float]], dict]:
             async with new_client(server) as client:
 
                 async def nth(i: int) -> tuple[float, float, float]:
                     await asyncio.sleep(0.02 * i)  # fixes the arrival order
-                    return await timed_stream(client, f"queue {i}", 20)
+                    return await timed_stream(client, f"queue {attempt}.{i}", 20)
 
                 tasks = [asyncio.create_task(nth(i)) for i in range(4)]
                 # Asked until all four have reached the server, the first two still streaming: a
@@ -167,18 +179,24 @@ def test_requests_beyond_the_slots_wait_first_come_first_served():
                     await asyncio.sleep(0.005)
                 return await asyncio.gather(*tasks), status
 
-        runs, status = asyncio.run(main())
-        assert (status["active"], status["waiting"]) == (2, 2)
-        (s1, f1, e1), (s2, f2, e2), (s3, f3, _), (s4, f4, _) = runs
-        assert f1 < f2 < f3 < f4
-        # The 3rd and 4th start only when the 1st and 2nd have left their slots.
-        assert f3 > e1 - 0.005
-        assert f4 > e2 - 0.005
-        assert f3 - s3 > 0.1
-        assert f4 - s4 > 0.1
-        assert f1 - s1 < PROMPT_START_BOUND_S
-        assert f2 - s2 < PROMPT_START_BOUND_S
-        server.wait_idle()
+        first_tokens = []
+        for attempt in range(QUEUE_ATTEMPTS):
+            runs, status = asyncio.run(main(attempt))
+            server.wait_idle()
+            assert (status["active"], status["waiting"]) == (2, 2)
+            (s1, f1, e1), (s2, f2, e2), (s3, f3, _), (s4, f4, _) = runs
+            assert f1 < f2 < f3 < f4
+            # The 3rd and 4th start only when the 1st and 2nd have left their slots.
+            assert f3 > e1 - 0.005
+            assert f4 > e2 - 0.005
+            assert f3 - s3 > 0.1
+            assert f4 - s4 > 0.1
+            first_tokens.append((f1 - s1, f2 - s2))
+            if f1 - s1 < PROMPT_START_BOUND_S and f2 - s2 < PROMPT_START_BOUND_S:
+                return
+        pytest.fail(
+            f"no attempt's first two requests saw a first token within {PROMPT_START_BOUND_S} s: {first_tokens}"
+        )
 
 
 # A stall of the machine can only lengthen a first token, and the claims below that the cache
