@@ -143,7 +143,12 @@
       // the charts that arrive are then drawn interactive.
       button.addEventListener("pointerdown", function () { interactive = true; });
     }
-    // A pointer resting on the chart is a request for its values (a tap counts too).
+    // A pointer resting on the chart is a request for its values (a tap counts too). One that
+    // came to rest before this script ran sends no pointerenter: it has asked already.
+    if (element.matches(":hover")) {
+      askedFor(element);
+      return;
+    }
     element.addEventListener("pointerenter", function () { askedFor(element); }, { once: true });
   }
 

@@ -141,6 +141,23 @@ def test_the_chart_shows_at_once_and_plotly_loads_only_when_the_student_reaches_
     expect(page.locator("#sim-results .plot")).to_have_attribute("data-drawn", "true")
 
 
+def test_a_pointer_resting_on_the_chart_before_the_script_runs_still_gets_plotly(page: Page, live_server):
+    held = []
+    page.route("**/js/plots*.js", lambda route: held.append(route))
+    page.goto(live_server.url + "/sim/", wait_until="commit")
+    plot = page.locator("#sim-results .plot")
+    expect(plot.locator(".chart-static polyline").first).to_be_visible()
+    plot.hover()  # the pointer arrives while the chart script is still on its way
+    for _ in range(600):  # the request reaches the handler while Playwright waits
+        if held:
+            break
+        page.wait_for_timeout(100)
+    assert held, "the chart script was never requested"
+    held[0].continue_()
+    expect(plot).to_have_attribute("data-drawn", "true")
+    expect(plot.locator(".main-svg").first).to_be_visible()
+
+
 def test_charts_are_drawn_without_javascript(page_without_js: Page, live_lessons):
     page = page_without_js
     page.goto(live_lessons + "/sim/")
