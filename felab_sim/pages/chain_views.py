@@ -23,7 +23,8 @@ from ..engine.calculators import CALCULATORS
 from ..engine.core.params import ParamError, ParamValue
 from ..engine.course import chain, chain_settings
 from ..engine.course.same_settings import chain_to_engine
-from .calc_views import link_query, posted_settings_page, single_values
+from .calc_page import CalculatorPage, calculator_named, link_query
+from .calc_views import single_values
 from .forms import ChainForm, field_text, repeated_parameter, worded
 from .pastes import CSRF_MARK, csrf_input, holds_paste, push_short_settings, submitted, to_short_settings
 from .permits import SimulatorBusy
@@ -137,7 +138,9 @@ def chain_step(request: HttpRequest, key: str) -> HttpResponse:
     settings = QueryDict(mutable=True)
     for name, value in step.calculator_params.items():
         settings[name] = field_text(value)
-    return posted_settings_page(request, step.calculator, settings, whole=True)
+    return CalculatorPage(
+        request, calculator_named(step.calculator), settings, posted=True, whole=True
+    ).response()
 
 
 def _users(walked: chain.Chain) -> int:
