@@ -144,6 +144,18 @@ def test_a_run_is_simulated_once_for_the_same_settings(client):
     assert (info.misses, info.hits) == (1, 1)
 
 
+def test_a_page_reads_the_validation_tables_expected_errors_without_rerunning_its_set_up(client, monkeypatch):
+    from felab_sim.engine.serving import serving_validation
+
+    client.get(URL, SMALL)
+    set_up = []
+    real = serving_validation.setup
+    monkeypatch.setattr(serving_validation, "setup", lambda run: set_up.append(run.run_id) or real(run))
+    assert client.get(URL, {**SMALL, "requests": "11"}).status_code == 200
+    assert client.get(JSON_URL, {**SMALL, "requests": "13"}).status_code == 200
+    assert set_up == []
+
+
 def test_a_refusal_over_the_budget_is_kept_too(client):
     engine_outcomes.cache_clear()
     query = {"max_num_seqs": "1", "output_tokens": "1000"}

@@ -299,8 +299,10 @@ def validated_runs() -> list[ServingRun]:
     return [run for run in runs() if run.run_id in stored]
 
 
+@cache
 def serving_points() -> tuple[ServingPoint, ...]:
-    """Every run felab has stored figures for, each metric the run published."""
+    """Every run felab has stored figures for, each metric the run published (read once: every
+    simulated figure's expected error reads them, and each run's notes draw its request sizes)."""
     stored = stored_predictions()
     groups = split()
     points = []
