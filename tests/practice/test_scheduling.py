@@ -160,7 +160,16 @@ def test_requests_beyond_the_slots_wait_first_come_first_served():
             async with new_client(server) as client:
 
                 async def nth(i: int) -> tuple[float, float, float]:
-                    await asyncio.sleep(0.02 * i)  # fixes the arrival order
+                    # The i-th is sent 20 ms after the server holds the i before it: on a busy
+                    # machine a sleep alone let a stalled first request reach the server third,
+                    # its first token 0.24 s after the second's.
+                    deadline = asyncio.get_running_loop().time() + 2.0
+                    while i and asyncio.get_running_loop().time() < deadline:
+                        status = (await client.get("/health")).json()
+                        if status["active"] + status["waiting"] >= i:
+                            break
+                        await asyncio.sleep(0.005)
+                    await asyncio.sleep(0.02)
                     return await timed_stream(client, f"queue {attempt}.{i}", 20)
 
                 tasks = [asyncio.create_task(nth(i)) for i in range(4)]
