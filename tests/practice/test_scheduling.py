@@ -24,8 +24,10 @@ from .conftest import serving
 # stuck behind a leaked slot would wait at least a whole reply (over a second below).
 PROMPT_START_BOUND_S = 0.5
 # A first token within PROMPT_START_BOUND_S is an upper bound, which one stall of the machine
-# breaks (a full run on this machine: 0.52 s for the first of four requests); the orderings and
-# waits that a queue out of turn would break are lower bounds and hold on every attempt.
+# breaks (a full run on this machine: 0.52 s for the first of four requests), as does the queue
+# itself forming (two running, two waiting) when a stall ends the first two before the last two
+# arrive; the orderings and waits that a queue out of turn would break are lower bounds and hold
+# on every attempt that saw the queue.
 QUEUE_ATTEMPTS = 3
 
 
@@ -188,11 +190,14 @@ def test_requests_beyond_the_slots_wait_first_come_first_served():
                     await asyncio.sleep(0.005)
                 return await asyncio.gather(*tasks), status
 
-        first_tokens = []
+        first_tokens, queues_seen = [], []
         for attempt in range(QUEUE_ATTEMPTS):
             runs, status = asyncio.run(main(attempt))
             server.wait_idle()
-            assert (status["active"], status["waiting"]) == (2, 2)
+            queues_seen.append((status["active"], status["waiting"]))
+            if queues_seen[-1] != (2, 2):
+                # A stall let the first two end before the last two arrived: no queue to judge.
+                continue
             (s1, f1, e1), (s2, f2, e2), (s3, f3, _), (s4, f4, _) = runs
             assert f1 < f2 < f3 < f4
             # The 3rd and 4th start only when the 1st and 2nd have left their slots.
@@ -204,7 +209,8 @@ def test_requests_beyond_the_slots_wait_first_come_first_served():
             if f1 - s1 < PROMPT_START_BOUND_S and f2 - s2 < PROMPT_START_BOUND_S:
                 return
         pytest.fail(
-            f"no attempt's first two requests saw a first token within {PROMPT_START_BOUND_S} s: {first_tokens}"
+            f"no attempt both held two requests waiting behind two running (active, waiting: {queues_seen}) "
+            f"and saw the first two's first tokens within {PROMPT_START_BOUND_S} s: {first_tokens}"
         )
 
 
