@@ -32,7 +32,7 @@ class FelabSimConfig(AppConfig):
         from .cards.content_files import ParameterSetsFile, ScenariosFile
         from .cards.for_cards import CardSimulator
         from .models import RUNS, ParameterSet, Run, Scenario
-        from .pages import calc_page
+        from .pages import calculator_page
 
         # Cards and calculator pages show them: an edit to either is a new content version.
         CONTENT.watch(Scenario, ParameterSet)
@@ -42,4 +42,4 @@ class FelabSimConfig(AppConfig):
         # In the order import_lessons has always read them.
         self.lesson_content_sections = (ScenariosFile(), ParameterSetsFile())
         self.card_simulator = CardSimulator()
-        calc_page.show_measured_runs(prefix_runs.NAME, prefix_runs.prefix_cache_run)
+        calculator_page.show_measured_runs(prefix_runs.NAME, prefix_runs.prefix_cache_run)

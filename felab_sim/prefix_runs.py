@@ -3,7 +3,7 @@
 
 The run itself is a Run of kind prefix-cache, queued and measured like a sweep
 (felab_sim/runs.py); the page names it with ``?run=N`` and draws it over the model through
-``calc_page.MEASURED_RUNS``, where FelabSimConfig.ready puts it. See docs/architecture.md
+``calculator_page.MEASURED_RUNS``, where FelabSimConfig.ready puts it. See docs/architecture.md
 ("Calculator pages").
 """
 
@@ -27,7 +27,7 @@ from .engine.core.params import ParamError
 from .engine.sweep.limits import PREFIX_CACHE_LIMITS
 from .engine.sweep.prefix_cache_run import MAX_PREFIX_REQUESTS, PREFIX_ORDERS, PrefixCacheSetup
 from .models import PrefixCacheRunOrder, Run
-from .pages.calc_page import MeasuredRun
+from .pages.calculator_page import MeasuredRun
 from .runs import AlreadyWaiting, start_prefix_cache_run, starter_shown_to
 
 NAME = "prefix-cache"

@@ -1,7 +1,7 @@
 """The calculators on the web: ``/sim/calc/NAME.json`` and the explorable ``/sim/calc/NAME/`` pages.
 
 Thin adapters: the calculators (felab_sim/engine/calculators/) compute, and a page's parts are built
-by ``CalculatorPage`` (calc_page.py); see docs/architecture.md.
+by ``CalculatorPage`` (calculator_page.py); see docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from serving.ratelimit import rate_limited
 
 from ..engine.core.params import ParamError
-from .calc_page import CalculatorPage, calculator_named, computed
+from .calculator_page import CalculatorPage, calculator_named, computed
 from .forms import repeated_parameter
 from .permits import SimulatorBusy
 from .sim_views import simulator_busy

@@ -23,8 +23,8 @@ from ..engine.calculators import CALCULATORS
 from ..engine.core.params import ParamError, ParamValue
 from ..engine.course import chain, chain_settings
 from ..engine.course.same_settings import chain_to_engine
-from .calc_page import CalculatorPage, calculator_named, link_query
 from .calc_views import single_values
+from .calculator_page import CalculatorPage, calculator_named, link_query
 from .forms import ChainForm, field_text, repeated_parameter, worded
 from .pastes import CSRF_MARK, csrf_input, holds_paste, push_short_settings, submitted, to_short_settings
 from .permits import SimulatorBusy
