@@ -586,9 +586,7 @@ def _import_template(lesson: Lesson, order: int, entry: Any, path: Path, merger:
         to_write.pop("lesson")
         to_write["lesson"] = lesson
     candidate = PracticeTemplate(**{**_model_values(template), **to_write})
-    # A template the file leaves as it is was checked when it was written; checking one draws
-    # and solves 64 problems, three quarters of an import's time.
-    if (created or to_write) and (problems := candidate.problems()):
+    if problems := candidate.problems():
         reasons = "; ".join(f"{problem.field}: {problem.message}" for problem in problems)
         raise ContentError(f"{path}: template {slug}: {reasons}")
     _write_fields(template, to_write, created)

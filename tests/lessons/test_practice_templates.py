@@ -212,6 +212,18 @@ def test_the_import_refuses_a_template_its_calculator_cannot_draw_naming_file_an
     assert not PracticeTemplate.objects.exists()
 
 
+def test_a_template_the_file_leaves_unchanged_is_still_refused_once_the_code_refuses_it(
+    tmp_path, monkeypatch
+):
+    # A release runs the import: a template that a new version of the site can no longer serve
+    # (here its address taken by a page) stops it, though neither the file nor the row changed.
+    write_course(tmp_path, PRACTICE_FILE)
+    run("import_lessons", "--dir", str(tmp_path))
+    monkeypatch.setattr("lessons.models.RESERVED_PRACTICE_SLUGS", frozenset({"kv-doubling"}))
+    with pytest.raises(CommandError, match="template kv-doubling: slug: /practice/kv-doubling/ is a page"):
+        run("import_lessons", "--dir", str(tmp_path))
+
+
 def test_a_practice_file_naming_no_lesson_of_its_course_is_refused(tmp_path):
     write_course(tmp_path, PRACTICE_FILE.replace("lesson: kv-cache", "lesson: nowhere"))
     with pytest.raises(CommandError, match="no lesson 'nowhere' in course c"):
