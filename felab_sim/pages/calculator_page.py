@@ -91,10 +91,15 @@ def quoted(value: float, unit: str) -> str:
     return number + unit if unit in {"%", "×"} else f"{number} {unit}"
 
 
+def pasted_params(calculator: Calculator) -> set[str]:
+    """The names of the calculator's settings that take a paste (a config.json, an engine log)."""
+    return {param.name for param in calculator.params if param.is_long_text}
+
+
 def link_query(calculator: Calculator, values: Mapping[str, ParamValue]) -> str:
     """The query string a link on a calculator's page carries: the settings that differ from the
     defaults, but never a paste (felab_sim/pages/pastes.py)."""
-    long = {param.name for param in calculator.params if param.is_long_text}
+    long = pasted_params(calculator)
     return changed_query(calculator, {name: value for name, value in values.items() if name not in long})
 
 
@@ -149,7 +154,7 @@ class CalculatorPage:
 
     def _posted_response(self) -> HttpResponse:
         defaults = CalculatorForm.defaults(self.calculator)
-        long = {param.name for param in self.calculator.params if param.is_long_text}
+        long = pasted_params(self.calculator)
         address = reverse("calc_page", args=[self.name])
         if moved := to_short_settings(self.request, defaults, long, self.sent, address):
             return moved
