@@ -253,3 +253,21 @@ def test_a_bare_small_percent_that_is_right_as_typed_is_not_asked_about(client, 
     )
     page = client.post(template.get_absolute_url(), {"seed": other, "answer": typed}).content.decode()
     assert "Did you mean" in page  # neither right nor sure: still asked
+
+
+def test_a_template_checked_once_is_checked_again_when_any_field_changes():
+    # One process keeps each template's checks: an edit the checks refuse must not get the
+    # answer its valid version got, nor one template's answer another's.
+    from felab_sim.engine.problems.drill_specs import DrillSpec
+    from felab_sim.engine.problems.drills import spec_problems
+
+    [path] = CONTENT_DIR.glob("*/practice-09-*.yaml")
+    data = yaml.safe_load(path.read_text())["templates"][0]
+    assert spec_problems(DrillSpec.from_data("x", data)) == []
+    data["mistakes"] = [
+        *data.get("mistakes", []),
+        {"slug": "odd", "says": "It costs {nothing}.", "factor": 2},
+    ]
+    assert spec_problems(DrillSpec.from_data("x", data)), "an edit naming nothing drawn is refused"
+    data["mistakes"].pop()
+    assert spec_problems(DrillSpec.from_data("x", data)) == []

@@ -35,6 +35,11 @@ __all__ = ["DrawnQuestion", "draw_problem", "draw_question", "spec_problems"]
 # How many seeds, beyond every combination of extremes, a template is checked with when saved.
 SAMPLE_SEEDS = 64
 MAX_EXTREME_CASES = 256
+# A template's checks cost about a quarter of a second of CPU and read nothing but the template
+# and this code, so one process keeps each answer: an import run again, or an admin form saved
+# after it was validated, gets it at once. Keyed by the template's every field (its repr).
+_CHECKED: dict[tuple[str, int], tuple[DrillError, ...]] = {}
+MAX_CHECKED = 512
 
 
 @dataclass(frozen=True)
@@ -139,6 +144,15 @@ def spec_problems(spec: DrillSpec, *, seeds: int = SAMPLE_SEEDS) -> list[DrillEr
     Beyond its shape, every combination of its draws' extremes and ``seeds`` sampled seeds go
     through the calculator's own validation, and each must give a finite answer above 0.
     """
+    key = (repr(spec), seeds)
+    if key not in _CHECKED:
+        if len(_CHECKED) >= MAX_CHECKED:
+            _CHECKED.pop(next(iter(_CHECKED)))
+        _CHECKED[key] = tuple(_checked(spec, seeds))
+    return list(_CHECKED[key])
+
+
+def _checked(spec: DrillSpec, seeds: int) -> list[DrillError]:
     shape = _shape_problems(spec)
     if shape:
         return shape
