@@ -195,3 +195,44 @@ def test_the_gib_candidates_are_as_far_off_as_the_docs_say():
     assert round(100 * (factors["times-gib"] - 1), 1) == 7.4
     practice = (CONTENT_DIR.parents[1] / "docs" / "practice.md").read_text()
     assert "6.9% low" in practice and "7.4% low" not in practice and "7% low" not in practice
+
+
+def _scattered(rng: random.Random) -> float:
+    """A miss at random: 1.5× off or more, either way, by e^(0.405 + |N(0, 1.2)|)."""
+    return math.exp(rng.choice((1, -1)) * (math.log(1.5) + abs(rng.gauss(0, 1.2))))
+
+
+def test_a_factor_the_candidates_lack_recurring_across_draws_is_a_group_named_by_its_fraction():
+    rng = random.Random(5)
+    # A third of the right value on 30 draws, among misses scattered as e^N(0, 1.2), at least 1.5× off.
+    scattered = [
+        math.exp(rng.choice((1, -1)) * max(math.log(1.5), abs(rng.gauss(0, 1.2)))) for _ in range(60)
+    ]
+    planted = tries(TTFT, lambda seed, p: 1 / 3 if seed % 2 else scattered[seed - 1], noise=0.01)
+    grouping = group_unnamed(TTFT, planted)
+    largest = grouping.largest
+    assert largest is not None and largest.key == "recurring-1-3" and largest.count == 30
+    assert largest.label.startswith("1/3 of the right value") and largest.formula == "answer / 3"
+    assert (
+        grouping.unmatched + sum(g.count for g in grouping.groups) + grouping.named + grouping.ambiguous == 60
+    )
+    # The group's formula, named in the admin, names the next such answer.
+    third = Mistake(slug="a-third", says="x", formula=parse_formula(largest.formula))
+    problem = draw_problem(dataclasses.replace(TTFT, mistakes=(*TTFT.mistakes, third)), 5)
+    assert problem.grade(problem.answer / 3).mistake.slug == "a-third"
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_misses_scattered_at_random_make_no_recurring_group(seed):
+    rng = random.Random(seed)
+    scattered = [_scattered(rng) for _ in range(100)]
+    grouping = group_unnamed(TTFT, tries(TTFT, lambda s, p: scattered[s - 1], seeds=range(1, 101), noise=0.0))
+    assert not any(g.key.startswith("recurring-") for g in grouping.groups), describe(grouping)
+
+
+def test_a_recurring_factor_needs_three_draws_and_is_named_by_the_factor_where_no_fraction_is_near():
+    two_draws = [WrongTry(seed, 0.4137, draw_problem(TTFT, seed).answer) for seed in (1, 2, 1, 2)]
+    assert group_unnamed(TTFT, two_draws).groups == ()
+    three = tries(TTFT, lambda seed, p: 0.4137, seeds=range(1, 4), noise=0.0)
+    [group] = group_unnamed(TTFT, three).groups
+    assert group.label.startswith("0.414× the right value") and group.formula == "answer * 0.4137"

@@ -15,15 +15,12 @@ are computed (felab_sim.engine.problems.mistakes):
 - two inputs swapped: for the template's own drawn single-value inputs, the calculator is run
   with each pair's values exchanged (the first ``MAX_SWAPS`` pairs).
 
-A candidate is kept for a draw as a named mistake is offered: only where it stands more than
-half the tolerance from the right answer (``told_apart``). An answer within the tolerance of a
-candidate matches it; of several, the nearest wins unless the two nearest are the same number
-to half the tolerance (``told_apart`` again), when the answer is counted as ambiguous. A first
-try graded right but more than half the tolerance off is read too: nearer a candidate than the
-right answer, it is that mistake, as with named mistakes (bytes ÷ 2³⁰ where ÷ 10⁹ is asked is
-6.9% low, inside a 10% tolerance); else it was right and is left out of the count. Work is
-bounded: at most ``MAX_TRIES`` wrong first tries of a template are read (the caller's latest)
-and at most ``MAX_CANDIDATES`` candidates are made per draw.
+Tries matching no candidate may still share one factor of the right value across draws (a third,
+where the class divides by a count the course never names): those whose ratios to their right
+answers lie within ``RECURRING_SPREAD`` of one another, from at least ``RECURRING_DRAWS`` draws,
+form a group of their own, named by the nearest simple fraction (or the factor itself), where
+they are at least ``RECURRING_SHARE`` of the tries matching no candidate: misses scattered at
+random also land near one another now and then, but not so many in so narrow a window.
 """
 
 from __future__ import annotations
@@ -66,6 +63,24 @@ FACTORS: tuple[tuple[str, str, str, float], ...] = (
 )
 # How near a power of the input the answer's change must be for the draw to count as proportional.
 SCALING_SLACK = 1e-6
+# A recurring factor: unmatched tries whose ratios are within 2% of their median, from at least
+# three draws and at least a fifth of the unmatched tries (misses scattered at random put at most
+# an eighth of them in so narrow a window: tests/sim/test_unnamed_mistakes.py). At most three
+# such groups a template.
+RECURRING_SPREAD = 0.02
+RECURRING_DRAWS = 3
+RECURRING_SHARE = 0.2
+MAX_RECURRING = 3
+# The simple fractions a recurring factor is named by, simplest first: p/q with p and q up to 4,
+# then whole numbers and their inverses up to 24 (a year for a month is 12, a day for an hour 24).
+SIMPLE_FRACTIONS: tuple[tuple[int, int], ...] = tuple(
+    sorted(
+        {(p, q) for p in range(1, 5) for q in range(1, 5) if math.gcd(p, q) == 1}
+        | {(n, 1) for n in range(1, 25)}
+        | {(1, n) for n in range(1, 25)},
+        key=lambda pq: (pq[0] + pq[1], pq),
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -263,6 +278,70 @@ def match(problem: Problem, given: float, found: Sequence[Candidate]) -> Candida
     return near[0][2]
 
 
+def _fraction(factor: float) -> tuple[int, int] | None:
+    """The simplest of SIMPLE_FRACTIONS within RECURRING_SPREAD of ``factor``."""
+    for p, q in SIMPLE_FRACTIONS:
+        if abs(factor * q / p - 1) <= RECURRING_SPREAD:
+            return p, q
+    return None
+
+
+def recurring_candidate(factor: float) -> Candidate:
+    """A recurring factor of the right value as a group names it: "1/3 of the right value",
+    "answer / 3"; "0.414× the right value", "answer * 0.4137" where no simple fraction is near."""
+    fraction = _fraction(factor)
+    if fraction is None:
+        key, label, formula = (
+            f"recurring-{factor:.4g}",
+            f"{factor:.3g}× the right value",
+            f"answer * {factor:.4g}",
+        )
+    elif fraction[1] == 1:
+        key, label, formula = (
+            f"recurring-{fraction[0]}",
+            f"{fraction[0]}× the right value",
+            f"answer * {fraction[0]}",
+        )
+    elif fraction[0] == 1:
+        key, label, formula = (
+            f"recurring-1-{fraction[1]}",
+            f"1/{fraction[1]} of the right value",
+            f"answer / {fraction[1]}",
+        )
+    else:
+        p, q = fraction
+        key, label, formula = f"recurring-{p}-{q}", f"{p}/{q} of the right value", f"answer * {p} / {q}"
+    return Candidate(key, f"{label} (recurring; no cause found)", formula, factor)
+
+
+def _recurring(loose: list[tuple[int, float, Example]]) -> list[tuple[Candidate, list[Example]]]:
+    """Groups of unmatched tries (seed, ratio, example) sharing one factor of the right value."""
+    rows = sorted((math.log(ratio), seed, example) for seed, ratio, example in loose if ratio > 0)
+    unmatched = len(rows)
+    width = 2 * math.log(1 + RECURRING_SPREAD)
+    found: list[tuple[Candidate, list[Example]]] = []
+    while len(found) < MAX_RECURRING and len(rows) >= RECURRING_DRAWS:
+        best: tuple[int, int] | None = None
+        end = 0
+        for start in range(len(rows)):
+            end = max(end, start)
+            while end < len(rows) and rows[end][0] - rows[start][0] <= width:
+                end += 1
+            if best is None or end - start > best[1] - best[0]:
+                best = (start, end)
+        assert best is not None
+        window = rows[best[0] : best[1]]
+        middle = window[len(window) // 2][0]
+        if (
+            len({seed for _, seed, _ in window}) < RECURRING_DRAWS
+            or len(window) < RECURRING_SHARE * unmatched
+        ):
+            break
+        found.append((recurring_candidate(math.exp(middle)), [example for _, _, example in window]))
+        del rows[best[0] : best[1]]
+    return found
+
+
 def group_unnamed(spec: DrillSpec, tries: Iterable[WrongTry], *, limit: int = MAX_TRIES) -> Grouping:
     """A template's wrong first tries (the latest first, as many as the caller has: only the first
     ``limit`` are read) grouped by the candidate each matches. A try the draw's named mistakes
@@ -276,6 +355,7 @@ def group_unnamed(spec: DrillSpec, tries: Iterable[WrongTry], *, limit: int = MA
         read.append(wrong)
     named = ambiguous = unmatched = redrawn = right = 0
     counts: dict[str, list[tuple[Candidate, Example]]] = {}
+    loose: list[tuple[int, float, Example]] = []
     for wrong in read:
         if wrong.named:
             named += 1
@@ -304,10 +384,14 @@ def group_unnamed(spec: DrillSpec, tries: Iterable[WrongTry], *, limit: int = MA
             continue
         if found is None:
             unmatched += 1
+            loose.append((wrong.seed, given / problem.answer, Example(given, problem.answer)))
         elif isinstance(found, str):
             ambiguous += 1
         else:
             counts.setdefault(found.key, []).append((found, Example(given, problem.answer)))
+    for candidate, examples in _recurring(loose):
+        unmatched -= len(examples)
+        counts.setdefault(candidate.key, []).extend((candidate, example) for example in examples)
     total = len(read) - right
     groups = [
         UnnamedGroup(
