@@ -76,6 +76,21 @@ def test_a_factor_of_8_or_1_074_is_labelled_without_a_direction(student_client, 
     assert "bytes for bits" not in section and "bits for bytes" not in section
 
 
+def test_a_factor_no_candidate_makes_shows_once_it_recurs_and_its_formula_names_it(
+    student_client, template, instructor_client
+):
+    # A twelfth of the right value is none of the candidates: it shows only from the third draw
+    # (seed 2's second answer is a second try, not a first).
+    for seed in (1, 2, 2):
+        answer(student_client, seed, template.problem(seed).answer / 12)
+    assert "recurring" not in unnamed_section(instructor_client.get("/instructor/").content.decode())
+    answer(student_client, 3, template.problem(3).answer / 12)
+    section = unnamed_section(instructor_client.get("/instructor/").content.decode())
+    assert "1/12 of the right value (recurring; no cause found), unnamed</strong> (3)" in section
+    link = section.split('data-group="recurring-1-12"')[1].split('href="')[1].split('"')[0]
+    assert parse_qs(urlparse(link.replace("&amp;", "&")).query)["formula"] == ["answer / 12"]
+
+
 def test_drill_unnamed_prints_the_same_grouping_as_the_page(student_client, template, instructor_client):
     doubled_by_the_class(student_client, template)
     out = io.StringIO()
