@@ -33,7 +33,7 @@ from django.db.models.functions import RowNumber
 import felab_sim.engine
 from felab_sim.engine.problems import unnamed_mistakes
 from felab_sim.engine.problems.drill_specs import DrillError
-from felab_sim.engine.problems.formulas import FormulaError
+from felab_sim.engine.problems.formulas import FormulaError, parse_formula
 from felab_sim.engine.problems.mistakes import NEAR_SHARE
 from felab_sim.engine.problems.unnamed_mistakes import Grouping, WrongTry, group_unnamed
 from lessons.class_mistakes import ENTRY_KEYS
@@ -226,15 +226,12 @@ class Surfaced:
 
 
 def _factor_of(formula: str) -> float | None:
-    """The factor a group's formula applies to the answer ("answer * 2", "answer / 8")."""
-    for sign, power in (("*", 1), ("/", -1)):
-        head = f"answer {sign} "
-        if formula.startswith(head):
-            try:
-                return float(formula[len(head) :]) ** power
-            except ValueError:
-                return None
-    return None
+    """The factor a group's formula applies to the answer ("answer * 2", "answer * 2 / 3"); None
+    for one that reads more than the answer."""
+    try:
+        return parse_formula(formula, {"answer"}).value({"answer": 1.0})
+    except FormulaError:
+        return None
 
 
 def planted_surfaced(plants: Iterable[tuple[str, float]]) -> list[Surfaced]:

@@ -16,11 +16,14 @@ are computed (felab_sim.engine.problems.mistakes):
   with each pair's values exchanged (the first ``MAX_SWAPS`` pairs).
 
 Tries matching no candidate may still share one factor of the right value across draws (a third,
-where the class divides by a count the course never names): those whose ratios to their right
-answers lie within ``RECURRING_SPREAD`` of one another, from at least ``RECURRING_DRAWS`` draws,
-form a group of their own, named by the nearest simple fraction (or the factor itself), where
-they are at least ``RECURRING_SHARE`` of the tries matching no candidate: misses scattered at
-random also land near one another now and then, but not so many in so narrow a window.
+where the class divides by a count the course never names): those whose ratios lie within a 4%
+span (half the tolerance, where narrower), from at least ``RECURRING_DRAWS`` draws, form a group of
+their own where they are at least ``RECURRING_SHARE`` of the tries matching no candidate: misses
+scattered at random also land near one another now and then, but seldom so many in so narrow a
+span. It is named by the nearest simple fraction within 2% (half the tolerance, where narrower),
+or else by the factor itself, so that the formula, once named, grades each of the group's tries as
+that mistake; a fraction that is one of the factors above joins that factor's group, and a span
+around the right value itself is no group.
 """
 
 from __future__ import annotations
@@ -63,10 +66,12 @@ FACTORS: tuple[tuple[str, str, str, float], ...] = (
 )
 # How near a power of the input the answer's change must be for the draw to count as proportional.
 SCALING_SLACK = 1e-6
-# A recurring factor: unmatched tries whose ratios are within 2% of their median, from at least
-# three draws and at least a fifth of the unmatched tries (misses scattered at random put at most
-# an eighth of them in so narrow a window: tests/sim/test_unnamed_mistakes.py). At most three
-# such groups a template.
+# A recurring factor: unmatched tries whose ratios lie within a 4% span (half the tolerance,
+# where narrower), from at least three draws and at least a fifth of the unmatched tries. Misses
+# scattered at random, at least 1.5× off, rarely crowd so narrow a span: with 100 of them the
+# most in one span was 9% of the unmatched in 100 classes; with 20, four classes of 100 made a
+# group. It is named by a simple fraction within 2% (half the tolerance, where narrower). At most
+# three such groups a template.
 RECURRING_SPREAD = 0.02
 RECURRING_DRAWS = 3
 RECURRING_SHARE = 0.2
@@ -278,22 +283,31 @@ def match(problem: Problem, given: float, found: Sequence[Candidate]) -> Candida
     return near[0][2]
 
 
-def _fraction(factor: float) -> tuple[int, int] | None:
-    """The simplest of SIMPLE_FRACTIONS within RECURRING_SPREAD of ``factor``."""
+def _fraction(factor: float, near: float) -> tuple[int, int] | None:
+    """The simplest of SIMPLE_FRACTIONS within ``near`` (a fraction) of ``factor``."""
     for p, q in SIMPLE_FRACTIONS:
-        if abs(factor * q / p - 1) <= RECURRING_SPREAD:
+        if abs(factor * q / p - 1) <= near:
             return p, q
     return None
 
 
-def recurring_candidate(factor: float) -> Candidate:
+def recurring_candidate(factor: float, tolerance: float) -> Candidate | None:
     """A recurring factor of the right value as a group names it: "1/3 of the right value",
-    "answer / 3"; "0.414× the right value", "answer * 0.4137" where no simple fraction is near."""
-    fraction = _fraction(factor)
+    "answer / 3"; "0.4137× the right value", "answer * 0.4137" where no simple fraction is within
+    half the tolerance (so that the formula, once named, is graded as the tries were). A factor
+    that is one of FACTORS is that candidate's group (tries a little outside its tolerance); one
+    that is the right value itself is None."""
+    fraction = _fraction(factor, min(RECURRING_SPREAD, tolerance / 2))
+    if fraction == (1, 1) or not told_apart(factor, 1.0, tolerance):
+        return None
+    if fraction is not None:
+        for key, label, formula, known in FACTORS:
+            if math.isclose(fraction[0] / fraction[1], known):
+                return Candidate(key, label, formula, factor)
     if fraction is None:
         key, label, formula = (
             f"recurring-{factor:.4g}",
-            f"{factor:.3g}× the right value",
+            f"{factor:.4g}× the right value",
             f"answer * {factor:.4g}",
         )
     elif fraction[1] == 1:
@@ -314,31 +328,51 @@ def recurring_candidate(factor: float) -> Candidate:
     return Candidate(key, f"{label} (recurring; no cause found)", formula, factor)
 
 
-def _recurring(loose: list[tuple[int, float, Example]]) -> list[tuple[Candidate, list[Example]]]:
-    """Groups of unmatched tries (seed, ratio, example) sharing one factor of the right value."""
-    rows = sorted((math.log(ratio), seed, example) for seed, ratio, example in loose if ratio > 0)
-    unmatched = len(rows)
-    width = 2 * math.log(1 + RECURRING_SPREAD)
+def _largest_window(rows: list[tuple[float, int, int, Example]], width: float) -> tuple[int, int] | None:
+    """The most rows (sorted by log ratio) within ``width`` of one another that come from at
+    least RECURRING_DRAWS draws; None where no such window exists."""
+    best: tuple[int, int] | None = None
+    seeds: dict[int, int] = {}
+    end = 0
+    for start in range(len(rows)):
+        while end < len(rows) and rows[end][0] - rows[start][0] <= width:
+            seeds[rows[end][1]] = seeds.get(rows[end][1], 0) + 1
+            end += 1
+        if len(seeds) >= RECURRING_DRAWS and (best is None or end - start > best[1] - best[0]):
+            best = (start, end)
+        seed = rows[start][1]
+        seeds[seed] -= 1
+        if not seeds[seed]:
+            del seeds[seed]
+    return best
+
+
+def _recurring(
+    loose: list[tuple[int, float, Example]], tolerance: float
+) -> list[tuple[Candidate, list[Example]]]:
+    """Groups of unmatched tries (seed, ratio, example; the latest first) sharing one factor of
+    the right value, their examples the latest first."""
+    rows = sorted(
+        (math.log(ratio), seed, order, example)
+        for order, (seed, ratio, example) in enumerate(loose)
+        if ratio > 0 and math.isfinite(ratio)
+    )
+    needed = RECURRING_SHARE * len(rows)
+    # A span of at most half the tolerance, and a name within half of it: the named formula's
+    # value is within the tolerance of each of the group's tries, so grades each as that mistake.
+    width = math.log(1 + min(2 * RECURRING_SPREAD, tolerance / 2))
     found: list[tuple[Candidate, list[Example]]] = []
-    while len(found) < MAX_RECURRING and len(rows) >= RECURRING_DRAWS:
-        best: tuple[int, int] | None = None
-        end = 0
-        for start in range(len(rows)):
-            end = max(end, start)
-            while end < len(rows) and rows[end][0] - rows[start][0] <= width:
-                end += 1
-            if best is None or end - start > best[1] - best[0]:
-                best = (start, end)
-        assert best is not None
-        window = rows[best[0] : best[1]]
-        middle = window[len(window) // 2][0]
-        if (
-            len({seed for _, seed, _ in window}) < RECURRING_DRAWS
-            or len(window) < RECURRING_SHARE * unmatched
-        ):
+    for _ in range(MAX_RECURRING + 1):
+        window_at = _largest_window(rows, width)
+        if window_at is None or window_at[1] - window_at[0] < needed:
             break
-        found.append((recurring_candidate(math.exp(middle)), [example for _, _, example in window]))
-        del rows[best[0] : best[1]]
+        window = rows[window_at[0] : window_at[1]]
+        del rows[window_at[0] : window_at[1]]
+        candidate = recurring_candidate(math.exp(window[len(window) // 2][0]), tolerance)
+        if candidate is not None:
+            found.append((candidate, [example for *_, example in sorted(window, key=lambda row: row[2])]))
+        if len(found) == MAX_RECURRING:
+            break
     return found
 
 
@@ -389,7 +423,7 @@ def group_unnamed(spec: DrillSpec, tries: Iterable[WrongTry], *, limit: int = MA
             ambiguous += 1
         else:
             counts.setdefault(found.key, []).append((found, Example(given, problem.answer)))
-    for candidate, examples in _recurring(loose):
+    for candidate, examples in _recurring(loose, spec.tolerance):
         unmatched -= len(examples)
         counts.setdefault(candidate.key, []).extend((candidate, example) for example in examples)
     total = len(read) - right
