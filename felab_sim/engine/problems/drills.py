@@ -35,7 +35,7 @@ __all__ = ["DrawnQuestion", "draw_problem", "draw_question", "spec_problems"]
 # How many seeds, beyond every combination of extremes, a template is checked with when saved.
 SAMPLE_SEEDS = 64
 MAX_EXTREME_CASES = 256
-# A template's checks cost about a quarter of a second of CPU and read nothing but the template
+# A template's checks cost about 0.05–0.1 s of CPU and read nothing but the template
 # and this code, so one process keeps each answer: an import run again, or an admin form saved
 # after it was validated, gets it at once. Keyed by the template's every field (its repr).
 _CHECKED: dict[tuple[str, int], tuple[DrillError, ...]] = {}

@@ -21,8 +21,10 @@ span (half the tolerance, where narrower), from at least ``RECURRING_DRAWS`` dra
 their own where they are at least ``RECURRING_SHARE`` of the tries matching no candidate: misses
 scattered at random also land near one another now and then, but seldom so many in so narrow a
 span. It is named by the nearest simple fraction within 2% (half the tolerance, where narrower),
-or else by the factor itself, so that the formula, once named, grades each of the group's tries as
-that mistake; a fraction that is one of the factors above joins that factor's group, and a span
+or else by the factor itself, so that the formula's value, once named, is within the tolerance
+of each of the group's tries (two "halves" that compound to the whole tolerance, not a little
+over it); where one of the template's mistakes lies too near that value on a draw, that draw
+offers the earlier one instead, as with any named mistake. A fraction that is one of the factors above joins that factor's group, and a span
 around the right value itself is no group.
 """
 
@@ -283,6 +285,11 @@ def match(problem: Problem, given: float, found: Sequence[Candidate]) -> Candida
     return near[0][2]
 
 
+def _half_of(tolerance: float) -> float:
+    """h with (1 + h)² = 1 + tolerance: two steps of h, one after the other, stay within it."""
+    return math.sqrt(1 + tolerance) - 1
+
+
 def _fraction(factor: float, near: float) -> tuple[int, int] | None:
     """The simplest of SIMPLE_FRACTIONS within ``near`` (a fraction) of ``factor``."""
     for p, q in SIMPLE_FRACTIONS:
@@ -294,10 +301,11 @@ def _fraction(factor: float, near: float) -> tuple[int, int] | None:
 def recurring_candidate(factor: float, tolerance: float) -> Candidate | None:
     """A recurring factor of the right value as a group names it: "1/3 of the right value",
     "answer / 3"; "0.4137× the right value", "answer * 0.4137" where no simple fraction is within
-    half the tolerance (so that the formula, once named, is graded as the tries were). A factor
+    half the tolerance (so that the formula's value, once named, is within the tolerance of each
+    of the group's tries). A factor
     that is one of FACTORS is that candidate's group (tries a little outside its tolerance); one
     that is the right value itself is None."""
-    fraction = _fraction(factor, min(RECURRING_SPREAD, tolerance / 2))
+    fraction = _fraction(factor, min(RECURRING_SPREAD, _half_of(tolerance)))
     if fraction == (1, 1) or not told_apart(factor, 1.0, tolerance):
         return None
     if fraction is not None:
@@ -358,9 +366,9 @@ def _recurring(
         if ratio > 0 and math.isfinite(ratio)
     )
     needed = RECURRING_SHARE * len(rows)
-    # A span of at most half the tolerance, and a name within half of it: the named formula's
-    # value is within the tolerance of each of the group's tries, so grades each as that mistake.
-    width = math.log(1 + min(2 * RECURRING_SPREAD, tolerance / 2))
+    # A span of at most "half" the tolerance and a name within "half" of it, halves that compound
+    # to the whole: the named formula's value is within the tolerance of each of the group's tries.
+    width = math.log(1 + min(2 * RECURRING_SPREAD, _half_of(tolerance)))
     found: list[tuple[Candidate, list[Example]]] = []
     for _ in range(MAX_RECURRING + 1):
         window_at = _largest_window(rows, width)
