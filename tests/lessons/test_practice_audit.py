@@ -257,7 +257,7 @@ def test_a_bare_small_percent_that_is_right_as_typed_is_not_asked_about(client, 
 
 def test_a_template_checked_once_is_checked_again_when_any_field_changes():
     # One process keeps each template's checks: an edit the checks refuse must not get the
-    # answer its valid version got, nor one template's answer another's.
+    # answer its valid version got, and undoing the edit gets the valid answer again.
     from felab_sim.engine.problems.drill_specs import DrillSpec
     from felab_sim.engine.problems.drills import spec_problems
 

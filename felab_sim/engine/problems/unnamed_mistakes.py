@@ -15,17 +15,29 @@ are computed (felab_sim.engine.problems.mistakes):
 - two inputs swapped: for the template's own drawn single-value inputs, the calculator is run
   with each pair's values exchanged (the first ``MAX_SWAPS`` pairs).
 
+A candidate is kept for a draw as a named mistake is offered: only where it stands more than
+half the tolerance from the right answer (``told_apart``). An answer within the tolerance of a
+candidate matches it; of several, the nearest wins unless the two nearest are the same number
+to half the tolerance (``told_apart`` again), when the answer is counted as ambiguous. A first
+try graded right but more than half the tolerance off is read too: nearer a candidate than the
+right answer, it is that mistake, as with named mistakes (bytes ÷ 2³⁰ where ÷ 10⁹ is asked is
+6.9% low, inside a 10% tolerance); else it was right and is left out of the count.
+
 Tries matching no candidate may still share one factor of the right value across draws (a third,
 where the class divides by a count the course never names): those whose ratios lie within a 4%
-span (half the tolerance, where narrower), from at least ``RECURRING_DRAWS`` draws, form a group of
-their own where they are at least ``RECURRING_SHARE`` of the tries matching no candidate: misses
-scattered at random also land near one another now and then, but seldom so many in so narrow a
-span. It is named by the nearest simple fraction within 2% (half the tolerance, where narrower),
-or else by the factor itself, so that the formula's value, once named, is within the tolerance
-of each of the group's tries (two "halves" that compound to the whole tolerance, not a little
-over it); where one of the template's mistakes lies too near that value on a draw, that draw
-offers the earlier one instead, as with any named mistake. A fraction that is one of the factors above joins that factor's group, and a span
-around the right value itself is no group.
+span (about half the tolerance, where narrower), from at least ``RECURRING_DRAWS`` draws, form a
+group of their own where they are at least ``RECURRING_SHARE`` of the tries matching no
+candidate: misses scattered at random also land near one another now and then, but seldom so many
+in so narrow a span. It is named by the nearest simple fraction within 2% (about half the
+tolerance, where narrower), or else by the factor itself; the two halves (√(1 + tolerance) − 1
+each) compound to the tolerance, so the formula's value, once named, is within the tolerance of
+each of the group's tries (on a draw where one of the template's mistakes lies too near that
+value, the earlier one is offered instead, as with any named mistake). A fraction that is one of
+the factors above joins that factor's group, and a span around the right value itself is no group.
+
+Work is bounded: at most ``MAX_TRIES`` wrong first tries of a template are read (the caller's
+latest), at most ``MAX_CANDIDATES`` candidates are made per draw, and at most ``MAX_RECURRING`` + 1
+passes, each a sort and a scan, look for recurring factors.
 """
 
 from __future__ import annotations
@@ -68,12 +80,12 @@ FACTORS: tuple[tuple[str, str, str, float], ...] = (
 )
 # How near a power of the input the answer's change must be for the draw to count as proportional.
 SCALING_SLACK = 1e-6
-# A recurring factor: unmatched tries whose ratios lie within a 4% span (half the tolerance,
-# where narrower), from at least three draws and at least a fifth of the unmatched tries. Misses
-# scattered at random, at least 1.5× off, rarely crowd so narrow a span: with 100 of them the
-# most in one span was 9% of the unmatched in 100 classes; with 20, four classes of 100 made a
-# group. It is named by a simple fraction within 2% (half the tolerance, where narrower). At most
-# three such groups a template.
+# A recurring factor: unmatched tries whose ratios lie within a 4% span (about half the
+# tolerance, where narrower), from at least three draws and at least a fifth of the unmatched
+# tries. Misses scattered at random, at least 1.5× off, rarely crowd so narrow a span: with 100 of
+# them the most in one span was 9% of the unmatched in 100 classes; with 20, four classes of 100
+# made a group. It is named by a simple fraction within 2% (about half the tolerance, where
+# narrower). At most three such groups a template.
 RECURRING_SPREAD = 0.02
 RECURRING_DRAWS = 3
 RECURRING_SHARE = 0.2
@@ -301,10 +313,8 @@ def _fraction(factor: float, near: float) -> tuple[int, int] | None:
 def recurring_candidate(factor: float, tolerance: float) -> Candidate | None:
     """A recurring factor of the right value as a group names it: "1/3 of the right value",
     "answer / 3"; "0.4137× the right value", "answer * 0.4137" where no simple fraction is within
-    half the tolerance (so that the formula's value, once named, is within the tolerance of each
-    of the group's tries). A factor
-    that is one of FACTORS is that candidate's group (tries a little outside its tolerance); one
-    that is the right value itself is None."""
+    about half the tolerance. A fraction that is one of FACTORS names that candidate's group; a
+    factor that is the right value itself is None."""
     fraction = _fraction(factor, min(RECURRING_SPREAD, _half_of(tolerance)))
     if fraction == (1, 1) or not told_apart(factor, 1.0, tolerance):
         return None
