@@ -236,7 +236,7 @@ class CalculatorPage:
             # Kept by the settings form, so changing a setting keeps the run drawn.
             "run_query": self.sent.get(RUN_QUERY, "")[:20] if self.name in MEASURED_RUNS else "",
             # A paste travels in a POST body, with the visitor's CSRF token where the mark is.
-            "posts_pastes": any(param.is_long_text for param in calculator.params),
+            "posts_pastes": bool(pasted_params(calculator)),
             "csrf_mark": CSRF_MARK,
         }
         if result is not None:

@@ -323,27 +323,15 @@ def recurring_candidate(factor: float, tolerance: float) -> Candidate | None:
             if math.isclose(fraction[0] / fraction[1], known):
                 return Candidate(key, label, formula, factor)
     if fraction is None:
-        key, label, formula = (
-            f"recurring-{factor:.4g}",
-            f"{factor:.4g}× the right value",
-            f"answer * {factor:.4g}",
-        )
-    elif fraction[1] == 1:
-        key, label, formula = (
-            f"recurring-{fraction[0]}",
-            f"{fraction[0]}× the right value",
-            f"answer * {fraction[0]}",
-        )
-    elif fraction[0] == 1:
-        key, label, formula = (
-            f"recurring-1-{fraction[1]}",
-            f"1/{fraction[1]} of the right value",
-            f"answer / {fraction[1]}",
-        )
+        key, label, formula = f"{factor:.4g}", f"{factor:.4g}×", f"answer * {factor:.4g}"
     else:
         p, q = fraction
-        key, label, formula = f"recurring-{p}-{q}", f"{p}/{q} of the right value", f"answer * {p} / {q}"
-    return Candidate(key, f"{label} (recurring; no cause found)", formula, factor)
+        key = f"{p}" if q == 1 else f"{p}-{q}"
+        label = f"{p}×" if q == 1 else f"{p}/{q} of"
+        formula = "answer" + (f" * {p}" if p != 1 else "") + (f" / {q}" if q != 1 else "")
+    return Candidate(
+        f"recurring-{key}", f"{label} the right value (recurring; no cause found)", formula, factor
+    )
 
 
 def _largest_window(rows: list[tuple[float, int, int, Example]], width: float) -> tuple[int, int] | None:
@@ -436,7 +424,7 @@ def group_unnamed(spec: DrillSpec, tries: Iterable[WrongTry], *, limit: int = MA
             continue
         if found is None:
             unmatched += 1
-            loose.append((wrong.seed, given / problem.answer, Example(given, problem.answer)))
+            loose.append((wrong.seed, wrong.ratio, Example(given, problem.answer)))
         elif isinstance(found, str):
             ambiguous += 1
         else:
