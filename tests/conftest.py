@@ -1,6 +1,7 @@
 """The shared cast: a student, another student, an instructor, and anonymous visitors."""
 
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -60,6 +61,15 @@ _quick_password_hashes()
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     mark_lanes(items)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # A browser test leaves Chromium open for the next one (tests/browser/conftest.py). Any other
+    # test meets it closed: Playwright's event loop, marked running in this thread while it is
+    # open, would refuse that test's asyncio.run().
+    browsers = sys.modules.get("tests.browser.conftest")
+    if browsers is not None and not item.path.is_relative_to(browsers.HERE):
+        browsers.OPEN_CHROMIUM.close()
 
 
 def _no_static_root(factory: pytest.TempPathFactory) -> Path:

@@ -2,9 +2,10 @@
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
 
 from tests.browser.waits import SIMULATION_WAIT_MS
 
@@ -27,17 +28,56 @@ CHROMIUM_ARGS = [
 ]
 
 
-# Per module, not per session: Playwright's sync API keeps an event loop running in this
-# thread while it is open, and later tests (the practice server's, the load test's) call
-# asyncio.run(), which refuses to start inside a running loop.
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not os.path.exists(CHROMIUM):
-        pytest.fail(f"{CHROMIUM} is missing: `make chromium` installs Debian's chromium.")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
+class _OpenChromium:
+    """One Chromium per test process, kept open while browser tests follow one another and closed
+    before any other test runs: Playwright's sync API keeps an event loop marked running in this
+    thread while it is open, and tests elsewhere (the practice server's, the load test's) call
+    asyncio.run(), which refuses to start inside a running loop. Launching costs about a second of
+    CPU between Playwright's driver and Chromium, once per run of browser tests, not per module."""
+
+    def __init__(self) -> None:
+        self._playwright: Playwright | None = None
+        self._browser: Browser | None = None
+
+    def get(self) -> Browser:
+        if self._browser is None:
+            if not os.path.exists(CHROMIUM):
+                pytest.fail(f"{CHROMIUM} is missing: `make chromium` installs Debian's chromium.")
+            playwright = sync_playwright().start()
+            try:
+                self._browser = playwright.chromium.launch(
+                    executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+                )
+            except BaseException:
+                playwright.stop()
+                raise
+            self._playwright = playwright
+        return self._browser
+
+    def close(self) -> None:
+        browser, playwright = self._browser, self._playwright
+        self._browser = self._playwright = None
+        try:
+            if browser is not None:
+                browser.close()
+        finally:
+            if playwright is not None:
+                playwright.stop()
+
+
+OPEN_CHROMIUM = _OpenChromium()
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.fixture(scope="session")
+def _chromium_closed_at_the_end() -> Iterator[None]:
+    yield
+    OPEN_CHROMIUM.close()
+
+
+@pytest.fixture
+def browser(_chromium_closed_at_the_end) -> Browser:
+    return OPEN_CHROMIUM.get()
 
 
 def _new_context(browser: Browser, **options) -> BrowserContext:
