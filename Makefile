@@ -11,10 +11,11 @@ PG_ADMIN_URL ?= postgresql://postgres@127.0.0.1:5432/test
 PG_TEST_DB ?= felab_ci
 PG_TEST_URL ?= postgresql://postgres@127.0.0.1:5432/$(PG_TEST_DB)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-# Python caches each module's bytecode even where the environment turns that off: the suite starts
-# hundreds of Python processes (its workers, manage.py commands, gunicorn hosts, practice servers),
-# and without the cache each compiles every module it imports again; collecting the tests alone
-# takes 12 s of CPU against 5 s. The caches live in __pycache__ folders, which git ignores.
+# Every recipe here lets Python cache each module's bytecode, even where the environment turns that
+# off: the suite starts hundreds of Python processes (its workers, manage.py commands, gunicorn
+# hosts, practice servers), and without the cache each compiles every module it imports again;
+# collecting the tests alone takes 12 s of CPU against 5 s. The caches live in __pycache__
+# folders, which git ignores.
 unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: run serve release worker setup check test test-sqlite test-under-load test-postgres lint chromium nginx bench cluster clean

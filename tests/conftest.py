@@ -68,7 +68,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     # test meets it closed: Playwright's event loop, marked running in this thread while it is
     # open, would refuse that test's asyncio.run().
     browsers = sys.modules.get("tests.browser.conftest")
-    if browsers is not None and not item.path.is_relative_to(browsers.HERE):
+    if browsers is not None and not item.path.resolve().is_relative_to(browsers.HERE):
         browsers.OPEN_CHROMIUM.close()
 
 

@@ -33,13 +33,16 @@ class _OpenChromium:
     before any other test runs: Playwright's sync API keeps an event loop marked running in this
     thread while it is open, and tests elsewhere (the practice server's, the load test's) call
     asyncio.run(), which refuses to start inside a running loop. Launching costs about a second of
-    CPU between Playwright's driver and Chromium, once per run of browser tests, not per module."""
+    CPU between Playwright's driver and Chromium, once per run of browser tests, not per module.
+    tests/conftest.py's pytest_runtest_setup closes it."""
 
     def __init__(self) -> None:
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
 
     def get(self) -> Browser:
+        if self._browser is not None and not self._browser.is_connected():
+            self.close()  # Chromium or its driver died: the next test gets a new one
         if self._browser is None:
             if not os.path.exists(CHROMIUM):
                 pytest.fail(f"{CHROMIUM} is missing: `make chromium` installs Debian's chromium.")
@@ -76,8 +79,12 @@ def _chromium_closed_at_the_end() -> Iterator[None]:
 
 
 @pytest.fixture
-def browser(_chromium_closed_at_the_end) -> Browser:
-    return OPEN_CHROMIUM.get()
+def browser(_chromium_closed_at_the_end) -> Iterator[Browser]:
+    browser = OPEN_CHROMIUM.get()
+    yield browser
+    # A test that failed half-way may leave its contexts open; the next test starts without them.
+    for context in browser.contexts:
+        context.close()
 
 
 def _new_context(browser: Browser, **options) -> BrowserContext:
