@@ -1,11 +1,21 @@
 """Playwright driving Debian's Chromium against pytest-django's live server."""
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    Frame,
+    Page,
+    Playwright,
+    expect,
+    sync_playwright,
+)
 
 from tests.browser.waits import SIMULATION_WAIT_MS
 
@@ -28,17 +38,70 @@ CHROMIUM_ARGS = [
 ]
 
 
+class _KeptContext:
+    """A browser context kept open between tests, with a blank page of its own that stays open.
+
+    Chromium spends about half a second of CPU on a new context's first page (a renderer process
+    started for the blank page, then another for the site); a page opened in a context that
+    already has one open costs half that. A test gets a new page in a kept context that no other
+    open page uses, with its cookies, permissions and the storage of every origin it has visited
+    emptied first: what a new context would hold. Routes, headers and init scripts a test needs
+    go on its page, never on the context, so none outlives the test (a test that needs them on a
+    context makes its own with browser.new_context())."""
+
+    def __init__(self, context: BrowserContext) -> None:
+        self.context = context
+        self.blank = context.new_page()
+        self.origins: set[str] = set()
+        self.closed = False
+        context.on("close", self._closed)
+
+    def _closed(self, _context: BrowserContext) -> None:
+        self.closed = True
+
+    def in_use(self) -> bool:
+        return any(page is not self.blank for page in self.context.pages)
+
+    def _visited(self, frame: Frame) -> None:
+        address = urlsplit(frame.url)
+        if frame.parent_frame is None and address.scheme in ("http", "https"):
+            self.origins.add(f"{address.scheme}://{address.netloc}")
+
+    def emptied(self) -> "_KeptContext":
+        self.context.clear_cookies()
+        self.context.clear_permissions()
+        if self.origins:
+            session = self.context.new_cdp_session(self.blank)
+            for origin in sorted(self.origins):
+                session.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
+            session.detach()
+            self.origins.clear()
+        return self
+
+    def new_page(self) -> Page:
+        page = self.context.new_page()
+        page.on("framenavigated", self._visited)
+        return page
+
+    def close_pages(self) -> None:
+        for page in self.context.pages:
+            if page is not self.blank:
+                page.close()
+
+
 class _OpenChromium:
     """One Chromium per test process, kept open while browser tests follow one another and closed
     before any other test runs: Playwright's sync API keeps an event loop marked running in this
     thread while it is open, and tests elsewhere (the practice server's, the load test's) call
     asyncio.run(), which refuses to start inside a running loop. Launching costs about a second of
     CPU between Playwright's driver and Chromium, once per run of browser tests, not per module.
-    tests/conftest.py's pytest_runtest_setup closes it."""
+    tests/conftest.py's pytest_runtest_setup closes it. Its contexts are kept too, one set per
+    set of options (_KeptContext says how each test still starts with nothing of another's)."""
 
     def __init__(self) -> None:
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
+        self._kept: dict[str, list[_KeptContext]] = {}
 
     def get(self) -> Browser:
         if self._browser is not None and not self._browser.is_connected():
@@ -57,9 +120,33 @@ class _OpenChromium:
             self._playwright = playwright
         return self._browser
 
+    def new_page(self, **options) -> Page:
+        """A page with no cookies or storage from any earlier page, in a context made with
+        ``options`` (browser.new_context's) that no page open now uses."""
+        browser = self.get()
+        kept = self._kept.setdefault(json.dumps(options, sort_keys=True), [])
+        kept[:] = [each for each in kept if not each.closed]
+        free = next((each for each in kept if not each.in_use()), None)
+        if free is None:
+            free = _KeptContext(browser.new_context(**options))
+            kept.append(free)
+        else:
+            free.emptied()
+        return free.new_page()
+
+    def tidy(self, context: BrowserContext) -> None:
+        """Closes what a test left open: a kept context's pages, any other context whole."""
+        for each in self._kept.values():
+            for kept in each:
+                if kept.context is context and not kept.closed:
+                    kept.close_pages()
+                    return
+        context.close()
+
     def close(self) -> None:
         browser, playwright = self._browser, self._playwright
         self._browser = self._playwright = None
+        self._kept = {}
         try:
             if browser is not None:
                 browser.close()
@@ -82,32 +169,34 @@ def _chromium_closed_at_the_end() -> Iterator[None]:
 def browser(_chromium_closed_at_the_end) -> Iterator[Browser]:
     browser = OPEN_CHROMIUM.get()
     yield browser
-    # A test that failed half-way may leave its contexts open; the next test starts without them.
+    # A test that failed half-way may leave pages and contexts open; the next test starts without them.
     for context in browser.contexts:
-        context.close()
+        OPEN_CHROMIUM.tidy(context)
 
 
-def _new_context(browser: Browser, **options) -> BrowserContext:
-    context = browser.new_context(viewport={"width": 1000, "height": 900}, **options)
-    context.set_default_timeout(10_000)
+def new_page(browser: Browser, timeout_ms: int = 10_000, **options) -> Page:
+    """A page for one test, as a new context's first page would be (``options`` are
+    browser.new_context's); the `browser` fixture closes it after the test if the test did not."""
+    assert browser is OPEN_CHROMIUM.get(), "new_page serves the `browser` fixture's Chromium"
+    page = OPEN_CHROMIUM.new_page(**options)
+    page.set_default_timeout(timeout_ms)
     # A page whose first load computes the engine's run and curve takes seconds on a loaded machine; a
     # navigation abandoned early leaves that request holding the simulator, and the next test meets a 503.
-    context.set_default_navigation_timeout(SIMULATION_WAIT_MS)
-    return context
+    page.set_default_navigation_timeout(SIMULATION_WAIT_MS)
+    return page
+
+
+DESKTOP = {"viewport": {"width": 1000, "height": 900}}
 
 
 @pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = _new_context(browser)
-    yield context.new_page()
-    context.close()
+def page(browser: Browser) -> Page:
+    return new_page(browser, **DESKTOP)
 
 
 @pytest.fixture
-def page_without_js(browser: Browser) -> Iterator[Page]:
-    context = _new_context(browser, java_script_enabled=False)
-    yield context.new_page()
-    context.close()
+def page_without_js(browser: Browser) -> Page:
+    return new_page(browser, **DESKTOP, java_script_enabled=False)
 
 
 @pytest.fixture
@@ -122,16 +211,15 @@ def live_lessons(live_server, transactional_db) -> str:
 # A student's phone, once with htmx and once without JavaScript: `page.mode` says which. A module
 # that needs another phone (another width, touch) defines its own `phone`, which pytest prefers.
 @pytest.fixture(params=["htmx", "no-javascript"])
-def phone(request, browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(
-        viewport={"width": 375, "height": 812}, java_script_enabled=request.param == "htmx"
+def phone(request, browser: Browser) -> Page:
+    page = new_page(
+        browser,
+        timeout_ms=30_000,
+        viewport={"width": 375, "height": 812},
+        java_script_enabled=request.param == "htmx",
     )
-    context.set_default_timeout(30_000)
-    context.set_default_navigation_timeout(SIMULATION_WAIT_MS)
-    page = context.new_page()
     page.mode = request.param  # type: ignore[attr-defined]
-    yield page
-    context.close()
+    return page
 
 
 # Where screenshots go when asked for (FELAB_SHOTS=folder); none are taken otherwise, so a test run

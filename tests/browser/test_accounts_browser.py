@@ -11,6 +11,7 @@ from lessons.models import Card
 from quiz.card_rating import rate_showing
 from quiz.learners import Learner
 from quiz.models import CardState, Rating, Review, Showing
+from tests.browser.conftest import new_page
 from tests.browser.test_accessibility import serious_violations
 from tests.browser.test_long_pages_browser import log_in
 from tests.conftest import PASSWORD
@@ -104,8 +105,9 @@ def test_a_student_deletes_their_account(page: Page, live_lessons, sam):
 def test_a_student_on_a_phone_shares_their_name_with_instructors_and_takes_it_back(
     browser, live_lessons, sam
 ):
-    context = browser.new_context(viewport={"width": 375, "height": 740}, is_mobile=True, has_touch=True)
-    page = context.new_page()
+    page = new_page(
+        browser, timeout_ms=30_000, viewport={"width": 375, "height": 740}, is_mobile=True, has_touch=True
+    )
     log_in(page, live_lessons)
     page.goto(live_lessons + "/progress/")
     box = page.get_by_label("Show my name to instructors next to my typed answers")
@@ -119,4 +121,4 @@ def test_a_student_on_a_phone_shares_their_name_with_instructors_and_takes_it_ba
     page.get_by_role("button", name="Save").click()
     expect(page.locator(".messages")).to_contain_text("hidden from instructors")
     expect(box).not_to_be_checked()
-    context.close()
+    page.close()

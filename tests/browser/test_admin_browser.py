@@ -28,6 +28,7 @@ from felab_sim.models import ParameterSet, Scenario
 from lessons.content_format import CONTENT_DIR
 from lessons.models import Card, Course, GlossaryTerm, Lesson, PracticeTemplate
 from quiz.models import ClassMistake
+from tests.browser.conftest import new_page
 from tests.conftest import PASSWORD
 
 TIMEOUT_MS = 30_000  # generous: the machine is shared
@@ -169,10 +170,7 @@ def instructor_page(
 
 @pytest.fixture
 def student_page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context()
-    context.set_default_timeout(TIMEOUT_MS)
-    yield context.new_page()
-    context.close()
+    yield new_page(browser, timeout_ms=TIMEOUT_MS)
 
 
 def models_instructors_may_change(group: Group) -> set[type[Model]]:

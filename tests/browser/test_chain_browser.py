@@ -6,19 +6,15 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from tests.browser.conftest import new_page
 from tests.browser.fields import type_and_leave
 from tests.browser.test_phone_layout_browser import WIDE_PAGES
-from tests.browser.waits import SIMULATION_WAIT_MS
 
 PHONE = {"viewport": {"width": 375, "height": 740}, "is_mobile": True, "has_touch": True}
 
 
 def _phone(browser: Browser, **options) -> Iterator[Page]:
-    context = browser.new_context(**PHONE, **options)
-    context.set_default_timeout(30_000)
-    context.set_default_navigation_timeout(SIMULATION_WAIT_MS)
-    yield context.new_page()
-    context.close()
+    yield new_page(browser, timeout_ms=30_000, **PHONE, **options)
 
 
 @pytest.fixture

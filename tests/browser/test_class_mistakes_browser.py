@@ -13,7 +13,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from lessons.models import PracticeTemplate
 from quiz.models import ClassMistake, PracticeAttempt
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import new_page, screenshot
 from tests.conftest import PASSWORD
 
 pytestmark = pytest.mark.browser
@@ -77,11 +77,12 @@ def test_an_instructor_names_the_classs_unnamed_mistake_and_the_next_student_rea
     shot(page, "3-admin-saved")
 
     # The next student (a new visitor) makes that mistake and reads the sentence.
-    context = browser.new_context(
-        viewport={"width": 375, "height": 812}, java_script_enabled=page.mode == "htmx"
-    )  # type: ignore[attr-defined]
-    context.set_default_timeout(TIMEOUT_MS)
-    student_page = context.new_page()
+    student_page = new_page(
+        browser,
+        timeout_ms=TIMEOUT_MS,
+        viewport={"width": 375, "height": 812},
+        java_script_enabled=page.mode == "htmx",  # type: ignore[attr-defined]
+    )
     student_page.mode = page.mode  # type: ignore[attr-defined]
     student_page.goto(f"{live_lessons}{template.get_absolute_url()}?seed=7")
     box = student_page.locator("#practice-answer")
@@ -91,7 +92,7 @@ def test_an_instructor_names_the_classs_unnamed_mistake_and_the_next_student_rea
     no_sideways_scroll(student_page)
     shot(student_page, "4-next-student-reads-it")
     assert PracticeAttempt.objects.filter(seed=7).get().first_mistake == "times-2"
-    context.close()
+    student_page.close()
 
     # And the group is named now: /instructor/ no longer lists it as unnamed.
     page.goto(f"{live_lessons}/instructor/")

@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from lessons.models import PracticeTemplate
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import new_page, screenshot
 
 pytestmark = pytest.mark.browser
 
@@ -15,14 +15,15 @@ pytestmark = pytest.mark.browser
 @pytest.fixture(params=["htmx", "no-javascript", "desktop"])
 def phone(request, browser: Browser) -> Iterator[Page]:
     width = 1000 if request.param == "desktop" else 375
-    context = browser.new_context(
-        viewport={"width": width, "height": 812}, java_script_enabled=request.param != "no-javascript"
+    page = new_page(
+        browser,
+        timeout_ms=30_000,
+        viewport={"width": width, "height": 812},
+        java_script_enabled=request.param != "no-javascript",
     )
-    context.set_default_timeout(30_000)
-    page = context.new_page()
     page.mode = request.param  # type: ignore[attr-defined]
     yield page
-    context.close()
+    page.close()
 
 
 def shot(page: Page, step: str) -> None:
@@ -80,8 +81,9 @@ def test_the_instructor_reads_predicted_first_tries_in_ten_bins(
     from tests.quiz.test_recall_calibration import practice
 
     practice(student, 230)
-    context = browser.new_context(viewport={"width": width, "height": 900}, java_script_enabled=False)
-    teacher = context.new_page()
+    teacher = new_page(
+        browser, timeout_ms=30_000, viewport={"width": width, "height": 900}, java_script_enabled=False
+    )
     teacher.goto(live_lessons + "/accounts/login/?next=/instructor/")
     teacher.get_by_label("Username").fill(instructor.username)
     teacher.get_by_label("Password").fill(PASSWORD)
@@ -91,4 +93,4 @@ def test_the_instructor_reads_predicted_first_tries_in_ten_bins(
     assert teacher.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     teacher.evaluate("document.getElementById('recall-title').scrollIntoView()")
     screenshot(teacher, f"instructor-recall-{width}")
-    context.close()
+    teacher.close()

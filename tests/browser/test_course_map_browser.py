@@ -4,6 +4,7 @@ import re
 
 from playwright.sync_api import Page, expect
 
+from tests.browser.conftest import new_page
 from tests.browser.test_long_pages_browser import log_in
 
 FIRST_CARD = "/learn/llm-inference-performance/setup-and-guardrails/step-1/"
@@ -58,8 +59,7 @@ def test_a_student_and_an_instructor_each_see_their_own_parts_of_the_kept_lesson
     lesson_url = live_lessons + "/learn/llm-inference-performance/quantization/"
     for user, phone in ((student, True), (instructor, False)):
         viewport = {"width": 360, "height": 800} if phone else {"width": 1280, "height": 900}
-        context = browser.new_context(viewport=viewport)
-        page = context.new_page()
+        page = new_page(browser, timeout_ms=30_000, viewport=viewport)
         log_in(page, live_lessons, user.username)
         page.goto(lesson_url)
         expect(page.get_by_role("heading", level=1)).to_contain_text("Quantization")
@@ -72,4 +72,4 @@ def test_a_student_and_an_instructor_each_see_their_own_parts_of_the_kept_lesson
         else:
             edit.click()
             expect(page).to_have_url(re.compile(r"/admin/lessons/lesson/\d+/change/$"))
-        context.close()
+        page.close()

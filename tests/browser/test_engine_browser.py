@@ -6,6 +6,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from tests.browser.conftest import new_page
 from tests.browser.fields import type_and_leave
 from tests.browser.test_phone_layout_browser import WIDE_PAGES
 from tests.browser.waits import SIMULATION_WAIT_MS
@@ -22,11 +23,9 @@ def _patient(page: Page, page_without_js: Page) -> None:
 
 @pytest.fixture
 def phone(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 320, "height": 640}, is_mobile=True, has_touch=True)
-    context.set_default_timeout(30_000)
-    context.set_default_navigation_timeout(SIMULATION_WAIT_MS)
-    yield context.new_page()
-    context.close()
+    yield new_page(
+        browser, timeout_ms=30_000, viewport={"width": 320, "height": 640}, is_mobile=True, has_touch=True
+    )
 
 
 def timeseries_points(page: Page) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from django.apps import apps
 from django.contrib.auth.models import User
-from playwright.sync_api import Browser, BrowserContext, Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from accounts.instructors import VIEW_ONLY, grant_permissions
 from lessons.models import Card
@@ -15,7 +15,7 @@ from quiz.admin import INSTRUCTORS_VIEW
 from quiz.card_rating import rate_showing
 from quiz.learners import Learner
 from quiz.models import STUDIED_BEFORE_COUNTED, LearnerProfile, Rating, Showing
-from tests.browser.conftest import _new_context
+from tests.browser.conftest import DESKTOP, new_page
 from tests.conftest import PASSWORD, SEED_CARD_URL
 
 NOT_SHARED = "a student (name not shared)"
@@ -26,8 +26,7 @@ def instructor_page(browser: Browser, live_lessons, instructor) -> Iterator[Page
     grant_permissions(
         apps, "quiz", INSTRUCTORS_VIEW, VIEW_ONLY
     )  # the flush of a transactional test removed what 0005 granted
-    context: BrowserContext = _new_context(browser)
-    page = context.new_page()
+    page = new_page(browser, **DESKTOP)
     page.goto(live_lessons + "/admin/login/?next=/admin/")
     page.get_by_label("Username").fill(instructor.username)
     page.get_by_label("Password").fill(PASSWORD)
@@ -36,7 +35,6 @@ def instructor_page(browser: Browser, live_lessons, instructor) -> Iterator[Page
         page.get_by_role("link", name="Log out").or_(page.get_by_role("button", name="Log out"))
     ).to_be_visible()
     yield page
-    context.close()
 
 
 @pytest.fixture

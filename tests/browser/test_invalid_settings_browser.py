@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from felab_sim.engine.calculators import CALCULATORS
-from tests.browser.waits import SIMULATION_WAIT_MS
+from tests.browser.conftest import new_page
 
 SIZES = {
     "desktop": {"viewport": {"width": 1000, "height": 900}},
@@ -17,11 +17,7 @@ SIZES = {
 
 @pytest.fixture(params=list(SIZES))
 def screen(request, browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(**SIZES[request.param])
-    context.set_default_timeout(30_000)
-    context.set_default_navigation_timeout(SIMULATION_WAIT_MS)
-    yield context.new_page()
-    context.close()
+    yield new_page(browser, timeout_ms=30_000, **SIZES[request.param])
 
 
 def leave_with(page: Page, field_id: str, value: str) -> None:

@@ -10,19 +10,15 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from felab_sim.engine.models.model_presets import preset
+from tests.browser.conftest import new_page
 from tests.browser.test_phone_layout_browser import WIDE_PAGES
-from tests.browser.waits import SIMULATION_WAIT_MS
 
 PHONE = {"viewport": {"width": 320, "height": 640}, "is_mobile": True, "has_touch": True}
 
 
 @pytest.fixture
 def phone(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(**PHONE)
-    context.set_default_timeout(30_000)
-    context.set_default_navigation_timeout(SIMULATION_WAIT_MS)
-    yield context.new_page()
-    context.close()
+    yield new_page(browser, timeout_ms=30_000, **PHONE)
 
 
 def test_a_pasted_config_shows_the_kv_cache_by_layer_kind_on_a_phone(phone: Page, live_server):
@@ -60,9 +56,7 @@ VLLM_STARTUP = (Path(__file__).parent.parent / "data" / "vllm-startup-llama-3.1-
 
 @pytest.mark.parametrize("javascript", [True, False], ids=["htmx", "no JavaScript"])
 def test_a_10_kb_vllm_log_is_posted_and_read(browser: Browser, live_server, javascript):
-    context = browser.new_context(**PHONE, java_script_enabled=javascript)
-    context.set_default_timeout(30_000)
-    page = context.new_page()
+    page = new_page(browser, timeout_ms=30_000, **PHONE, java_script_enabled=javascript)
     try:
         page.goto(f"{live_server.url}/sim/calc/kv-cache/")
         page.get_by_label("Engine log").fill(VLLM_STARTUP)
@@ -74,4 +68,4 @@ def test_a_10_kb_vllm_log_is_posted_and_read(browser: Browser, live_server, java
             page.screenshot(path="/tmp/sec-posted-log-phone.png", full_page=False)
         assert page.evaluate(WIDE_PAGES) is None
     finally:
-        context.close()
+        page.close()

@@ -6,6 +6,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from lessons.models import Lesson
+from tests.browser.conftest import new_page
 from tests.browser.fields import type_and_leave
 from tests.conftest import SEED_CARD_URL
 from tests.quiz.clocks import MovableClock
@@ -21,10 +22,7 @@ def clock(monkeypatch) -> MovableClock:
 
 @pytest.fixture
 def phone(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(**PHONE)
-    context.set_default_timeout(10_000)
-    yield context.new_page()
-    context.close()
+    yield new_page(browser, timeout_ms=10_000, **PHONE)
 
 
 def _change(page: Page, label: str, value: str) -> None:

@@ -10,8 +10,8 @@ from playwright.sync_api import Browser, Page, expect
 
 from felab_sim.engine.course import chain
 from felab_sim.engine.models.model_presets import preset
+from tests.browser.conftest import new_page
 from tests.browser.test_phone_layout_browser import WIDE_PAGES
-from tests.browser.waits import SIMULATION_WAIT_MS
 
 PHONE = {"viewport": {"width": 375, "height": 700}, "is_mobile": True, "has_touch": True}
 CONFIG = json.dumps(preset("gpt-oss-20b").config, indent=2)
@@ -19,11 +19,7 @@ CONFIG = json.dumps(preset("gpt-oss-20b").config, indent=2)
 
 @pytest.fixture(params=[True, False], ids=["htmx", "no JavaScript"])
 def phone(request, browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(**PHONE, java_script_enabled=request.param)
-    context.set_default_timeout(30_000)
-    context.set_default_navigation_timeout(SIMULATION_WAIT_MS)
-    yield context.new_page()
-    context.close()
+    yield new_page(browser, timeout_ms=30_000, **PHONE, java_script_enabled=request.param)
 
 
 def test_a_preset_keeps_the_pasted_config(phone: Page, live_server):

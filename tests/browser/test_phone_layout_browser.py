@@ -7,7 +7,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from felab_sim.engine.calculators import CALCULATORS
 from lessons.models import Card
-from tests.browser.waits import SIMULATION_WAIT_MS
+from tests.browser.conftest import new_page
 
 WIDE_PAGES = """() => {
   const root = document.scrollingElement;
@@ -25,11 +25,7 @@ WIDE_PAGES = """() => {
 
 @pytest.fixture
 def phone_320(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 320, "height": 640})
-    context.set_default_timeout(30_000)
-    context.set_default_navigation_timeout(SIMULATION_WAIT_MS)
-    yield context.new_page()
-    context.close()
+    yield new_page(browser, timeout_ms=30_000, viewport={"width": 320, "height": 640})
 
 
 def too_wide(page: Page, url: str) -> str | None:
@@ -80,11 +76,9 @@ def overlapping(boxes: list[dict]) -> list[tuple[str, str]]:
 
 @pytest.fixture
 def phone_360(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 360, "height": 740}, is_mobile=True, has_touch=True)
-    context.set_default_timeout(30_000)
-    context.set_default_navigation_timeout(SIMULATION_WAIT_MS)
-    yield context.new_page()
-    context.close()
+    yield new_page(
+        browser, timeout_ms=30_000, viewport={"width": 360, "height": 740}, is_mobile=True, has_touch=True
+    )
 
 
 @pytest.mark.parametrize("name", list(CALCULATORS))

@@ -7,10 +7,9 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import new_page, screenshot
 from tests.browser.fields import type_and_leave
 from tests.browser.test_phone_layout_browser import WIDE_PAGES
-from tests.browser.waits import SIMULATION_WAIT_MS
 
 # A short curve keeps each page to a few hundred milliseconds of simulation on a busy machine.
 QUERY = "curve_max_concurrency=64"
@@ -21,13 +20,14 @@ def shot(page: Page, name: str) -> None:
 
 
 def _phone(browser: Browser, javascript: bool) -> Iterator[Page]:
-    context = browser.new_context(
-        viewport={"width": 375, "height": 740}, is_mobile=True, has_touch=True, java_script_enabled=javascript
+    yield new_page(
+        browser,
+        timeout_ms=30_000,
+        viewport={"width": 375, "height": 740},
+        is_mobile=True,
+        has_touch=True,
+        java_script_enabled=javascript,
     )
-    context.set_default_timeout(30_000)
-    context.set_default_navigation_timeout(SIMULATION_WAIT_MS)
-    yield context.new_page()
-    context.close()
 
 
 @pytest.fixture

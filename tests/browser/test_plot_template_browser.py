@@ -10,14 +10,14 @@ from plotly.utils import PlotlyJSONEncoder
 from felab_sim.charts import plots
 from felab_sim.engine.sweep.simulator import run_sweep
 from felab_sim.engine.sweep.sweep_params import SweepParams
+from tests.browser.conftest import new_page
 
 PLOTLY = Path(__file__).resolve().parents[2] / "static" / "vendor" / "plotly-basic-4.1.1.min.js"
 
 
 def _drawn(browser: Browser, figure: dict) -> bytes:
-    context = browser.new_context(viewport={"width": 800, "height": 700})
+    page = new_page(browser, timeout_ms=30_000, viewport={"width": 800, "height": 700})
     try:
-        page = context.new_page()
         page.set_content('<div id="chart" style="width: 760px"></div>')
         page.add_script_tag(path=str(PLOTLY))
         page.evaluate(
@@ -26,7 +26,7 @@ def _drawn(browser: Browser, figure: dict) -> bytes:
         )
         return page.locator("#chart").screenshot()
     finally:
-        context.close()
+        page.close()
 
 
 def _plain(value):

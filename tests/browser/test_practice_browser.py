@@ -12,6 +12,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from lessons.models import Lesson, PracticeTemplate
 from quiz.models import PracticeAttempt, PracticeState, Rating
+from tests.browser.conftest import new_page
 from tests.conftest import PASSWORD
 from tests.quiz.clocks import MovableClock
 
@@ -31,12 +32,12 @@ def expected(seed: int) -> float:
 
 @pytest.fixture(params=["htmx", "no-javascript"])
 def student(request, browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(
-        viewport={"width": 390, "height": 844}, java_script_enabled=request.param == "htmx"
+    yield new_page(
+        browser,
+        timeout_ms=TIMEOUT_MS,
+        viewport={"width": 390, "height": 844},
+        java_script_enabled=request.param == "htmx",
     )
-    context.set_default_timeout(TIMEOUT_MS)
-    yield context.new_page()
-    context.close()
 
 
 def answer(page: Page, typed: str) -> None:
@@ -123,9 +124,7 @@ def test_a_student_answers_right_close_off_and_in_another_unit_and_it_reaches_fs
 
 
 def test_n_opens_another_problem_once_answered(browser: Browser, live_lessons):
-    context = browser.new_context(viewport={"width": 1000, "height": 900})
-    context.set_default_timeout(TIMEOUT_MS)
-    page = context.new_page()
+    page = new_page(browser, timeout_ms=TIMEOUT_MS, viewport={"width": 1000, "height": 900})
     page.goto(problem_url(live_lessons, 9))
     page.get_by_label("Your answer", exact=False).fill(f"{expected(9)}")
     page.get_by_label("Your answer", exact=False).press("Enter")
@@ -134,15 +133,13 @@ def test_n_opens_another_problem_once_answered(browser: Browser, live_lessons):
     # The new seed is random: "seed=9" would also match a new seed 9123, so compare it whole.
     page.wait_for_url(lambda url: parse_qs(urlsplit(url).query).get("seed") not in (None, ["9"]))
     expect(page.get_by_label("Your answer", exact=False)).to_be_visible()
-    context.close()
+    page.close()
 
 
 def test_an_instructor_saves_a_template_and_one_is_refused_with_its_reason(
     browser: Browser, live_lessons, instructor: User
 ):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(TIMEOUT_MS)
-    page = context.new_page()
+    page = new_page(browser, timeout_ms=TIMEOUT_MS, viewport={"width": 1280, "height": 900})
     page.goto(live_lessons + "/admin/login/?next=/admin/")
     page.get_by_label("Username").fill(instructor.username)
     page.get_by_label("Password").fill(PASSWORD)
@@ -175,7 +172,7 @@ def test_an_instructor_saves_a_template_and_one_is_refused_with_its_reason(
     )
     draws = PracticeTemplate.objects.get(slug="browser-kv-users").draws
     assert draws == [{"name": "users", "values": [2, 4, 8]}]
-    context.close()
+    page.close()
 
 
 @pytest.mark.parametrize("javascript", [True, False], ids=["htmx", "no-javascript"])
@@ -183,9 +180,9 @@ def test_practice_index_and_due_practice_on_review_on_a_phone(
     browser: Browser, live_lessons, monkeypatch, javascript: bool
 ):
     clock = MovableClock(monkeypatch)  # the live server runs in this process: its clock moves too
-    context = browser.new_context(viewport={"width": 375, "height": 812}, java_script_enabled=javascript)
-    context.set_default_timeout(TIMEOUT_MS)
-    phone = context.new_page()
+    phone = new_page(
+        browser, timeout_ms=TIMEOUT_MS, viewport={"width": 375, "height": 812}, java_script_enabled=javascript
+    )
     phone.goto(live_lessons + "/")
     phone.get_by_role("link", name="Practice", exact=True).click()
     expect(phone.get_by_role("heading", name="Practice", exact=True)).to_be_visible()
@@ -215,4 +212,4 @@ def test_practice_index_and_due_practice_on_review_on_a_phone(
     # A draw, made for this visit (the link carries no seed: tests/quiz/test_review.py).
     assert parse_qs(urlsplit(phone.url).query).get("seed")
     expect(phone.get_by_label("Your answer", exact=False)).to_be_visible()
-    context.close()
+    phone.close()

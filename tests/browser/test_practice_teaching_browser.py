@@ -10,6 +10,7 @@ from playwright.sync_api import Browser, Page, expect
 from lessons.models import PracticeTemplate
 from quiz import clock as quiz_clock
 from quiz.models import PracticeAttempt, Rating
+from tests.browser.conftest import new_page
 from tests.conftest import PASSWORD
 from tests.quiz.clocks import MovableClock
 
@@ -83,9 +84,7 @@ def test_a_named_mistake_a_hint_a_right_second_try_mastery_and_the_instructors_c
     shot(phone, "5-progress")
     phone.locator("#practice-table").screenshot(path=f"/tmp/practice-teaching-{phone.mode}-5-table.png")  # type: ignore[attr-defined]
 
-    context = browser.new_context(viewport={"width": 375, "height": 812})
-    context.set_default_timeout(TIMEOUT_MS)
-    teacher = context.new_page()
+    teacher = new_page(browser, timeout_ms=TIMEOUT_MS, viewport={"width": 375, "height": 812})
     teacher.goto(live_lessons + "/accounts/login/?next=/instructor/")
     teacher.get_by_label("Username").fill(instructor.username)
     teacher.get_by_label("Password").fill(PASSWORD)
@@ -95,4 +94,4 @@ def test_a_named_mistake_a_hint_a_right_second_try_mastery_and_the_instructors_c
     expect(row).to_contain_text("kv-once: 1")
     expect(row).to_contain_text("after help 1")
     row.screenshot(path=f"/tmp/practice-teaching-{phone.mode}-6-instructor.png")  # type: ignore[attr-defined]
-    context.close()
+    teacher.close()

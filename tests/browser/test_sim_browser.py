@@ -3,6 +3,7 @@ import threading
 
 from playwright.sync_api import Page, expect
 
+from tests.browser.conftest import new_page
 from tests.browser.fields import type_and_leave
 
 
@@ -96,13 +97,13 @@ def test_start_a_real_sweep_watch_progress_and_see_the_result(
         # Its owner is told the run is theirs; a visitor who opens its address is not told whose.
         expect(page.locator(".lede")).to_contain_text("Against the practice server")
         expect(page.locator(".lede")).to_contain_text("by you")
-        stranger = browser.new_context().new_page()
+        stranger = new_page(browser, timeout_ms=30_000)
         stranger.goto(page.url)
         expect(stranger.locator(".lede")).to_contain_text("Against the practice server")
         for seen in (page, stranger):
             expect(seen.locator("body")).not_to_contain_text(server.api)
         expect(stranger.locator("body")).not_to_contain_text(re.compile(r"\bsam\b|by you"))
-        stranger.context.close()
+        stranger.close()
         # A task worker takes it from the queue, as `manage.py db_worker` would.
         worker = threading.Thread(target=work_off_the_queue, daemon=True)
         worker.start()

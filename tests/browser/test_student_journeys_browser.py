@@ -7,6 +7,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from lessons.models import Card, Lesson
+from tests.browser.conftest import new_page
 from tests.conftest import PASSWORD
 from tests.quiz.clocks import MovableClock
 
@@ -102,12 +103,13 @@ def test_a_second_space_after_space_showed_the_answer_does_not_hide_it(page: Pag
 
 @pytest.fixture
 def page_in_tokyo(browser) -> Iterator[Page]:
-    context = browser.new_context(
-        viewport={"width": 1000, "height": 900}, timezone_id="Asia/Tokyo", locale="en-GB"
+    yield new_page(
+        browser,
+        timeout_ms=10_000,
+        viewport={"width": 1000, "height": 900},
+        timezone_id="Asia/Tokyo",
+        locale="en-GB",
     )
-    context.set_default_timeout(10_000)
-    yield context.new_page()
-    context.close()
 
 
 def test_due_times_are_shown_in_the_students_own_time(page_in_tokyo: Page, live_lessons, clock):

@@ -8,7 +8,7 @@ from playwright.sync_api import Page, expect
 from lessons.models import Card
 from quiz.card_rating import rate_showing
 from quiz.models import CardState, LayerOpening, Rating, Review, Showing
-from tests.browser.conftest import _new_context
+from tests.browser.conftest import DESKTOP, new_page
 from tests.browser.test_accessibility import serious_violations
 from tests.conftest import PASSWORD, SEED_CARD_URL
 from tests.quiz.clocks import MovableClock
@@ -224,7 +224,7 @@ def test_two_students_on_the_same_card_each_see_only_their_own(
     page.keyboard.press("2")
     expect(page.locator("#rating-result")).to_contain_text("Saved: Hard")
 
-    other = _new_context(browser).new_page()
+    other = new_page(browser, **DESKTOP)
     other.goto(live_lessons + SEED_CARD_URL + "?answer=shown")
     expect(other.get_by_role("heading", name="In plain words")).to_be_visible()
     expect(other.locator(".typed-answer")).to_have_count(0)
@@ -233,7 +233,7 @@ def test_two_students_on_the_same_card_each_see_only_their_own(
     expect(other.get_by_role("button", name="Log out")).to_have_count(0)
     other.get_by_role("button", name="Easy").click()
     expect(other.locator("#rating-result")).to_contain_text("Saved: Easy")
-    other.context.close()
+    other.close()
 
     page.reload()
     expect(page.locator(".typed-answer")).to_contain_text("sam's own words")

@@ -6,6 +6,8 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page
 
+from tests.browser.conftest import new_page
+
 pytestmark = pytest.mark.browser
 
 FINGER = 44
@@ -18,10 +20,9 @@ SMALL_TARGETS = """(selector) => [...document.querySelectorAll(selector)]
 
 @pytest.fixture
 def phone(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 375, "height": 740}, is_mobile=True, has_touch=True)
-    context.set_default_timeout(30_000)
-    yield context.new_page()
-    context.close()
+    yield new_page(
+        browser, timeout_ms=30_000, viewport={"width": 375, "height": 740}, is_mobile=True, has_touch=True
+    )
 
 
 def test_nav_and_breadcrumb_links_are_44_px_targets_on_a_phone(phone: Page, live_lessons):

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.conftest import _new_context
+from tests.browser.conftest import DESKTOP, new_page
 from tests.browser.test_long_pages_browser import log_in
 from tests.support.site import PY, ROOT, Site, running_site, scratch_database
 
@@ -31,10 +31,7 @@ def hosts() -> Iterator[tuple[Site, Site]]:
 
 @pytest.fixture
 def two_browsers(browser: Browser) -> Iterator[tuple[Page, Page]]:
-    first, second = _new_context(browser), _new_context(browser)
-    yield first.new_page(), second.new_page()
-    first.close()
-    second.close()
+    yield new_page(browser, **DESKTOP), new_page(browser, **DESKTOP)
 
 
 def sign_up(page: Page, base: str, username: str) -> None:
@@ -61,8 +58,7 @@ def signed_out(page: Page, base: str) -> None:
 
 def test_a_student_deactivated_in_the_admin_is_signed_out_on_either_host(hosts, browser):
     one, two = hosts
-    context = _new_context(browser)
-    student = context.new_page()
+    student = new_page(browser, **DESKTOP)
     # The browser's cookie is sent to both hosts, as through a load balancer.
     sign_up(student, one.url, "jordan")
     signed_in_on_each_page(student, one.url)
@@ -74,9 +70,8 @@ def test_a_student_deactivated_in_the_admin_is_signed_out_on_either_host(hosts, 
         check=True,
         stdout=subprocess.DEVNULL,
     )
-    admin_context = _new_context(browser)
+    admin = new_page(browser, **DESKTOP)
     try:
-        admin = admin_context.new_page()
         log_in(admin, one.url, "ada", PASSWORD)
         admin.goto(one.url + "/admin/auth/user/?q=jordan")
         admin.get_by_role("link", name="jordan", exact=True).click()
@@ -84,28 +79,25 @@ def test_a_student_deactivated_in_the_admin_is_signed_out_on_either_host(hosts, 
         admin.get_by_role("button", name="Save", exact=True).click()
         expect(admin.get_by_text("was changed successfully")).to_be_visible()
     finally:
-        admin_context.close()
+        admin.close()
 
     signed_out(student, two.url)
     signed_out(student, one.url)
-    context.close()
 
 
 def test_a_log_out_on_one_host_ends_the_session_on_the_other(hosts, browser):
     one, two = hosts
-    context = _new_context(browser)
-    student = context.new_page()
+    student = new_page(browser, **DESKTOP)
     sign_up(student, one.url, "robin")
     signed_in_on_each_page(student, two.url)
-    cookie = next(c for c in context.cookies() if c["name"] == "sessionid")
+    cookie = next(c for c in student.context.cookies() if c["name"] == "sessionid")
 
     student.goto(one.url + "/")
     student.get_by_role("button", name="Log out").click()
     signed_out(student, one.url)
     # The old session cookie, replayed at the other host, is signed out there too.
-    context.add_cookies([cookie])
+    student.context.add_cookies([cookie])
     signed_out(student, two.url)
-    context.close()
 
 
 def test_a_password_changed_on_one_browser_signs_the_other_out_on_either_host(hosts, two_browsers):
