@@ -35,7 +35,17 @@ CHROMIUM_ARGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    # chrome.benchmarking.closeConnections(): a kept context drops its sockets after each test
+    # (_KeptContext.released says why).
+    "--enable-net-benchmarking",
 ]
+
+# What a kept context may be made with: how the visitor's browser looks, nothing it holds.
+# (storage_state, permissions or extra headers would be emptied or outlive the test.)
+KEEPABLE_OPTIONS = {"viewport", "is_mobile", "has_touch", "java_script_enabled", "timezone_id", "locale"}
+# Contexts kept per test process, the least recently used closed beyond it: each holds a
+# renderer for its blank page, and a module's tests use one to three kinds of page.
+KEPT_CONTEXTS = 6
 
 
 class _KeptContext:
@@ -44,20 +54,27 @@ class _KeptContext:
     Chromium spends about half a second of CPU on a new context's first page (a renderer process
     started for the blank page, then another for the site); a page opened in a context that
     already has one open costs half that. A test gets a new page in a kept context that no other
-    open page uses, with its cookies, permissions and the storage of every origin it has visited
-    emptied first: what a new context would hold. Routes, headers and init scripts a test needs
-    go on its page, never on the context, so none outlives the test (a test that needs them on a
-    context makes its own with browser.new_context())."""
+    open page uses, with its cookies, permissions and the storage of every origin its pages
+    visited emptied first: what a new context would hold, but for the HTTP cache, which keeps
+    the static files (a returning visitor's; the app's pages and JSON carry no caching headers,
+    so no response of an earlier test's database is reused). Routes, headers and init scripts a
+    test needs go on its page, never on the context, so none outlives the test (a test that
+    needs them on a context makes its own with browser.new_context())."""
 
     def __init__(self, context: BrowserContext) -> None:
         self.context = context
         self.blank = context.new_page()
         self.origins: set[str] = set()
         self.closed = False
+        self.used_by_this_test = False
         context.on("close", self._closed)
+        context.on("page", lambda page: page.on("framenavigated", self._visited))
 
     def _closed(self, _context: BrowserContext) -> None:
         self.closed = True
+
+    def usable(self) -> bool:
+        return not self.closed and not self.blank.is_closed()
 
     def in_use(self) -> bool:
         return any(page is not self.blank for page in self.context.pages)
@@ -79,14 +96,20 @@ class _KeptContext:
         return self
 
     def new_page(self) -> Page:
-        page = self.context.new_page()
-        page.on("framenavigated", self._visited)
-        return page
+        self.used_by_this_test = True
+        return self.context.new_page()
 
-    def close_pages(self) -> None:
+    def released(self) -> None:
+        """Closes the test's pages and the context's sockets. Django's test server serves each
+        kept-alive connection on a thread of its own, which holds its database connection until
+        the socket closes: sockets left open by every kept context would hold tens of
+        PostgreSQL connections between tests, where a closed context held none."""
         for page in self.context.pages:
             if page is not self.blank:
                 page.close()
+        if self.used_by_this_test:
+            self.blank.evaluate("() => chrome.benchmarking.closeConnections()")
+            self.used_by_this_test = False
 
 
 class _OpenChromium:
@@ -101,7 +124,7 @@ class _OpenChromium:
     def __init__(self) -> None:
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
-        self._kept: dict[str, list[_KeptContext]] = {}
+        self._kept: list[tuple[str, _KeptContext]] = []  # the least recently used first
 
     def get(self) -> Browser:
         if self._browser is not None and not self._browser.is_connected():
@@ -123,30 +146,39 @@ class _OpenChromium:
     def new_page(self, **options) -> Page:
         """A page with no cookies or storage from any earlier page, in a context made with
         ``options`` (browser.new_context's) that no page open now uses."""
+        unkeepable = set(options) - KEEPABLE_OPTIONS
+        assert not unkeepable, f"a context with {sorted(unkeepable)} is a test's own: browser.new_context()"
         browser = self.get()
-        kept = self._kept.setdefault(json.dumps(options, sort_keys=True), [])
-        kept[:] = [each for each in kept if not each.closed]
-        free = next((each for each in kept if not each.in_use()), None)
+        key = json.dumps(options, sort_keys=True)
+        for _key, kept in [entry for entry in self._kept if not entry[1].usable()]:
+            self._kept.remove((_key, kept))
+            if not kept.closed:
+                kept.context.close()
+        free = next((entry for entry in self._kept if entry[0] == key and not entry[1].in_use()), None)
         if free is None:
-            free = _KeptContext(browser.new_context(**options))
-            kept.append(free)
+            idle = [entry for entry in self._kept if not entry[1].in_use()]
+            if len(self._kept) >= KEPT_CONTEXTS and idle:
+                self._kept.remove(idle[0])
+                idle[0][1].context.close()
+            free = (key, _KeptContext(browser.new_context(**options)))
         else:
-            free.emptied()
-        return free.new_page()
+            self._kept.remove(free)
+            free[1].emptied()
+        self._kept.append(free)
+        return free[1].new_page()
 
     def tidy(self, context: BrowserContext) -> None:
-        """Closes what a test left open: a kept context's pages, any other context whole."""
-        for each in self._kept.values():
-            for kept in each:
-                if kept.context is context and not kept.closed:
-                    kept.close_pages()
-                    return
-        context.close()
+        """After a test: a kept context released, any other context closed."""
+        kept = next((kept for _key, kept in self._kept if kept.context is context), None)
+        if kept is not None and kept.usable():
+            kept.released()
+        else:
+            context.close()
 
     def close(self) -> None:
         browser, playwright = self._browser, self._playwright
         self._browser = self._playwright = None
-        self._kept = {}
+        self._kept = []
         try:
             if browser is not None:
                 browser.close()
@@ -169,7 +201,7 @@ def _chromium_closed_at_the_end() -> Iterator[None]:
 def browser(_chromium_closed_at_the_end) -> Iterator[Browser]:
     browser = OPEN_CHROMIUM.get()
     yield browser
-    # A test that failed half-way may leave pages and contexts open; the next test starts without them.
+    # The pages and contexts a test leaves open (the page fixtures' among them) are closed here.
     for context in browser.contexts:
         OPEN_CHROMIUM.tidy(context)
 

@@ -1,9 +1,13 @@
 """Every browser test's page starts as a new visitor's would, though Chromium keeps contexts open
-between tests (conftest.py's new_page): nothing one test's page kept reaches the next."""
+between tests (conftest.py's new_page): nothing one test's page kept reaches the next, and no
+connection to the site outlives the test."""
+
+import time
+from urllib.parse import urlsplit
 
 from playwright.sync_api import Browser, Page
 
-from tests.browser.conftest import new_page
+from tests.browser.conftest import OPEN_CHROMIUM, new_page
 
 PHONE = {"viewport": {"width": 375, "height": 812}}
 
@@ -11,15 +15,18 @@ PHONE = {"viewport": {"width": 375, "height": 812}}
 def kept_something(page: Page, origin: str) -> None:
     page.goto(origin + "/healthz")
     page.context.add_cookies([{"name": "left_behind", "value": "someone-else", "url": origin}])
-    page.evaluate("() => { localStorage.setItem('htmx-history-cache', '[1]'); }")
+    page.evaluate(
+        "() => { localStorage.setItem('left', 'local'); sessionStorage.setItem('left', 'session'); }"
+    )
     page.context.grant_permissions(["clipboard-read"], origin=origin)
 
 
-def what_it_finds(page: Page, origin: str) -> tuple[list, object, str]:
+def what_it_finds(page: Page, origin: str) -> tuple[list[str], object, object, str]:
     page.goto(origin + "/healthz")
     return (
-        page.context.cookies(),
-        page.evaluate("() => localStorage.getItem('htmx-history-cache')"),
+        [cookie["value"] for cookie in page.context.cookies()],
+        page.evaluate("() => localStorage.getItem('left')"),
+        page.evaluate("() => sessionStorage.getItem('left')"),
         page.evaluate("async () => (await navigator.permissions.query({name: 'clipboard-read'})).state"),
     )
 
@@ -29,21 +36,24 @@ def test_a_page_after_another_has_closed_finds_none_of_its_cookies_storage_or_pe
 ):
     first = new_page(browser, **PHONE)
     kept_something(first, live_server.url)
-    cookies, stored, permission = what_it_finds(first, live_server.url)
-    assert ([cookie["value"] for cookie in cookies], stored, permission) == (
-        ["someone-else"],
-        "[1]",
-        "granted",
-    )
+    assert what_it_finds(first, live_server.url) == (["someone-else"], "local", "session", "granted")
     first.close()
 
     second = new_page(browser, **PHONE)
     # The same context, handed on: what this test checks is that it arrives emptied.
     assert second.context is first.context
-    cookies, stored, permission = what_it_finds(second, live_server.url)
-    assert cookies == []
-    assert stored is None
-    assert permission == "prompt"
+    assert what_it_finds(second, live_server.url) == ([], None, None, "prompt")
+
+
+def test_what_a_popup_stored_is_emptied_too(browser: Browser, live_server):
+    first = new_page(browser, **PHONE)
+    popup = first.context.new_page()
+    kept_something(popup, live_server.url)
+    first.close()
+    popup.close()
+    second = new_page(browser, **PHONE)
+    assert second.context is first.context
+    assert what_it_finds(second, live_server.url) == ([], None, None, "prompt")
 
 
 def test_two_pages_open_at_once_are_two_visitors(browser: Browser, live_server):
@@ -51,7 +61,7 @@ def test_two_pages_open_at_once_are_two_visitors(browser: Browser, live_server):
     kept_something(first, live_server.url)
     second = new_page(browser, **PHONE)
     assert second.context is not first.context
-    assert what_it_finds(second, live_server.url)[:2] == ([], None)
+    assert what_it_finds(second, live_server.url)[:3] == ([], None, None)
     # And the first still has its own.
     assert [cookie["value"] for cookie in first.context.cookies()] == ["someone-else"]
 
@@ -62,3 +72,29 @@ def test_a_context_a_test_closed_is_not_handed_out_again(browser: Browser, live_
     second = new_page(browser, **PHONE)
     second.goto(live_server.url + "/healthz")
     assert second.context is not first.context
+
+
+def connections_to(port: int) -> int:
+    """Established TCP connections whose local end is ``port``: the site's side of each."""
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as rows:
+            next(rows)
+            for row in rows:
+                local, _remote, state = row.split()[1:4]
+                if int(local.rsplit(":", 1)[1], 16) == port and state == "01":
+                    count += 1
+    return count
+
+
+def test_after_a_test_no_connection_to_the_site_stays_open(browser: Browser, live_server):
+    port = urlsplit(live_server.url).port
+    page = new_page(browser, **PHONE)
+    page.goto(live_server.url + "/healthz")
+    assert connections_to(port) > 0  # kept alive while the test runs
+    OPEN_CHROMIUM.tidy(page.context)  # what the browser fixture does after every test
+    assert page.is_closed()
+    deadline = time.monotonic() + 10
+    while connections_to(port) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert connections_to(port) == 0
