@@ -16,6 +16,7 @@ from playwright.sync_api import (
     expect,
     sync_playwright,
 )
+from playwright.sync_api import Error as PlaywrightError
 
 from tests.browser.waits import SIMULATION_WAIT_MS
 
@@ -68,7 +69,12 @@ class _KeptContext:
         self.closed = False
         self.used_by_this_test = False
         context.on("close", self._closed)
-        context.on("page", lambda page: page.on("framenavigated", self._visited))
+        context.on("page", self._opened)
+
+    def _opened(self, page: Page) -> None:
+        # A popup's page event comes once its first navigation has committed: its address now.
+        self._visited(page.main_frame)
+        page.on("framenavigated", self._visited)
 
     def _closed(self, _context: BrowserContext) -> None:
         self.closed = True
@@ -108,7 +114,10 @@ class _KeptContext:
             if page is not self.blank:
                 page.close()
         if self.used_by_this_test:
-            self.blank.evaluate("() => chrome.benchmarking.closeConnections()")
+            try:
+                self.blank.evaluate("() => chrome.benchmarking.closeConnections()")
+            except PlaywrightError:
+                self.context.close()  # its sockets go with it; the next test gets a new context
             self.used_by_this_test = False
 
 
@@ -118,8 +127,9 @@ class _OpenChromium:
     thread while it is open, and tests elsewhere (the practice server's, the load test's) call
     asyncio.run(), which refuses to start inside a running loop. Launching costs about a second of
     CPU between Playwright's driver and Chromium, once per run of browser tests, not per module.
-    tests/conftest.py's pytest_runtest_setup closes it. Its contexts are kept too, one set per
-    set of options (_KeptContext says how each test still starts with nothing of another's)."""
+    tests/conftest.py's pytest_runtest_setup closes it. Its contexts are kept too, at most
+    KEPT_CONTEXTS of them, the least recently used closed first (_KeptContext says how each test
+    still starts with nothing of another's)."""
 
     def __init__(self) -> None:
         self._playwright: Playwright | None = None
@@ -150,16 +160,16 @@ class _OpenChromium:
         assert not unkeepable, f"a context with {sorted(unkeepable)} is a test's own: browser.new_context()"
         browser = self.get()
         key = json.dumps(options, sort_keys=True)
-        for _key, kept in [entry for entry in self._kept if not entry[1].usable()]:
-            self._kept.remove((_key, kept))
-            if not kept.closed:
-                kept.context.close()
-        free = next((entry for entry in self._kept if entry[0] == key and not entry[1].in_use()), None)
+        # One whose blank page is gone is no longer kept; `tidy` closes it after the test using it.
+        self._kept = [entry for entry in self._kept if entry[1].usable()]
+        free = next(
+            (entry for entry in reversed(self._kept) if entry[0] == key and not entry[1].in_use()), None
+        )
         if free is None:
             idle = [entry for entry in self._kept if not entry[1].in_use()]
-            if len(self._kept) >= KEPT_CONTEXTS and idle:
-                self._kept.remove(idle[0])
-                idle[0][1].context.close()
+            for entry in idle[: max(0, len(self._kept) + 1 - KEPT_CONTEXTS)]:
+                self._kept.remove(entry)
+                entry[1].context.close()
             free = (key, _KeptContext(browser.new_context(**options)))
         else:
             self._kept.remove(free)
