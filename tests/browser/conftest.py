@@ -90,7 +90,7 @@ class _KeptContext:
         if frame.parent_frame is None and address.scheme in ("http", "https"):
             self.origins.add(f"{address.scheme}://{address.netloc}")
 
-    def emptied(self) -> "_KeptContext":
+    def emptied(self) -> None:
         self.context.clear_cookies()
         self.context.clear_permissions()
         if self.origins:
@@ -99,7 +99,6 @@ class _KeptContext:
                 session.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
             session.detach()
             self.origins.clear()
-        return self
 
     def new_page(self) -> Page:
         self.used_by_this_test = True

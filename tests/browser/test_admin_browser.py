@@ -169,8 +169,8 @@ def instructor_page(
 
 
 @pytest.fixture
-def student_page(browser: Browser) -> Iterator[Page]:
-    yield new_page(browser, timeout_ms=TIMEOUT_MS)
+def student_page(browser: Browser) -> Page:
+    return new_page(browser, timeout_ms=TIMEOUT_MS)
 
 
 def models_instructors_may_change(group: Group) -> set[type[Model]]:

@@ -1,8 +1,6 @@
 """The chain page in Chromium at a phone's 375 px: a student asks "70B on one GPU?" and gets
 each step with its link, with JavaScript (htmx redraws in place) and without (the plain form)."""
 
-from collections.abc import Iterator
-
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
@@ -13,18 +11,18 @@ from tests.browser.test_phone_layout_browser import WIDE_PAGES
 PHONE = {"viewport": {"width": 375, "height": 740}, "is_mobile": True, "has_touch": True}
 
 
-def _phone(browser: Browser, **options) -> Iterator[Page]:
-    yield new_page(browser, timeout_ms=30_000, **PHONE, **options)
+def _phone(browser: Browser, **options) -> Page:
+    return new_page(browser, timeout_ms=30_000, **PHONE, **options)
 
 
 @pytest.fixture
-def phone(browser: Browser) -> Iterator[Page]:
-    yield from _phone(browser)
+def phone(browser: Browser) -> Page:
+    return _phone(browser)
 
 
 @pytest.fixture
-def phone_without_js(browser: Browser) -> Iterator[Page]:
-    yield from _phone(browser, java_script_enabled=False)
+def phone_without_js(browser: Browser) -> Page:
+    return _phone(browser, java_script_enabled=False)
 
 
 def test_with_htmx_bf16_stops_the_chain_in_place_and_fp8_walks_it_again(phone: Page, live_server):

@@ -1,8 +1,6 @@
 """The engine page in Chromium: a student changes max_num_seqs and sees the binding limit and the
 charts redrawn, with JavaScript (htmx, in place) and without (the plain GET form), on a phone."""
 
-from collections.abc import Iterator
-
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
@@ -22,8 +20,8 @@ def _patient(page: Page, page_without_js: Page) -> None:
 
 
 @pytest.fixture
-def phone(browser: Browser) -> Iterator[Page]:
-    yield new_page(
+def phone(browser: Browser) -> Page:
+    return new_page(
         browser, timeout_ms=30_000, viewport={"width": 320, "height": 640}, is_mobile=True, has_touch=True
     )
 

@@ -1,23 +1,21 @@
 """A setting out of its range, with JavaScript on: htmx sends nothing, so the page must say why
 (under the field) and mark the old results as not matching the settings until they do again."""
 
-from collections.abc import Iterator
-
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from felab_sim.engine.calculators import CALCULATORS
-from tests.browser.conftest import new_page
+from tests.browser.conftest import DESKTOP, new_page
 
 SIZES = {
-    "desktop": {"viewport": {"width": 1000, "height": 900}},
+    "desktop": DESKTOP,
     "phone": {"viewport": {"width": 360, "height": 740}, "is_mobile": True, "has_touch": True},
 }
 
 
 @pytest.fixture(params=list(SIZES))
-def screen(request, browser: Browser) -> Iterator[Page]:
-    yield new_page(browser, timeout_ms=30_000, **SIZES[request.param])
+def screen(request, browser: Browser) -> Page:
+    return new_page(browser, timeout_ms=30_000, **SIZES[request.param])
 
 
 def leave_with(page: Page, field_id: str, value: str) -> None:

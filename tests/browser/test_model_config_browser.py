@@ -3,7 +3,6 @@ phone, with and without JavaScript: the paste is posted (an address holding it w
 for servers), the KV cache by layer kind and the engine's pool appear, and nothing scrolls sideways."""
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,8 +16,8 @@ PHONE = {"viewport": {"width": 320, "height": 640}, "is_mobile": True, "has_touc
 
 
 @pytest.fixture
-def phone(browser: Browser) -> Iterator[Page]:
-    yield new_page(browser, timeout_ms=30_000, **PHONE)
+def phone(browser: Browser) -> Page:
+    return new_page(browser, timeout_ms=30_000, **PHONE)
 
 
 def test_a_pasted_config_shows_the_kv_cache_by_layer_kind_on_a_phone(phone: Page, live_server):

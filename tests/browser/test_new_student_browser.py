@@ -1,7 +1,5 @@
 """What a new student tripped over (issue 10), checked in Chromium: desktop and phone, with and without JS."""
 
-from collections.abc import Iterator
-
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
@@ -21,8 +19,8 @@ def clock(monkeypatch) -> MovableClock:
 
 
 @pytest.fixture
-def phone(browser: Browser) -> Iterator[Page]:
-    yield new_page(browser, timeout_ms=10_000, **PHONE)
+def phone(browser: Browser) -> Page:
+    return new_page(browser, timeout_ms=10_000, **PHONE)
 
 
 def _change(page: Page, label: str, value: str) -> None:

@@ -3,7 +3,6 @@ chain's step keep the paste (they post the form, since no link can carry it), an
 shows the preset's values or the step's figure."""
 
 import json
-from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
@@ -18,8 +17,8 @@ CONFIG = json.dumps(preset("gpt-oss-20b").config, indent=2)
 
 
 @pytest.fixture(params=[True, False], ids=["htmx", "no JavaScript"])
-def phone(request, browser: Browser) -> Iterator[Page]:
-    yield new_page(browser, timeout_ms=30_000, **PHONE, java_script_enabled=request.param)
+def phone(request, browser: Browser) -> Page:
+    return new_page(browser, timeout_ms=30_000, **PHONE, java_script_enabled=request.param)
 
 
 def test_a_preset_keeps_the_pasted_config(phone: Page, live_server):

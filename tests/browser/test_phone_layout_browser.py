@@ -1,7 +1,5 @@
 """Nothing scrolls sideways on a 320 px phone: every card with all of it open, every calculator, /sim/."""
 
-from collections.abc import Iterator
-
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
@@ -24,8 +22,8 @@ WIDE_PAGES = """() => {
 
 
 @pytest.fixture
-def phone_320(browser: Browser) -> Iterator[Page]:
-    yield new_page(browser, timeout_ms=30_000, viewport={"width": 320, "height": 640})
+def phone_320(browser: Browser) -> Page:
+    return new_page(browser, timeout_ms=30_000, viewport={"width": 320, "height": 640})
 
 
 def too_wide(page: Page, url: str) -> str | None:
@@ -75,8 +73,8 @@ def overlapping(boxes: list[dict]) -> list[tuple[str, str]]:
 
 
 @pytest.fixture
-def phone_360(browser: Browser) -> Iterator[Page]:
-    yield new_page(
+def phone_360(browser: Browser) -> Page:
+    return new_page(
         browser, timeout_ms=30_000, viewport={"width": 360, "height": 740}, is_mobile=True, has_touch=True
     )
 

@@ -2,8 +2,6 @@
 answer in place; without it the form posts and the table of points carries every figure; a bad
 target is refused under its field."""
 
-from collections.abc import Iterator
-
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
@@ -19,8 +17,8 @@ def shot(page: Page, name: str) -> None:
     screenshot(page, name, "#engine-planner")
 
 
-def _phone(browser: Browser, javascript: bool) -> Iterator[Page]:
-    yield new_page(
+def _phone(browser: Browser, javascript: bool) -> Page:
+    return new_page(
         browser,
         timeout_ms=30_000,
         viewport={"width": 375, "height": 740},
@@ -31,13 +29,13 @@ def _phone(browser: Browser, javascript: bool) -> Iterator[Page]:
 
 
 @pytest.fixture
-def phone(browser: Browser) -> Iterator[Page]:
-    yield from _phone(browser, True)
+def phone(browser: Browser) -> Page:
+    return _phone(browser, True)
 
 
 @pytest.fixture
-def phone_without_js(browser: Browser) -> Iterator[Page]:
-    yield from _phone(browser, False)
+def phone_without_js(browser: Browser) -> Page:
+    return _phone(browser, False)
 
 
 def test_on_a_phone_a_tighter_tpot_target_redraws_the_best_concurrency_in_place(phone: Page, live_server):

@@ -3,7 +3,6 @@ and without JavaScript, sees each verdict and the worked solution, changes a rat
 them all in FSRS and on /progress/; /practice/ and /review/ on a phone; Enter and N on the
 keyboard; an instructor saves a template and sees another refused with its reason."""
 
-from collections.abc import Iterator
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -12,7 +11,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from lessons.models import Lesson, PracticeTemplate
 from quiz.models import PracticeAttempt, PracticeState, Rating
-from tests.browser.conftest import new_page
+from tests.browser.conftest import DESKTOP, new_page
 from tests.conftest import PASSWORD
 from tests.quiz.clocks import MovableClock
 
@@ -31,8 +30,8 @@ def expected(seed: int) -> float:
 
 
 @pytest.fixture(params=["htmx", "no-javascript"])
-def student(request, browser: Browser) -> Iterator[Page]:
-    yield new_page(
+def student(request, browser: Browser) -> Page:
+    return new_page(
         browser,
         timeout_ms=TIMEOUT_MS,
         viewport={"width": 390, "height": 844},
@@ -124,7 +123,7 @@ def test_a_student_answers_right_close_off_and_in_another_unit_and_it_reaches_fs
 
 
 def test_n_opens_another_problem_once_answered(browser: Browser, live_lessons):
-    page = new_page(browser, timeout_ms=TIMEOUT_MS, viewport={"width": 1000, "height": 900})
+    page = new_page(browser, timeout_ms=TIMEOUT_MS, **DESKTOP)
     page.goto(problem_url(live_lessons, 9))
     page.get_by_label("Your answer", exact=False).fill(f"{expected(9)}")
     page.get_by_label("Your answer", exact=False).press("Enter")

@@ -2,7 +2,6 @@
 field that causes it, within one screen of it, with JavaScript (htmx redraws it in place) and
 without (the plain form), and a summary at the top of the form links to the field."""
 
-from collections.abc import Iterator
 from urllib.parse import urlencode
 
 import pytest
@@ -15,18 +14,18 @@ from tests.support.engine_runs import ON_A_4090, ON_A_4090_QUERY
 PHONE = {"viewport": {"width": 375, "height": 740}, "is_mobile": True, "has_touch": True}
 
 
-def _phone(browser: Browser, **options) -> Iterator[Page]:
-    yield new_page(browser, timeout_ms=30_000, **PHONE, **options)
+def _phone(browser: Browser, **options) -> Page:
+    return new_page(browser, timeout_ms=30_000, **PHONE, **options)
 
 
 @pytest.fixture
-def phone(browser: Browser) -> Iterator[Page]:
-    yield from _phone(browser)
+def phone(browser: Browser) -> Page:
+    return _phone(browser)
 
 
 @pytest.fixture
-def phone_without_js(browser: Browser) -> Iterator[Page]:
-    yield from _phone(browser, java_script_enabled=False)
+def phone_without_js(browser: Browser) -> Page:
+    return _phone(browser, java_script_enabled=False)
 
 
 def assert_within_a_screen(page: Page, field_id: str, words: str) -> None:

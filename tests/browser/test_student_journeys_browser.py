@@ -1,13 +1,12 @@
 """A student finding the way on: the last card of a lesson, logging in from a card, a card's details."""
 
 import re
-from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Page, expect
 
 from lessons.models import Card, Lesson
-from tests.browser.conftest import new_page
+from tests.browser.conftest import DESKTOP, new_page
 from tests.conftest import PASSWORD
 from tests.quiz.clocks import MovableClock
 
@@ -102,11 +101,11 @@ def test_a_second_space_after_space_showed_the_answer_does_not_hide_it(page: Pag
 
 
 @pytest.fixture
-def page_in_tokyo(browser) -> Iterator[Page]:
-    yield new_page(
+def page_in_tokyo(browser) -> Page:
+    return new_page(
         browser,
         timeout_ms=10_000,
-        viewport={"width": 1000, "height": 900},
+        **DESKTOP,
         timezone_id="Asia/Tokyo",
         locale="en-GB",
     )

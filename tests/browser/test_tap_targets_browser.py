@@ -1,8 +1,6 @@
 """On a 375 px phone every nav and breadcrumb link, and the sign-up checkbox's target, is at
 least 44 px each way: a finger's width."""
 
-from collections.abc import Iterator
-
 import pytest
 from playwright.sync_api import Browser, Page
 
@@ -19,8 +17,8 @@ SMALL_TARGETS = """(selector) => [...document.querySelectorAll(selector)]
 
 
 @pytest.fixture
-def phone(browser: Browser) -> Iterator[Page]:
-    yield new_page(
+def phone(browser: Browser) -> Page:
+    return new_page(
         browser, timeout_ms=30_000, viewport={"width": 375, "height": 740}, is_mobile=True, has_touch=True
     )
 

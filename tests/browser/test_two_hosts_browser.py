@@ -30,8 +30,8 @@ def hosts() -> Iterator[tuple[Site, Site]]:
 
 
 @pytest.fixture
-def two_browsers(browser: Browser) -> Iterator[tuple[Page, Page]]:
-    yield new_page(browser, **DESKTOP), new_page(browser, **DESKTOP)
+def two_browsers(browser: Browser) -> tuple[Page, Page]:
+    return new_page(browser, **DESKTOP), new_page(browser, **DESKTOP)
 
 
 def sign_up(page: Page, base: str, username: str) -> None:
