@@ -15,7 +15,8 @@ They are read from the stored serving_predictions.json; ``--export-serving`` rer
 them and rewrites it (a few minutes).
 
 ``--fit-serving`` refits each engine's fixed cost a request (servers.REQUEST_FIXED_S) on the
-fitted group of the serving runs alone.
+fitted group of the serving runs alone, vLLM's with the rate of a grouped product of MXFP4
+experts (its fitted runs are gpt-oss-120b's); about twenty minutes.
 
 ``--fit`` reruns the one least-squares fit (felab_sim/engine/hardware/calibration.py): over vLLM's step
 overhead and the RTX PRO 6000's memory efficiency, every metric of all three runs, each error
@@ -43,6 +44,7 @@ from felab_sim.engine.models.model_presets import preset  # noqa: E402
 from felab_sim.engine.serving.anchors import anchor_runs  # noqa: E402
 from felab_sim.engine.serving.serving_runs import runs as serving_runs  # noqa: E402
 from felab_sim.engine.serving.serving_validation import (  # noqa: E402
+    FOUR_BIT_SHARE_GRID,
     PREDICTIONS_FILE,
     compute_predictions,
     export_predictions,
@@ -182,18 +184,22 @@ def main() -> int:
     )
     args = parser.parse_args()
     if args.fit_serving:
-        for engine in ("vllm", "sglang"):
-            scored = fit_front_end(engine)
-            for serial, fixed, score in sorted(scored):
+        # vLLM's fitted runs are the 4-bit ones: the rate of their grouped expert products is
+        # fitted with its front end.
+        for engine, shares in (("vllm", FOUR_BIT_SHARE_GRID), ("sglang", (None,))):
+            scored = fit_front_end(engine, shares)
+            for share, serial, fixed, score in sorted(scored, key=lambda found: (found[0] or 0, found[1])):
+                rate = "" if share is None else f"4-bit grouped products at {share:.3f} × BF16, "
                 print(
-                    f"  {engine}: {1000 * serial:4.1f} ms one at a time, {1000 * fixed:6.1f} ms delay: {score:.3f}"
+                    f"  {engine}: {rate}{1000 * serial:4.1f} ms one at a time, {1000 * fixed:6.1f} ms delay: {score:.3f}"
                 )
-            serial, _, _ = scored[0]
-            value, found, _ = fit_request_fixed(engine, serial)
-            for run_id, share in found:
-                print(f"  {run_id}: measured median TTFT − felab's {1000 * share:+.1f} ms")
+            share, serial, _, _ = scored[0]
+            value, found, _ = fit_request_fixed(engine, serial, share)
+            for run_id, residual in found:
+                print(f"  {run_id}: measured median TTFT − felab's {1000 * residual:+.1f} ms")
+            rate = "" if share is None else f"4-bit grouped products at {share:.3f} × BF16; "
             print(
-                f"{engine}: {1000 * serial:.1f} ms a request one at a time, then {1000 * value:.1f} ms "
+                f"{engine}: {rate}{1000 * serial:.1f} ms a request one at a time, then {1000 * value:.1f} ms "
                 f"(the median of {len(found)} fitted runs)",
                 flush=True,
             )

@@ -159,7 +159,9 @@ def test_sglangs_poll_interval_holds_a_new_request_back_for_decode_steps():
 def test_the_request_cost_is_fitted_on_fitted_runs_only(monkeypatch):
     seen = []
 
-    def fake_simulate(run, work_budget=None, request_fixed_s=None, request_serial_s=None):
+    def fake_simulate(
+        run, work_budget=None, request_fixed_s=None, request_serial_s=None, four_bit_grouped_share=None
+    ):
         assert request_fixed_s == 0.0  # the fit measures what the steps alone leave
         seen.append(run.run_id)
         return run

@@ -11,6 +11,7 @@ import pytest
 
 from felab_sim.engine.hardware.calibration import (
     DEQUANT_WEIGHTS_PER_S,
+    FOUR_BIT_GROUPED_SHARE,
     SMALL_KERNEL_LATENCY_S,
     engine_calibration,
 )
@@ -147,6 +148,50 @@ def test_four_bit_weights_are_unpacked_on_hopper_and_multiplied_as_they_are_on_b
     assert blackwell.dequant_s == 0 and blackwell.linear_compute_s < blackwell.weights_s
     bf16 = model_cost(GPT_OSS, 2.0, 2.0, Parallelism(4))
     assert step_cost(bf16, H100, engine_calibration(H100), load, Parallelism(4)).dequant_s == 0
+
+
+def test_a_grouped_product_of_four_bit_experts_runs_at_its_fitted_share_of_the_bf16_rate():
+    # The engines' MXFP4 expert kernels multiply below a BF16 product of the same rows (fitted on
+    # the 4-bit fitted serving runs: calibration.py); experts in BF16 or FP8 are not slowed.
+    assert 0 < FOUR_BIT_GROUPED_SHARE < 1
+    calibration = engine_calibration(B200)
+    load = prefill_load(8192, GPT_OSS.sliding_window)
+    four_bit = step_cost(
+        model_cost(GPT_OSS, PRECISIONS["mxfp4"], 2.0, Parallelism(4)), B200, calibration, load, Parallelism(4)
+    )
+    rows = 8192 * 4 / 128
+    assert four_bit.expert_rows == pytest.approx(rows)
+    bf16_rate = calibration.flops(B200, 2.0) * calibration.matrix_share(rows)
+    assert four_bit.grouped_rate == pytest.approx(bf16_rate * FOUR_BIT_GROUPED_SHARE)
+    bf16 = step_cost(model_cost(GPT_OSS, 2.0, 2.0, Parallelism(4)), B200, calibration, load, Parallelism(4))
+    assert bf16.grouped_rate == pytest.approx(bf16_rate)
+    assert four_bit.grouped_flops == pytest.approx(bf16.grouped_flops)
+    slower = four_bit.grouped_flops / four_bit.grouped_rate - bf16.grouped_flops / bf16.grouped_rate
+    assert four_bit.linear_compute_s - bf16.linear_compute_s == pytest.approx(slower)
+
+
+def test_unpacking_runs_beside_the_products_of_the_weights_it_unpacks():
+    # The ordinary cores unpack 4-bit weights while the tensor cores multiply them: the longer of
+    # the two binds. A decode step's few rows leave the unpacking longer; a prompt's many, the
+    # products.
+    parallel = Parallelism(4)
+    cost = model_cost(GPT_OSS, PRECISIONS["mxfp4"], 2.0, parallel)
+    calibration = engine_calibration(H100)
+    no_unpacking = replace(calibration, dequant_weights_per_s=None)
+    decode = decode_load(16, 1400, GPT_OSS.sliding_window)
+    step = step_cost(cost, H100, calibration, decode, parallel)
+    products = step.grouped_flops / step.grouped_rate
+    assert step.dequant_s > products > 0
+    assert step.unpacking_beyond_s == pytest.approx(step.dequant_s - products)
+    without = step_cost(cost, H100, no_unpacking, decode, parallel)
+    assert step.linear_compute_s == pytest.approx(without.linear_compute_s - products + step.dequant_s)
+    prompt = prefill_load(8192, GPT_OSS.sliding_window)
+    step = step_cost(cost, H100, calibration, prompt, parallel)
+    assert step.grouped_flops / step.grouped_rate > step.dequant_s > 0
+    assert step.unpacking_beyond_s == 0
+    without = step_cost(cost, H100, no_unpacking, prompt, parallel)
+    assert step.linear_compute_s == pytest.approx(without.linear_compute_s)
+    assert step.linear_flops == pytest.approx(without.linear_flops)
 
 
 def test_under_expert_parallelism_the_busiest_gpu_sets_the_experts_time():

@@ -307,14 +307,20 @@ def _compute_formula(s: PricedStep, out: Callable[[str], str]) -> str:
         grouped = (
             f", of which {typed(round(step.grouped_flops / 1e12, 3), 'TFLOP')} in the grouped expert products at "
             f"{typed(round(step.grouped_rate / 1e12, 1), 'TFLOP/s')} (their {typed(round(step.expert_rows, 1))} rows an "
-            f"expert: {typed(s.load.tokens)} tokens × {s.shape.experts.experts_per_token if s.shape.experts else 0} ÷ the experts touched)"
+            f"expert: {typed(s.load.tokens)} tokens × {s.shape.experts.experts_per_token if s.shape.experts else 0} ÷ the experts touched"
+            + (
+                f"; a 4-bit expert product at {typed(calibration.four_bit_grouped_share)} × a BF16 product's rate, fitted)"
+                if s.cost.four_bit
+                else ")"
+            )
         )
     unpacking = ""
     if step.dequant_s:
         unpacking = (
-            f" + {_ms(step.dequant_s)} unpacking {typed(round(step.dequantized_weights / 1e9, 2))} × 10⁹ 4-bit weights to BF16 at "
-            f"{typed(round((calibration.dequant_weights_per_s or 0) / 1e12, 2))} × 10¹² a second ({hardware.vendor_name} has no FP4 "
-            "tensor cores; fitted)"
+            f" + {_ms(step.unpacking_beyond_s)}: unpacking {typed(round(step.dequantized_weights / 1e9, 2))} × 10⁹ 4-bit weights "
+            f"to BF16 at {typed(round((calibration.dequant_weights_per_s or 0) / 1e12, 2))} × 10¹² a second takes "
+            f"{_ms(step.dequant_s)} ({hardware.vendor_name} has no FP4 tensor cores; fitted), less the products of those weights, "
+            "which the tensor cores run meanwhile"
         )
     attention_peak = hardware.peak_flops(2.0) / 1e12
     attention = (

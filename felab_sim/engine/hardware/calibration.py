@@ -76,8 +76,16 @@ FITTED_ON = "LLMServingSim's RTXPRO6000/Llama-3.1-8B and RTXPRO6000/Qwen3-30B-A3
 #   6% of each other, length pair by length pair, though the H200 reads 1.43 × as fast: the unpacking, not the reading, binds;
 # - the MI300X's kernels' fixed costs under ROCm, as a multiple of the CUDA figures above: backed
 #   by InferenceX's three concurrency-16 DeepSeek-R1 runs on MI300X (SGLang 0.5.5.post3).
+# And on the same runs' TTFT, jointly with vLLM's two costs a request (servers.py;
+# serving_validation.fit_front_end, ``bench/bench_validation.py --fit-serving``):
+# - a grouped product of MXFP4 experts' FLOP/s as a share of a BF16 product's of the same rows:
+#   backed by the nine gpt-oss-120b runs on H100, H200 and B200, whose median TTFT grows with the
+#   prompt 2.3 to 2.8 times as fast as a prefill step priced at the BF16 rate grows (8k against 1k
+#   prompts, on each GPU); grid 1 to 0.15. The unpacking above was fitted before it, on decode
+#   steps, where the grouped products' few rows cost little beside the unpacking.
 SMALL_KERNEL_LATENCY_S = 2.2e-6
 DEQUANT_WEIGHTS_PER_S = 4.0e12
+FOUR_BIT_GROUPED_SHARE = 0.2
 FITTED_KERNEL_SCALE = {"mi300x": 3.4}
 SERVING_FIT_ON = "the published serving runs a fit may see (felab_sim/engine/measured/serving_split.csv)"
 
@@ -265,6 +273,7 @@ def default_calibration() -> Calibration:
         attention_efficiency=ATTENTION_EFFICIENCY,
         small_kernel_latency_s=SMALL_KERNEL_LATENCY_S,
         dequant_weights_per_s=DEQUANT_WEIGHTS_PER_S,
+        four_bit_grouped_share=FOUR_BIT_GROUPED_SHARE,
         source=f"not measured: the default, the ratios to the spec sheet measured on the {names}",
     )
 

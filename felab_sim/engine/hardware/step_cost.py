@@ -24,7 +24,11 @@ A step runs a batch's tokens through the model once. Per GPU of a replica:
   of its KV reads and its compute (the roofline, part by part); a product of M rows computes at
   the large product's FLOP/s times its measured share at M (:meth:`Calibration.matrix_share`):
   a dense product's M is the step's tokens, a grouped expert product's the tokens each touched
-  expert takes, T × k ÷ the experts touched (under expert parallelism, the busiest GPU's);
+  expert takes, T × k ÷ the experts touched (under expert parallelism, the busiest GPU's), and
+  a grouped product of 4-bit experts at a share of that (the engines' MXFP4 expert kernels run
+  below a BF16 product's rate: :attr:`Calibration.four_bit_grouped_share`); on a GPU without FP4
+  tensor cores, unpacking 4-bit weights to BF16 runs on the ordinary cores while the tensor cores
+  multiply them, so the longer of the unpacking and those weights' products counts;
   attention at its own kernel's FLOP/s;
 - **link**: tensor parallelism's two all-reduces a layer, expert parallelism's all-gather and
   reduce-scatter around each MoE layer, each a ring: 2 (n − 1) or n − 1 steps, each step a
@@ -77,6 +81,9 @@ class Calibration:
     # cores unpack and scale to BF16 (each weight once a step, the whole batch's rows sharing it);
     # None: not counted.
     dequant_weights_per_s: float | None = None
+    # A grouped product of 4-bit (MXFP4) experts: its FLOP/s ÷ a BF16 product's of the same rows
+    # (the engines' 4-bit expert kernels run below their dense products' rate); 1: as fast.
+    four_bit_grouped_share: float = 1.0
 
     @property
     def small_kernel_s(self) -> float:
@@ -99,6 +106,10 @@ class Calibration:
             if rows <= m1:
                 return s0 + (s1 - s0) * math.log(rows / m0) / math.log(m1 / m0)
         return 1.0
+
+    def grouped_share(self, rows: float, four_bit: bool) -> float:
+        """A grouped expert product of ``rows`` rows an expert: its FLOP/s ÷ the large product's."""
+        return self.matrix_share(rows) * (self.four_bit_grouped_share if four_bit else 1.0)
 
     def attention_flops(self, hardware: Hardware) -> float:
         """Achieved FLOP/s of attention's kernel (its products run in BF16 whatever the weights)."""
@@ -144,7 +155,9 @@ class StepCost:
     grouped_flops: float = 0.0  # the grouped expert products' share of linear_flops
     expert_rows: float = 0.0  # rows a touched expert's product takes (tokens routed to it)
     grouped_rate: float = 0.0  # FLOP/s of a grouped expert product at those rows
-    dequant_s: float = 0.0  # unpacking 4-bit weights to BF16 (part of linear_compute_s)
+    dequant_s: float = 0.0  # unpacking 4-bit weights to BF16, beside their products
+    # Of dequant_s, what outlasts the products of those weights: the part in linear_compute_s.
+    unpacking_beyond_s: float = 0.0
     dequantized_weights: float = 0.0  # the weights unpacked
 
     @property
@@ -245,17 +258,18 @@ def step_cost(
         grouped = 2 * cost.moe_layers * applications * cost.expert_params
     # step_parts counts the grouped products at the step's rows' rate, and the unpacking of 4-bit
     # weights as tensor-core FLOPs: their own FLOPs and seconds here.
-    at_step_rate = calibration.matrix_share(load.tokens) / calibration.matrix_share(rows) if rows else 1.0
+    grouped_share = calibration.grouped_share(rows, cost.four_bit)
+    at_step_rate = calibration.matrix_share(load.tokens) / grouped_share if rows else 1.0
     unpacked = dequantized_weights(cost, hardware, calibration, touched)
-    dequant_s = (
-        unpacked / calibration.dequant_weights_per_s
-        if unpacked and calibration.dequant_weights_per_s
-        else 0.0
-    )
+    dequant_s = beyond = 0.0
+    if unpacked and calibration.dequant_weights_per_s:
+        dequant_s = unpacked / calibration.dequant_weights_per_s
+        body_flops = 2 * (cost.body_params - cost.input_table_params) * load.tokens
+        beyond = unpacking_beyond(cost, calibration, unpacked, flops, body_flops, grouped * at_step_rate)
     return StepCost(
         weight_bytes=weight_bytes,
         kv_bytes=kv_bytes,
-        linear_flops=priced_flops - grouped * at_step_rate + grouped - dequant_s * flops,
+        linear_flops=priced_flops - grouped * at_step_rate + grouped - beyond,
         attention_flops=attention_flops,
         weights_s=weight_bytes / bandwidth,
         linear_compute_s=priced_flops / flops,
@@ -270,11 +284,10 @@ def step_cost(
         experts_touched=touched,
         grouped_flops=grouped,
         expert_rows=rows,
-        grouped_rate=flops / calibration.matrix_share(load.tokens) * calibration.matrix_share(rows)
-        if rows
-        else 0.0,
+        grouped_rate=flops / calibration.matrix_share(load.tokens) * grouped_share if rows else 0.0,
         dequant_s=dequant_s,
         dequantized_weights=unpacked,
+        unpacking_beyond_s=beyond / flops,
     )
 
 
@@ -301,8 +314,9 @@ def step_parts(
     touched."""
     body = c.body_params - c.input_table_params
     weight_bytes = body * (c.bytes_per_param + c.scale_bytes_per_param) + c.head_params * c.head_bytes
-    linear_flops = 2 * (body * load.tokens + c.head_params * load.sampled)
-    touched = 0.0
+    body_flops = 2 * body * load.tokens
+    linear_flops = body_flops + 2 * c.head_params * load.sampled
+    touched = grouped_priced = 0.0
     if c.moe_layers:
         expert_tokens = group if parallel.expert else load.tokens
         touched, applications, rows = expert_rows(c, expert_tokens, parallel)
@@ -310,12 +324,15 @@ def step_parts(
         # The grouped products run at their own rows' rate: counted here at the step's rows' rate
         # (what the caller divides by), scaled by the two rates' ratio.
         grouped = 2 * c.moe_layers * applications * c.expert_params
-        linear_flops += grouped * cal.matrix_share(load.tokens) / cal.matrix_share(rows) if rows else grouped
+        grouped_priced = (
+            grouped * cal.matrix_share(load.tokens) / cal.grouped_share(rows, c.four_bit) if rows else grouped
+        )
+        linear_flops += grouped_priced
     dequantized = dequantized_weights(c, hardware, cal, touched)
     if dequantized:
-        # The ordinary cores' unpacking, priced as the FLOPs the tensor cores would do meanwhile.
-        assert cal.dequant_weights_per_s is not None
-        linear_flops += dequantized / cal.dequant_weights_per_s * flops * cal.matrix_share(load.tokens)
+        linear_flops += unpacking_beyond(
+            c, cal, dequantized, flops * cal.matrix_share(load.tokens), body_flops, grouped_priced
+        )
     decode_flops = c.decode_attention_flops_per_token_context
     if decode_flops is None:
         decode_flops = c.attention_flops_per_token_context
@@ -342,6 +359,24 @@ def step_parts(
         fixed_cost_s(c, cal),
         touched,
     )
+
+
+def unpacking_beyond(
+    cost: ModelCost,
+    calibration: Calibration,
+    unpacked: float,
+    step_flops: float,
+    body_flops: float,
+    grouped_priced: float,
+) -> float:
+    """Unpacking ``unpacked`` 4-bit weights, as the FLOPs the tensor cores would do meanwhile at the
+    step's rate (``step_flops``), beyond the products of those weights: the ordinary cores unpack
+    while the tensor cores multiply, so the longer of the two binds, not their sum. The products
+    are the grouped expert products (``grouped_priced``, at the step's rate) or, for a dense model,
+    its body's (``body_flops``)."""
+    assert calibration.dequant_weights_per_s is not None
+    unpacking = unpacked / calibration.dequant_weights_per_s * step_flops
+    return max(0.0, unpacking - (grouped_priced if cost.moe_layers else body_flops))
 
 
 def dequantized_weights(

@@ -29,6 +29,7 @@ stored figures equal to the engine's. Pure Python: no Django.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import random
@@ -45,6 +46,7 @@ from .run_results import Result
 from .servers import SGLANG, Server, sglang_server, vllm_server
 from .serving_runs import FIT, PREDICT, ServingRun, runs, split
 from .simulate import MAX_WORK, ClosedLoop, EngineSettings, TraceRequest, simulate
+from .step_time import calibration_for
 
 PREDICTIONS_FILE = Path(__file__).with_name("serving_predictions.json")
 
@@ -207,21 +209,26 @@ def simulate_run(
     work_budget: float = MAX_WORK,
     request_fixed_s: float | None = None,
     request_serial_s: float | None = None,
+    four_bit_grouped_share: float | None = None,
 ) -> Result:
     """felab's engine on ``run``'s benchmark, bounded by ``work_budget`` (the engine's own cap);
-    ``request_fixed_s`` and ``request_serial_s`` in place of the engine's fitted front end (the
-    fit's)."""
+    ``request_fixed_s``, ``request_serial_s`` and ``four_bit_grouped_share`` in place of the
+    fitted front end and 4-bit grouped products' rate (the fits')."""
     found = setup(run)
     server = found.server
     if request_fixed_s is not None:
         server = replace(server, request_fixed_s=request_fixed_s)
     if request_serial_s is not None:
         server = replace(server, request_serial_s=request_serial_s)
+    calibration = None
+    if four_bit_grouped_share is not None:
+        calibration = replace(calibration_for(found.hardware), four_bit_grouped_share=four_bit_grouped_share)
     return simulate(
         list(found.sizes),
         found.shape,
         found.hardware,
         found.settings,
+        calibration=calibration,
         closed_loop=found.closed_loop,
         sample_interval=None,
         work_budget=work_budget,
@@ -418,7 +425,7 @@ SERIAL_GRID_S = (0.0, 0.002, 0.004, 0.006, 0.008, 0.010, 0.012, 0.015, 0.020, 0.
 
 
 def fit_request_fixed(
-    engine: str, serial_s: float = 0.0
+    engine: str, serial_s: float = 0.0, four_bit_grouped_share: float | None = None
 ) -> tuple[float, list[tuple[str, float]], list[tuple[ServingRun, dict[str, float]]]]:
     """The delay a request of ``engine`` pays outside the steps (servers.REQUEST_FIXED_S) with
     ``serial_s`` of it served one request at a time, fitted on that engine's runs of the fitted
@@ -428,7 +435,10 @@ def fit_request_fixed(
     for run in runs(group=FIT):
         if run.engine != engine or run.ttft_median_ms is None or run.felab_model not in MODEL_PRESETS:
             continue
-        figures = predicted_figures(run, simulate_run(run, request_fixed_s=0.0, request_serial_s=serial_s))
+        result = simulate_run(
+            run, request_fixed_s=0.0, request_serial_s=serial_s, four_bit_grouped_share=four_bit_grouped_share
+        )
+        figures = predicted_figures(run, result)
         found.append((run.run_id, (run.ttft_median_ms - figures["ttft_median_ms"]) / 1000))
         figures_of.append((run, figures))
     if len(found) < 2:
@@ -436,17 +446,24 @@ def fit_request_fixed(
     return max(0.0, statistics.median(share for _, share in found)), found, figures_of
 
 
-def fit_front_end(engine: str) -> list[tuple[float, float, float]]:
+def fit_front_end(
+    engine: str, shares: tuple[float | None, ...] = (None,)
+) -> list[tuple[float | None, float, float, float]]:
     """The front end of ``engine`` fitted on its fitted runs: for each one-at-a-time part of
-    SERIAL_GRID_S, the delay :func:`fit_request_fixed` gives with it and the sum over the runs of
-    the squared log of felab's mean TTFT over the measured one (felab's mean taken as its mean
-    without the delay plus the delay). (serial, delay, score) per grid point, best first."""
+    SERIAL_GRID_S (and each rate of a grouped 4-bit expert product of ``shares``; None: the
+    calibration's), the delay :func:`fit_request_fixed` gives with them and the sum over the runs
+    of the squared log of felab's mean TTFT over the measured one (felab's mean taken as its mean
+    without the delay plus the delay). (share, serial, delay, score) per grid point, best first."""
     scored = []
-    for serial in SERIAL_GRID_S:
-        fixed, _, figures_of = fit_request_fixed(engine, serial)
+    for share, serial in itertools.product(shares, SERIAL_GRID_S):
+        fixed, _, figures_of = fit_request_fixed(engine, serial, share)
         score = sum(
             math.log((figures["ttft_mean_ms"] + 1000 * fixed) / run.ttft_mean_ms) ** 2
             for run, figures in figures_of
         )
-        scored.append((serial, fixed, score))
-    return sorted(scored, key=lambda found: found[2])
+        scored.append((share, serial, fixed, score))
+    return sorted(scored, key=lambda found: found[3])
+
+
+# A grouped 4-bit expert product's share of a BF16 product's rate tried by its fit.
+FOUR_BIT_SHARE_GRID = (1.0, 0.5, 0.3, 0.25, 0.225, 0.2, 0.175, 0.15)
