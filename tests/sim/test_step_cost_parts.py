@@ -183,6 +183,7 @@ def test_unpacking_runs_beside_the_products_of_the_weights_it_unpacks():
     products = step.grouped_flops / step.grouped_rate
     assert step.dequant_s > products > 0
     assert step.unpacking_beyond_s == pytest.approx(step.dequant_s - products)
+    assert step.unpacked_products_s == pytest.approx(products)
     without = step_cost(cost, H100, no_unpacking, decode, parallel)
     assert step.linear_compute_s == pytest.approx(without.linear_compute_s - products + step.dequant_s)
     prompt = prefill_load(8192, GPT_OSS.sliding_window)

@@ -319,8 +319,9 @@ def _compute_formula(s: PricedStep, out: Callable[[str], str]) -> str:
         unpacking = (
             f" + {_ms(step.unpacking_beyond_s)}: unpacking {typed(round(step.dequantized_weights / 1e9, 2))} × 10⁹ 4-bit weights "
             f"to BF16 at {typed(round((calibration.dequant_weights_per_s or 0) / 1e12, 2))} × 10¹² a second takes "
-            f"{_ms(step.dequant_s)} ({hardware.vendor_name} has no FP4 tensor cores; fitted), less the products of those weights, "
-            "which the tensor cores run meanwhile"
+            f"{_ms(step.dequant_s)} ({hardware.vendor_name} has no FP4 tensor cores; fitted), beside the "
+            f"{_ms(step.unpacked_products_s)} of those weights' products, which the tensor cores run meanwhile: "
+            "only what outlasts them counts"
         )
     attention_peak = hardware.peak_flops(2.0) / 1e12
     attention = (

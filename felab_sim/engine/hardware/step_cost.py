@@ -158,6 +158,7 @@ class StepCost:
     dequant_s: float = 0.0  # unpacking 4-bit weights to BF16, beside their products
     # Of dequant_s, what outlasts the products of those weights: the part in linear_compute_s.
     unpacking_beyond_s: float = 0.0
+    unpacked_products_s: float = 0.0  # the products of the unpacked weights, which run meanwhile
     dequantized_weights: float = 0.0  # the weights unpacked
 
     @property
@@ -261,11 +262,12 @@ def step_cost(
     grouped_share = calibration.grouped_share(rows, cost.four_bit)
     at_step_rate = calibration.matrix_share(load.tokens) / grouped_share if rows else 1.0
     unpacked = dequantized_weights(cost, hardware, calibration, touched)
-    dequant_s = beyond = 0.0
+    dequant_s = beyond = products_s = 0.0
     if unpacked and calibration.dequant_weights_per_s:
         dequant_s = unpacked / calibration.dequant_weights_per_s
         body_flops = 2 * (cost.body_params - cost.input_table_params) * load.tokens
         beyond = unpacking_beyond(cost, calibration, unpacked, flops, body_flops, grouped * at_step_rate)
+        products_s = (grouped * at_step_rate if cost.moe_layers else body_flops) / flops
     return StepCost(
         weight_bytes=weight_bytes,
         kv_bytes=kv_bytes,
@@ -288,6 +290,7 @@ def step_cost(
         dequant_s=dequant_s,
         dequantized_weights=unpacked,
         unpacking_beyond_s=beyond / flops,
+        unpacked_products_s=products_s,
     )
 
 

@@ -111,3 +111,21 @@ def test_mlas_formula_prices_decodes_over_the_latent_and_the_prompt_over_expande
         for context in (999, 1999)
     )
     assert longer - shorter == pytest.approx(2176 * 64 * 1000 * 16 * 61 / 1e12)
+
+
+def test_the_compute_formula_gives_the_four_bit_products_rate_and_the_unpacking_beside_them():
+    settings = {"model": "gpt-oss-120b", "hardware": "h100-sxm", "precision": "mxfp4", "tensor_parallel": 4}
+    decode = CALCULATORS["step-time"].run({**settings, "batch": 16, "context_tokens": 1400})
+    formula = decode.outputs["compute_ms"].formula
+    assert "a 4-bit expert product at 0.2 × a BF16 product's rate, fitted" in formula
+    # Unpacking 2.9 ms beside 0.22 ms of products: 2.6 ms of it counts.
+    assert "+ 2.6 ms: unpacking" in formula and "takes 2.9 ms" in formula
+    assert "beside the 0.22 ms of those weights' products" in formula
+    prompt = CALCULATORS["step-time"].run(
+        {**settings, "batch": 1, "context_tokens": 0, "prompt_tokens": 8192}
+    )
+    assert "+ 0 ms: unpacking" in prompt.outputs["compute_ms"].formula  # the products outlast it
+    bf16 = CALCULATORS["step-time"].run(
+        {**settings, "precision": "bf16", "batch": 16, "context_tokens": 1400}
+    )
+    assert "4-bit" not in bf16.outputs["compute_ms"].formula
