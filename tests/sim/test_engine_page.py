@@ -372,7 +372,7 @@ def test_the_page_says_what_its_bands_are_and_what_is_fitted(client):
     body = html.unescape(body)
     assert "from measured runs no number was fitted on" in body
     assert "published runs' output tok/s per GPU" in body and "engine runs' total time" not in body
-    for fitted in ("a small kernel's fixed cost", "unpacks MXFP4 weights", "grouped product of MXFP4 experts",
+    for fitted in ("a small kernel's fixed cost", "unpacks MXFP4 weights", "grouped products of MXFP4 experts",
                    "the MI300X's kernel multiple",
                    "each engine's two costs a request"):  # fmt: skip
         assert fitted in body, fitted

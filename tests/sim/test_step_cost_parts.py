@@ -151,8 +151,8 @@ def test_four_bit_weights_are_unpacked_on_hopper_and_multiplied_as_they_are_on_b
 
 
 def test_a_grouped_product_of_four_bit_experts_runs_at_its_fitted_share_of_the_bf16_rate():
-    # The engines' MXFP4 expert kernels multiply below a BF16 product of the same rows (fitted on
-    # the 4-bit fitted serving runs: calibration.py); experts in BF16 or FP8 are not slowed.
+    # A factor fitted on the 4-bit fitted serving runs' TTFT (calibration.py) slows the grouped
+    # products of MXFP4 experts; experts in BF16 or FP8 are not slowed.
     assert 0 < FOUR_BIT_GROUPED_SHARE < 1
     calibration = engine_calibration(B200)
     load = prefill_load(8192, GPT_OSS.sliding_window)
@@ -193,6 +193,24 @@ def test_unpacking_runs_beside_the_products_of_the_weights_it_unpacks():
     without = step_cost(cost, H100, no_unpacking, prompt, parallel)
     assert step.linear_compute_s == pytest.approx(without.linear_compute_s)
     assert step.linear_flops == pytest.approx(without.linear_flops)
+
+
+def test_a_dense_four_bit_models_unpacking_runs_beside_its_bodys_products():
+    llama = preset("Llama-3.1-8B").shape
+    cost = model_cost(llama, PRECISIONS["mxfp4"], 2.0, Parallelism())
+    calibration = engine_calibration(H100)
+    no_unpacking = replace(calibration, dequant_weights_per_s=None)
+    body = llama.total_params - 2 * llama.vocab_size * llama.hidden_size
+    for load in (decode_load(16, 1000), prefill_load(4096)):
+        step = step_cost(cost, H100, calibration, load)
+        without = step_cost(cost, H100, no_unpacking, load)
+        products = 2 * body * load.tokens / step.flops
+        assert step.unpacked_products_s == pytest.approx(products, rel=1e-3)
+        assert step.dequant_s == pytest.approx(body / DEQUANT_WEIGHTS_PER_S, rel=1e-3)
+        assert step.unpacking_beyond_s == pytest.approx(max(0.0, step.dequant_s - step.unpacked_products_s))
+        assert step.linear_compute_s == pytest.approx(without.linear_compute_s + step.unpacking_beyond_s)
+    assert step_cost(cost, H100, calibration, decode_load(16, 1000)).unpacking_beyond_s > 0
+    assert step_cost(cost, H100, calibration, prefill_load(4096)).unpacking_beyond_s == 0
 
 
 def test_under_expert_parallelism_the_busiest_gpu_sets_the_experts_time():

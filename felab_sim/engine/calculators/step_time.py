@@ -300,19 +300,23 @@ def _flops_words(s: PricedStep, out: Callable[[str], str]) -> str:
 
 
 def _compute_formula(s: PricedStep, out: Callable[[str], str]) -> str:
-    """compute_ms: the linear products (the grouped expert products, 4-bit unpacking) and attention."""
+    """compute_ms: the linear products (the grouped expert products apart, 4-bit unpacking) and
+    attention, each term its own seconds, so that they add up to the figure."""
     step, calibration, hardware = s.step, s.calibration, s.hardware
-    grouped = ""
+    linear = f"{typed(round(step.linear_flops / 1e12, 3), 'TFLOP')} linear ÷ {_flops_words(s, out)}"
     if step.grouped_flops:
-        grouped = (
-            f", of which {typed(round(step.grouped_flops / 1e12, 3), 'TFLOP')} in the grouped expert products at "
+        per_token = s.shape.experts.experts_per_token if s.shape.experts else 0
+        share = (
+            f"; a 4-bit expert product at {typed(calibration.four_bit_grouped_share)} × a BF16 product's rate, "
+            "a factor fitted on published runs' TTFT"
+            if s.cost.four_bit
+            else ""
+        )
+        linear = (
+            f"{typed(round((step.linear_flops - step.grouped_flops) / 1e12, 3), 'TFLOP')} in the other linear products ÷ "
+            f"{_flops_words(s, out)} + {typed(round(step.grouped_flops / 1e12, 3), 'TFLOP')} in the grouped expert products ÷ "
             f"{typed(round(step.grouped_rate / 1e12, 1), 'TFLOP/s')} (their {typed(round(step.expert_rows, 1))} rows an "
-            f"expert: {typed(s.load.tokens)} tokens × {s.shape.experts.experts_per_token if s.shape.experts else 0} ÷ the experts touched"
-            + (
-                f"; a 4-bit expert product at {typed(calibration.four_bit_grouped_share)} × a BF16 product's rate, fitted)"
-                if s.cost.four_bit
-                else ")"
-            )
+            f"expert: {typed(s.load.tokens)} tokens × {per_token} ÷ the experts touched{share})"
         )
     unpacking = ""
     if step.dequant_s:
@@ -329,10 +333,7 @@ def _compute_formula(s: PricedStep, out: Callable[[str], str]) -> str:
         f"{typed(round(step.attention_rate / 1e12, 1), 'TFLOP/s')} "
         f"({typed(calibration.attention_efficiency)} × {typed(round(attention_peak, 1), 'TFLOP/s')} BF16, its kernel)"
     )
-    return (
-        f"{out('compute_ms')} = {typed(round(step.linear_flops / 1e12, 3), 'TFLOP')} linear ÷ {_flops_words(s, out)}{grouped}"
-        f"{unpacking} + {attention}"
-    )
+    return f"{out('compute_ms')} = {linear}{unpacking} + {attention}"
 
 
 def _link_formula(s: PricedStep, out: Callable[[str], str]) -> str:

@@ -80,9 +80,12 @@ FITTED_ON = "LLMServingSim's RTXPRO6000/Llama-3.1-8B and RTXPRO6000/Qwen3-30B-A3
 # serving_validation.fit_front_end, ``bench/bench_validation.py --fit-serving``):
 # - a grouped product of MXFP4 experts' FLOP/s as a share of a BF16 product's of the same rows:
 #   backed by the nine gpt-oss-120b runs on H100, H200 and B200, whose median TTFT grows with the
-#   prompt 2.3 to 2.8 times as fast as a prefill step priced at the BF16 rate grows (8k against 1k
-#   prompts, on each GPU); grid 1 to 0.15. The unpacking above was fitted before it, on decode
-#   steps, where the grouped products' few rows cost little beside the unpacking.
+#   prompt 2.3 (B200) to 3.2 (H100, H200) times as fast as a prefill step at the BF16 rate grows
+#   (the 8k1k run against the 1k1k run at concurrency 4 and at 16, steps of mean prompts); grid 1
+#   to 0.15. A factor for whatever that prefill costs beyond the step's parts, not a timed
+#   kernel: one share for both kinds of GPU leaves B200's long prompts priced slow. The
+#   unpacking above was fitted before it, on decode steps, where the grouped products' few rows
+#   cost little beside the unpacking.
 SMALL_KERNEL_LATENCY_S = 2.2e-6
 DEQUANT_WEIGHTS_PER_S = 4.0e12
 FOUR_BIT_GROUPED_SHARE = 0.2

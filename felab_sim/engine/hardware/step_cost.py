@@ -25,8 +25,8 @@ A step runs a batch's tokens through the model once. Per GPU of a replica:
   the large product's FLOP/s times its measured share at M (:meth:`Calibration.matrix_share`):
   a dense product's M is the step's tokens, a grouped expert product's the tokens each touched
   expert takes, T × k ÷ the experts touched (under expert parallelism, the busiest GPU's), and
-  a grouped product of 4-bit experts at a share of that (the engines' MXFP4 expert kernels run
-  below a BF16 product's rate: :attr:`Calibration.four_bit_grouped_share`); on a GPU without FP4
+  a grouped product of 4-bit experts at a share of that (a factor fitted on published runs'
+  TTFT, :attr:`Calibration.four_bit_grouped_share`, not a timed kernel); on a GPU without FP4
   tensor cores, unpacking 4-bit weights to BF16 runs on the ordinary cores while the tensor cores
   multiply them, so the longer of the unpacking and those weights' products counts;
   attention at its own kernel's FLOP/s;
@@ -81,8 +81,9 @@ class Calibration:
     # cores unpack and scale to BF16 (each weight once a step, the whole batch's rows sharing it);
     # None: not counted.
     dequant_weights_per_s: float | None = None
-    # A grouped product of 4-bit (MXFP4) experts: its FLOP/s ÷ a BF16 product's of the same rows
-    # (the engines' 4-bit expert kernels run below their dense products' rate); 1: as fast.
+    # A grouped product of 4-bit (MXFP4) experts: its FLOP/s ÷ a BF16 product's of the same rows;
+    # 1: as fast. A factor fitted on published runs' TTFT (calibration.py), standing for whatever
+    # prefilling these experts costs that the rest of the step leaves out: no kernel was timed.
     four_bit_grouped_share: float = 1.0
 
     @property

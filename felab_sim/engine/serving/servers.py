@@ -50,7 +50,7 @@ VLLM, SGLANG = "vllm", "sglang"
 REQUEST_FIXED_S = {
     # 9 fitted runs: gpt-oss-120b, TP 4, vLLM 0.13 on H100, H200 and B200 at concurrency 16, each
     # length pair, fitted together with the rate of a grouped product of MXFP4 experts
-    # (calibration.FOUR_BIT_GROUPED_SHARE); figures 2.8 to 17.3 ms beside 6 ms one at a time.
+    # (calibration.FOUR_BIT_GROUPED_SHARE); figures −0.4 to 14.1 ms beside 6 ms one at a time.
     VLLM: 0.0108,
     # 9 fitted runs: DeepSeek-R1, TP 8, SGLang 0.5.5-0.5.6 on H200, B200 and MI300X at concurrency
     # 16, each length pair; figures 73.3 to 462.2 ms (the 8k prompts' 143 to 462) beside 2 ms one
@@ -64,8 +64,9 @@ REQUEST_FIXED_S = {
 # fitted with the delay above on the same runs, the grid of serving_validation.SERIAL_GRID_S
 # scored by the squared log error of the runs' mean TTFT.
 REQUEST_SERIAL_S = {
-    # The same 9 runs: squared log error 0.074 at 6 ms against 0.116 with none (11 points, 0 to
-    # 30, each beside 8 rates of a grouped MXFP4 product: 1.79 at best with the BF16 rate).
+    # The same 9 runs: squared log error 0.0735 at 6 ms against 0.116 with none (11 points, 0 to
+    # 30, each beside 8 rates of a grouped MXFP4 product: 1.79 at best with the BF16 rate). The
+    # part is loosely fixed: 0.082 at 2 ms, 0.112 at 8 ms.
     VLLM: 0.006,
     # The same 9 runs: 5.19 at 2 ms against 5.33 with none (the grid's scores 5.2 to 6.0: SGLang's
     # long-tailed means leave the part poorly fixed).

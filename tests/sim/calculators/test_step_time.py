@@ -1,5 +1,7 @@
 """The step-time calculator: one engine step, part by part, from the one step-cost function."""
 
+import re
+
 import pytest
 
 from felab_sim.engine.calculators import CALCULATORS
@@ -117,7 +119,10 @@ def test_the_compute_formula_gives_the_four_bit_products_rate_and_the_unpacking_
     settings = {"model": "gpt-oss-120b", "hardware": "h100-sxm", "precision": "mxfp4", "tensor_parallel": 4}
     decode = CALCULATORS["step-time"].run({**settings, "batch": 16, "context_tokens": 1400})
     formula = decode.outputs["compute_ms"].formula
-    assert "a 4-bit expert product at 0.2 × a BF16 product's rate, fitted" in formula
+    assert (
+        "a 4-bit expert product at 0.2 × a BF16 product's rate, a factor fitted on published runs' TTFT"
+        in formula
+    )
     # Unpacking 2.9 ms beside 0.22 ms of products: 2.6 ms of it counts.
     assert "+ 2.6 ms: unpacking" in formula and "takes 2.9 ms" in formula
     assert "beside the 0.22 ms of those weights' products" in formula
@@ -129,3 +134,29 @@ def test_the_compute_formula_gives_the_four_bit_products_rate_and_the_unpacking_
         {**settings, "precision": "bf16", "batch": 16, "context_tokens": 1400}
     )
     assert "4-bit" not in bf16.outputs["compute_ms"].formula
+
+
+def test_the_compute_formulas_terms_add_up_to_its_figure():
+    # Each term is its own seconds: the other products, the grouped expert products at their
+    # rate, what unpacking adds and attention; read back from the text, they make the figure.
+    number = r"([\d,]+(?:\.\d+)?)"
+    for gpu, prompt in (("b200", 8192), ("h100-sxm", 8192), ("h100-sxm", 0)):
+        settings = {"model": "gpt-oss-120b", "hardware": gpu, "precision": "mxfp4", "tensor_parallel": 4}
+        load = (
+            {"batch": 1, "context_tokens": 0, "prompt_tokens": prompt}
+            if prompt
+            else {"batch": 16, "context_tokens": 1400}
+        )
+        output = CALCULATORS["step-time"].run({**settings, **load}).outputs["compute_ms"]
+        formula = output.formula.replace(",", "")
+        terms = [
+            float(flops) / float(rate) * 1000
+            for flops, rate in re.findall(
+                r"([\d.]+) TFLOP (?:in the other linear products|in the grouped expert products|attention) ÷ ([\d.]+) TFLOP/s",
+                formula,
+            )
+        ]
+        assert len(terms) == 3, formula
+        unpacking = re.search(r"\+ " + number + r" ms: unpacking", formula)
+        total = sum(terms) + (float(unpacking.group(1)) if unpacking else 0.0)
+        assert total == pytest.approx(output.value, rel=0.02), formula
