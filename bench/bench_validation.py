@@ -16,7 +16,7 @@ them and rewrites it (a few minutes).
 
 ``--fit-serving`` refits each engine's fixed cost a request (servers.REQUEST_FIXED_S) on the
 fitted group of the serving runs alone, vLLM's with the rate of a grouped product of MXFP4
-experts (its fitted runs are gpt-oss-120b's); about twenty minutes.
+experts (its fitted runs are gpt-oss-120b's); about 25 minutes.
 
 ``--fit`` reruns the one least-squares fit (felab_sim/engine/hardware/calibration.py): over vLLM's step
 overhead and the RTX PRO 6000's memory efficiency, every metric of all three runs, each error
