@@ -303,8 +303,9 @@ def _compute_formula(s: PricedStep, out: Callable[[str], str]) -> str:
     """compute_ms: the linear products (the grouped expert products apart, 4-bit unpacking) and
     attention, each term its own seconds, so that they add up to the figure."""
     step, calibration, hardware = s.step, s.calibration, s.hardware
-    linear = f"{typed(round(step.linear_flops / 1e12, 3), 'TFLOP')} linear ÷ {_flops_words(s, out)}"
-    if step.grouped_flops:
+    if not step.grouped_flops:
+        linear = f"{typed(round(step.linear_flops / 1e12, 3), 'TFLOP')} linear ÷ {_flops_words(s, out)}"
+    else:
         per_token = s.shape.experts.experts_per_token if s.shape.experts else 0
         share = (
             f"; a 4-bit expert product at {typed(calibration.four_bit_grouped_share)} × a BF16 product's rate, "

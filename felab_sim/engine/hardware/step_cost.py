@@ -266,9 +266,9 @@ def step_cost(
     dequant_s = beyond = products_s = 0.0
     if unpacked and calibration.dequant_weights_per_s:
         dequant_s = unpacked / calibration.dequant_weights_per_s
-        body_flops = 2 * (cost.body_params - cost.input_table_params) * load.tokens
-        beyond = unpacking_beyond(cost, calibration, unpacked, flops, body_flops, grouped * at_step_rate)
-        products_s = (grouped * at_step_rate if cost.moe_layers else body_flops) / flops
+        products = unpacked_products(cost, load.tokens, grouped * at_step_rate)
+        beyond = unpacking_beyond(calibration, unpacked, flops, products)
+        products_s = products / flops
     return StepCost(
         weight_bytes=weight_bytes,
         kv_bytes=kv_bytes,
@@ -318,8 +318,7 @@ def step_parts(
     touched."""
     body = c.body_params - c.input_table_params
     weight_bytes = body * (c.bytes_per_param + c.scale_bytes_per_param) + c.head_params * c.head_bytes
-    body_flops = 2 * body * load.tokens
-    linear_flops = body_flops + 2 * c.head_params * load.sampled
+    linear_flops = 2 * (body * load.tokens + c.head_params * load.sampled)
     touched = grouped_priced = 0.0
     if c.moe_layers:
         expert_tokens = group if parallel.expert else load.tokens
@@ -334,9 +333,8 @@ def step_parts(
         linear_flops += grouped_priced
     dequantized = dequantized_weights(c, hardware, cal, touched)
     if dequantized:
-        linear_flops += unpacking_beyond(
-            c, cal, dequantized, flops * cal.matrix_share(load.tokens), body_flops, grouped_priced
-        )
+        products = unpacked_products(c, load.tokens, grouped_priced)
+        linear_flops += unpacking_beyond(cal, dequantized, flops * cal.matrix_share(load.tokens), products)
     decode_flops = c.decode_attention_flops_per_token_context
     if decode_flops is None:
         decode_flops = c.attention_flops_per_token_context
@@ -365,22 +363,21 @@ def step_parts(
     )
 
 
-def unpacking_beyond(
-    cost: ModelCost,
-    calibration: Calibration,
-    unpacked: float,
-    step_flops: float,
-    body_flops: float,
-    grouped_priced: float,
-) -> float:
+def unpacked_products(cost: ModelCost, tokens: int, grouped_priced: float) -> float:
+    """The FLOPs, at the step's rate, of the products whose 4-bit weights a step unpacks: the
+    grouped expert products (``grouped_priced``) or, for a dense model, its body's."""
+    if cost.moe_layers:
+        return grouped_priced
+    return 2 * (cost.body_params - cost.input_table_params) * tokens
+
+
+def unpacking_beyond(calibration: Calibration, unpacked: float, step_flops: float, products: float) -> float:
     """Unpacking ``unpacked`` 4-bit weights, as the FLOPs the tensor cores would do meanwhile at the
-    step's rate (``step_flops``), beyond the products of those weights: the ordinary cores unpack
-    while the tensor cores multiply, so the longer of the two binds, not their sum. The products
-    are the grouped expert products (``grouped_priced``, at the step's rate) or, for a dense model,
-    its body's (``body_flops``)."""
+    step's rate (``step_flops``), beyond ``products`` (:func:`unpacked_products`): the ordinary
+    cores unpack while the tensor cores multiply, so the longer of the two binds, not their sum."""
     assert calibration.dequant_weights_per_s is not None
     unpacking = unpacked / calibration.dequant_weights_per_s * step_flops
-    return max(0.0, unpacking - (grouped_priced if cost.moe_layers else body_flops))
+    return max(0.0, unpacking - products)
 
 
 def dequantized_weights(
