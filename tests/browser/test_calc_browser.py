@@ -88,3 +88,26 @@ def test_the_dpo_page_reads_as_a_person_writes(page: Page, live_server):
     expect(alert.locator("li")).to_have_text(
         "Beta (β) must be a number greater than 0 and at most 100 (got 1,000,000,000)"
     )
+
+
+def test_on_a_phone_step_time_shows_what_a_4_bit_experts_prompt_costs(phone: Page, live_server):
+    # A student sets gpt-oss-120b's MXFP4 experts on four H100s to an 8k prompt and reads the
+    # arithmetic: the fitted factor on the grouped products, and the unpacking beside them.
+    page = phone
+    page.goto(f"{live_server.url}/sim/calc/step-time/")
+    page.get_by_label("Model", exact=True).select_option("gpt-oss-120b")
+    page.get_by_label("Hardware", exact=True).select_option("h100-sxm")
+    page.get_by_label("Precision", exact=True).select_option("mxfp4")
+    for label, value in (("Tensor parallel", "4"), ("Batch", "1"), ("Context", "0"), ("Prompt", "8192")):
+        page.get_by_label(label, exact=True).fill(value)
+    page.get_by_role("button", name="Compute").click()
+    page.wait_for_url("**prompt_tokens=8192**")
+    arithmetic = page.locator("tr", has=page.locator('td[data-key="compute_ms"]'))
+    expect(arithmetic).to_contain_text("in the grouped expert products ÷ 132.5 TFLOP/s")
+    expect(arithmetic).to_contain_text(
+        "a 4-bit expert product at 0.2 × a BF16 product's rate, a factor fitted"
+    )
+    expect(arithmetic).to_contain_text("+ 0 ms: unpacking")
+    expect(arithmetic).to_contain_text("only what outlasts them counts")
+    expect(page.locator('td[data-key="compute_ms"]')).to_have_text("123.4 ms")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375  # no sideways scroll
