@@ -228,6 +228,7 @@ def new_page(browser: Browser, timeout_ms: int = 10_000, **options) -> Page:
 
 
 DESKTOP = {"viewport": {"width": 1000, "height": 900}}
+PHONE = {"viewport": {"width": 375, "height": 812}}  # a student's phone, as every phone test sees it
 
 
 @pytest.fixture
@@ -256,7 +257,7 @@ def phone(request, browser: Browser) -> Page:
     page = new_page(
         browser,
         timeout_ms=30_000,
-        viewport={"width": 375, "height": 812},
+        **PHONE,
         java_script_enabled=request.param == "htmx",
     )
     page.mode = request.param  # type: ignore[attr-defined]

@@ -13,7 +13,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from lessons.models import PracticeTemplate
 from quiz.models import ClassMistake, PracticeAttempt
-from tests.browser.conftest import new_page, screenshot
+from tests.browser.conftest import PHONE, new_page, screenshot
 from tests.conftest import PASSWORD
 
 pytestmark = pytest.mark.browser
@@ -80,7 +80,7 @@ def test_an_instructor_names_the_classs_unnamed_mistake_and_the_next_student_rea
     student_page = new_page(
         browser,
         timeout_ms=TIMEOUT_MS,
-        viewport={"width": 375, "height": 812},
+        **PHONE,
         java_script_enabled=page.mode == "htmx",  # type: ignore[attr-defined]
     )
     student_page.mode = page.mode  # type: ignore[attr-defined]

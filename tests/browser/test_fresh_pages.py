@@ -7,9 +7,7 @@ from urllib.parse import urlsplit
 
 from playwright.sync_api import Browser, Page
 
-from tests.browser.conftest import OPEN_CHROMIUM, new_page
-
-PHONE = {"viewport": {"width": 375, "height": 812}}
+from tests.browser.conftest import OPEN_CHROMIUM, PHONE, new_page
 
 
 def kept_something(page: Page, origin: str) -> None:

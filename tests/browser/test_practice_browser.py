@@ -11,7 +11,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from lessons.models import Lesson, PracticeTemplate
 from quiz.models import PracticeAttempt, PracticeState, Rating
-from tests.browser.conftest import DESKTOP, new_page
+from tests.browser.conftest import DESKTOP, PHONE, new_page
 from tests.conftest import PASSWORD
 from tests.quiz.clocks import MovableClock
 
@@ -179,9 +179,7 @@ def test_practice_index_and_due_practice_on_review_on_a_phone(
     browser: Browser, live_lessons, monkeypatch, javascript: bool
 ):
     clock = MovableClock(monkeypatch)  # the live server runs in this process: its clock moves too
-    phone = new_page(
-        browser, timeout_ms=TIMEOUT_MS, viewport={"width": 375, "height": 812}, java_script_enabled=javascript
-    )
+    phone = new_page(browser, timeout_ms=TIMEOUT_MS, **PHONE, java_script_enabled=javascript)
     phone.goto(live_lessons + "/")
     phone.get_by_role("link", name="Practice", exact=True).click()
     expect(phone.get_by_role("heading", name="Practice", exact=True)).to_be_visible()

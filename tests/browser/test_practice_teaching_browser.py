@@ -10,7 +10,7 @@ from playwright.sync_api import Browser, Page, expect
 from lessons.models import PracticeTemplate
 from quiz import clock as quiz_clock
 from quiz.models import PracticeAttempt, Rating
-from tests.browser.conftest import new_page
+from tests.browser.conftest import PHONE, new_page
 from tests.conftest import PASSWORD
 from tests.quiz.clocks import MovableClock
 
@@ -84,7 +84,7 @@ def test_a_named_mistake_a_hint_a_right_second_try_mastery_and_the_instructors_c
     shot(phone, "5-progress")
     phone.locator("#practice-table").screenshot(path=f"/tmp/practice-teaching-{phone.mode}-5-table.png")  # type: ignore[attr-defined]
 
-    teacher = new_page(browser, timeout_ms=TIMEOUT_MS, viewport={"width": 375, "height": 812})
+    teacher = new_page(browser, timeout_ms=TIMEOUT_MS, **PHONE)
     teacher.goto(live_lessons + "/accounts/login/?next=/instructor/")
     teacher.get_by_label("Username").fill(instructor.username)
     teacher.get_by_label("Password").fill(PASSWORD)
