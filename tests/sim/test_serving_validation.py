@@ -68,6 +68,8 @@ def test_a_nim_run_says_what_felab_assumed():
     }
     assert any("H100 SXM" in note for note in found.notes)
     assert any("request count" in note for note in found.notes)
+    # NIM's optimized profiles are TensorRT-LLM engines: the stand-in engine is named as one.
+    assert any("run as vLLM" in note and "TensorRT-LLM" in note for note in found.notes)
 
 
 def test_throughput_per_gpu_is_the_runs_tokens_over_its_wall_time_over_its_gpus():

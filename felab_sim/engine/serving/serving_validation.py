@@ -14,7 +14,9 @@ says how each source ran):
   prefix caching off.
 - NVIDIA NIM (AIPerf at fixed concurrency): the page gives neither a request count nor a spread
   of lengths, so every request has the named lengths and the run sends 10 × C of them, as
-  InferenceX does; the engine inside is not stated, so it runs as vLLM with vLLM's defaults for
+  InferenceX does. NIM's documentation says its optimized profiles are pre-compiled TensorRT-LLM
+  engines, preferred over its generic vLLM profiles where one fits the GPU; the page names no
+  profile. felab has no TensorRT-LLM model, so these runs run as vLLM with vLLM's defaults for
   an API server on an 80 GB GPU.
 
 Each run returns felab's mean TTFT, mean TPOT and output tokens a second per GPU (the source's
@@ -191,7 +193,7 @@ def setup(run: ServingRun) -> RunSetup:
         server = vllm_server(settings.max_num_seqs, VLLM_MAX_CAPTURE_SIZE)
     else:
         server = vllm_server(settings.max_num_seqs)
-        notes.append(f"the engine inside {run.engine} is not stated: run as vLLM")
+        notes.append("run as vLLM: NIM prefers TensorRT-LLM engines, which felab does not model")
     return RunSetup(
         run,
         MODEL_PRESETS[run.felab_model].shape,
