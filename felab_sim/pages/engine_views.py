@@ -55,6 +55,7 @@ from ..engine.serving.validation import (
     FITTED,
     SCALED_NOTE,
     ExpectedError,
+    band_legend,
     engine_expected_errors,
     scaled_from_h200,
     validation_points,
@@ -441,7 +442,7 @@ def _results(values: dict[str, ParamValue], model_config: str, outcome: EngineOu
         "anchor_source": anchor_source() if anchor is not None else "",
         "anchor_kv_recorded": anchor is not None and measured_kv_recorded(anchor.timeseries),
         "rows": summary_rows(summary, tail_latencies(result.requests), measured, errors, expected),
-        "expected_kinds": sorted({error.sentence for error in expected.values()}),
+        "expected_legend": band_legend(expected.values()),
         "scaled_from_h200": inputs.calibration is None and scaled_from_h200(inputs.hardware.name),
         "scaled_note": SCALED_NOTE,
         "measured_pool": (

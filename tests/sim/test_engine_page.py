@@ -330,14 +330,34 @@ def test_no_expected_error_comes_from_rows_a_number_was_fitted_on():
     )
     assert dense_ttft.share == pytest.approx(nearest_rank(predicted_serving_errors("mean TTFT", False), 90))
     assert f"90th percentile error of {dense_ttft.rows} published serving runs felab predicted" in (
-        dense_ttft.sentence
+        dense_ttft.why
     )
     # No predicted run measures a mean latency: it is TTFT plus the decode, the wider of the two.
     for moe in (False, True):
         latency = expected_error("mean latency", moe)
         parts = (expected_error("mean TTFT", moe), expected_error("mean TPOT", moe))
         assert latency.share == max(part.share for part in parts)
-        assert "for mean latency, the wider of mean TTFT's and mean TPOT's" in latency.sentence
+        assert "for mean latency, the wider of mean TTFT's and mean TPOT's" in latency.why
+
+
+def test_the_notes_under_the_figures_name_the_runs_behind_their_bands_once(client):
+    from felab_sim.engine.serving.validation import expected_error
+
+    _, body = page(client, {**SMALL, "hardware": "h100-sxm"})
+    body = html.unescape(body)
+    results = re.search(r'id="engine-expected">(.*?)</p>', body, re.S).group(1)
+    planner = re.search(r'id="planner-expected">(.*?)</p>', body, re.S).group(1)
+    bands = {kind: expected_error(kind, moe=False) for kind in ("mean TTFT", "mean TPOT", "total time")}
+    for note in (results, planner):
+        # One source of rows, said once, then each band on what those runs measured.
+        assert note.lower().count(bands["mean TTFT"].source.lower()) == 1, note
+        for band in bands.values():
+            assert note.count(f"{band.text} on {band.kind_words}") == 1, note
+    assert "mean latency's too, the wider of mean TTFT's and mean TPOT's" in results
+    # Per user and dollars are a number ÷ TPOT and ÷ throughput: their bands beside their sources'.
+    for kind in ("mean TPOT", "total time"):
+        reciprocal = bands[kind].low_share / (1 + bands[kind].low_share)
+        assert f"−{format_with_unit(round(100 * reciprocal, 1), '%')} / +" in planner
 
 
 def test_too_few_published_runs_of_a_kind_give_their_largest_error_and_say_how_many(monkeypatch):
@@ -351,7 +371,7 @@ def test_too_few_published_runs_of_a_kind_give_their_largest_error_and_say_how_m
     same = [abs(p.error) for p in few if p.kind == kind and p.moe == moe]
     assert band.statistic == FEW_SERVING and band.rows == len(same) < 10
     assert band.share == pytest.approx(max(same))
-    assert f"the {band.rows} published serving run" in band.sentence and "too few" in band.sentence
+    assert f"the {band.rows} published serving run" in band.why and "too few" in band.why
 
 
 def test_a_kind_the_published_serving_runs_measure_takes_their_90th_percentile_error():
@@ -364,7 +384,7 @@ def test_a_kind_the_published_serving_runs_measure_takes_their_90th_percentile_e
     ]
     assert moe_ttft.statistic == P90 and moe_ttft.rows == len(errors) >= 10
     assert moe_ttft.share == pytest.approx(nearest_rank(errors, 90))
-    assert "90th percentile error of" in moe_ttft.sentence
+    assert "90th percentile error of" in moe_ttft.why
 
 
 def test_the_page_says_what_its_bands_are_and_what_is_fitted(client):

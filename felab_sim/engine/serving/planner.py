@@ -35,7 +35,7 @@ from .servers import REQUEST_FIXED_S, REQUEST_SERIAL_S, VLLM, Server, vllm_serve
 from .serving_runs import FIT, ServingRun, runs, split
 from .serving_validation import REQUESTS_PER_CONCURRENCY
 from .simulate import ClosedLoop, TraceRequest, WorkBudgetExceeded, simulate
-from .validation import ExpectedError, engine_expected_errors, scaled_from_h200
+from .validation import ExpectedError, band_legend, engine_expected_errors, scaled_from_h200
 
 # Rounds of C requests a level (requests_at).
 ROUNDS = REQUESTS_PER_CONCURRENCY
@@ -476,8 +476,8 @@ class Plan:
     moe: bool = False
 
     @property
-    def error_sentences(self) -> list[str]:
-        return sorted({error.sentence for error in self.errors.values()})
+    def error_legend(self) -> list[str]:
+        return band_legend(self.errors.values())
 
     def as_json(self) -> dict[str, object]:
         return {

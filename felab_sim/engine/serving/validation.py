@@ -27,6 +27,7 @@ Pure Python: no Django.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import cache
 
@@ -203,12 +204,6 @@ class ExpectedError:
         return f"−{format_with_unit(round(100 * self.low_share, 1), '%')} / {above}"
 
     @property
-    def sentence(self) -> str:
-        """What the band is: "±18.6%, the largest error of 2 validation rows (engine runs' mean
-        TTFT, dense models)"."""
-        return f"{self.text}, {self.why}"
-
-    @property
     def why(self) -> str:
         """ "the largest error of 2 validation rows (engine runs' mean TTFT, dense models)"."""
         if self.reciprocal:
@@ -216,18 +211,31 @@ class ExpectedError:
         if self.part_of:
             parts = " and ".join(f"{part}'s" for part in SUMS_OF_KINDS[self.part_of])
             return f"for {self.part_of}, the wider of {parts}: {replace(self, part_of='').why}"
+        return f"{self.rows_phrase} ({self.kind_words}, {self.models})"
+
+    @property
+    def rows_phrase(self) -> str:
+        """Which rows' error the band is: "the 90th percentile error of 36 published serving runs
+        felab predicted"."""
         if self.statistic == P90:
-            return (
-                f"the 90th percentile error of {self.rows} published serving runs felab predicted "
-                f"({SERVING_KIND_WORDS[self.kind]}, {self.models})"
-            )
+            return f"the 90th percentile error of {self.rows} published serving runs felab predicted"
         if self.statistic == FEW_SERVING:
             return (
                 f"the largest error of the {self.rows} published serving runs felab predicted, too few "
-                f"for a 90th percentile ({SERVING_KIND_WORDS[self.kind]}, {self.models})"
+                "for a 90th percentile"
             )
-        rows = f"{self.rows} validation row{'s' if self.rows != 1 else ''}"
-        return f"the largest error of {rows} ({KIND_WORDS[self.kind]}, {self.models})"
+        return f"the largest error of {self.rows} validation row{'s' if self.rows != 1 else ''}"
+
+    @property
+    def source(self) -> str:
+        """The rows behind the band, without the kind they measure: "the 90th percentile error
+        of 36 published serving runs felab predicted (dense models)"."""
+        return f"{self.rows_phrase} ({self.models})"
+
+    @property
+    def kind_words(self) -> str:
+        """What the rows measured: "published runs' mean TTFT"."""
+        return (SERVING_KIND_WORDS if self.statistic in (P90, FEW_SERVING) else KIND_WORDS)[self.kind]
 
     def band(self, value: float) -> tuple[float, float]:
         """The values within the expected error of ``value``."""
@@ -285,6 +293,32 @@ def expected_error(kind: str, moe: bool) -> ExpectedError:
     else:
         chosen, models = of_kind, "dense models only: no mixture of experts was measured"
     return ExpectedError(max(abs(p.error) for p in chosen), len(chosen), kind, models)
+
+
+def band_legend(errors: Iterable[ExpectedError]) -> list[str]:
+    """What a page's bands are, each source of rows named once: "the 90th percentile error of 36
+    published serving runs felab predicted (dense models): ±293.5% on published runs' mean TTFT
+    (mean latency's too, the wider of mean TTFT's and mean TPOT's); ±36.2% on …". A band that
+    stands for a sum, or for a figure that is a number ÷ the validated one, is named beside the
+    band it comes from, not as a source of its own."""
+    sources: dict[str, dict[tuple[int, str], set[str]]] = {}
+    for error in errors:
+        plain = replace(error, part_of="", reciprocal=False)
+        band = (list(KIND_WORDS).index(plain.kind), f"{plain.text} on {plain.kind_words}")
+        uses = sources.setdefault(plain.source, {}).setdefault(band, set())
+        if error.part_of:
+            parts = " and ".join(f"{part}'s" for part in SUMS_OF_KINDS[error.part_of])
+            uses.add(f"{error.part_of}'s too, the wider of {parts}")
+        if error.reciprocal:
+            uses.add(f"{error.text} on a figure that is a number ÷ it")
+    return [
+        f"{source}: "
+        + "; ".join(
+            text + (f" ({', '.join(sorted(uses[(order, text)]))})" if uses[(order, text)] else "")
+            for order, text in sorted(uses)
+        )
+        for source, uses in sorted(sources.items())
+    ]
 
 
 def widest(*errors: ExpectedError) -> ExpectedError:

@@ -60,7 +60,12 @@ from felab_sim.engine.serving.refusals import no_kv_block
 from felab_sim.engine.serving.run_results import TAIL_PERCENTS, Result, tail_latencies
 from felab_sim.engine.serving.serving_runs import FIT
 from felab_sim.engine.serving.simulate import TraceRequest, read_trace
-from felab_sim.engine.serving.validation import SCALED_NOTE, engine_expected_errors, scaled_from_h200
+from felab_sim.engine.serving.validation import (
+    SCALED_NOTE,
+    band_legend,
+    engine_expected_errors,
+    scaled_from_h200,
+)
 from felab_sim.management.declared import add_declared_flags, flag_error, given_flags
 
 # Derived from the flags given rather than a flag of its own: --concurrency makes a closed loop.
@@ -111,8 +116,8 @@ def format_table(inputs: EngineInputs, result: Result, sentence: str) -> str:
     width = max(len(label) for label, *_ in rows)
     for label, value, error, key in rows:
         lines.append(f"{label.ljust(width)}  {value}{f'  {error}' if error else ''}  {key}")
-    kinds = sorted({error.sentence for error in errors.values()})
-    lines.append("± is the expected error: " + "; ".join(kinds) + ".")
+    legend = band_legend(errors.values())
+    lines.append("± is the expected error. " + " ".join(f"{line[0].upper()}{line[1:]}." for line in legend))
     if inputs.calibration is None and scaled_from_h200(inputs.hardware.name):
         lines.append(f"{inputs.hardware.vendor_name}: {SCALED_NOTE}.")
     lines.append(sentence)
@@ -173,7 +178,7 @@ def format_curve(inputs: EngineInputs, planned: Plan) -> str:
     price = planned.gpu_hour
     lines.append(f"$ at {price.usd:.2f} a {price.unit}: {price.source}; {PRICE_NOTE}.")
     lines.append(server_sentence(planned.curve) + ".")
-    lines.append("± is the expected error: " + "; ".join(planned.error_sentences) + ".")
+    lines.append("± is the expected error. " + " ".join(f"{line[0].upper()}{line[1:]}." for line in planned.error_legend))
     if planned.scaled_from_h200:
         lines.append(f"{inputs.hardware.vendor_name}: {SCALED_NOTE}.")
     lines.append(
