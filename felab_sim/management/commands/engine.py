@@ -93,6 +93,11 @@ def switch_flag(param: Param) -> str:
     return param.flag if not param.default else "--no-" + param.flag[2:]
 
 
+def legend_text(legend: list[str]) -> str:
+    """The ± bands' legend as sentences: the page's words, each line a sentence."""
+    return "± is the expected error. " + " ".join(f"{line[0].upper()}{line[1:]}." for line in legend)
+
+
 def format_table(inputs: EngineInputs, result: Result, sentence: str) -> str:
     """The run as a table: each figure, its expected error from the validation table, its key."""
     pool = result.pool
@@ -116,8 +121,7 @@ def format_table(inputs: EngineInputs, result: Result, sentence: str) -> str:
     width = max(len(label) for label, *_ in rows)
     for label, value, error, key in rows:
         lines.append(f"{label.ljust(width)}  {value}{f'  {error}' if error else ''}  {key}")
-    legend = band_legend(errors.values())
-    lines.append("± is the expected error. " + " ".join(f"{line[0].upper()}{line[1:]}." for line in legend))
+    lines.append(legend_text(band_legend(errors.values())))
     if inputs.calibration is None and scaled_from_h200(inputs.hardware.name):
         lines.append(f"{inputs.hardware.vendor_name}: {SCALED_NOTE}.")
     lines.append(sentence)
@@ -178,7 +182,7 @@ def format_curve(inputs: EngineInputs, planned: Plan) -> str:
     price = planned.gpu_hour
     lines.append(f"$ at {price.usd:.2f} a {price.unit}: {price.source}; {PRICE_NOTE}.")
     lines.append(server_sentence(planned.curve) + ".")
-    lines.append("± is the expected error. " + " ".join(f"{line[0].upper()}{line[1:]}." for line in planned.error_legend))
+    lines.append(legend_text(planned.error_legend))
     if planned.scaled_from_h200:
         lines.append(f"{inputs.hardware.vendor_name}: {SCALED_NOTE}.")
     lines.append(
