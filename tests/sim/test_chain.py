@@ -256,3 +256,14 @@ def test_the_weights_a_step_reads_are_told_apart_from_the_weights_held():
         "a step reads 69.5 GB of the 70.6 GB of weights a GPU holds: all but the input embedding table"
         in walked.step("decode").formula
     )
+
+
+def test_a_ttft_whose_expected_error_reaches_100_percent_may_miss_any_slo_and_says_why():
+    from felab_sim.engine.serving.validation import ExpectedError
+
+    wide = ExpectedError(share=1.2, rows=3, kind="prefill step", models="dense models")
+    step = chain.Step("ttft", "Time to first token", 50.0, "ms", "", "prefill", {}, "ttft_ms", expected=wide)
+    # felab ÷ measured − 1 may reach −100%: the measured time has no upper bound.
+    verdict = chain.slo_verdict(step, 10_000.0)
+    assert verdict.startswith("may miss the 10,000 ms SLO") and "has no upper bound" in verdict
+    assert "inf" not in verdict

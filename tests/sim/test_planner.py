@@ -267,7 +267,7 @@ def test_the_command_that_runs_a_curve_names_the_settings_that_differ_and_leaves
     assert "--precision" not in text  # FP8 is the default
 
 
-def test_a_figure_that_divides_by_a_validated_one_has_the_bands_its_division_gives():
+def test_a_band_is_where_the_measured_value_lies_when_felab_is_off_by_its_expected_error():
     for moe in (False, True):
         errors = figure_errors(moe)
         for key, source in (
@@ -275,11 +275,33 @@ def test_a_figure_that_divides_by_a_validated_one_has_the_bands_its_division_giv
             ("usd_per_m_output_tokens", "output_tok_s_per_gpu"),
         ):
             share = errors[source].share
-            low, high = errors[key].band(100.0)
-            # Each end of the source's band, divided into the same constant.
+            # felab ÷ measured − 1 = e, |e| ≤ share: the measured source figure is felab's ÷ (1 + e)…
+            low, high = errors[source].band(100.0)
             assert low == pytest.approx(100.0 / (1 + share))
             assert high == (pytest.approx(100.0 / (1 - share)) if share < 1 else math.inf)
+            # …and a constant ÷ it, felab's × (1 + e).
+            low, high = errors[key].band(100.0)
+            assert low == pytest.approx(100.0 * max(0.0, 1 - share)) and high == pytest.approx(
+                100.0 * (1 + share)
+            )
             assert errors[key].text.startswith("−") and " / +" in errors[key].text
+
+
+def test_the_share_within_expected_error_holds_every_request_to_where_its_measured_times_may_lie():
+    errors = figure_errors(moe=True)
+    ttft, tpot = errors["ttft_mean_ms"].share, errors["tpot_mean_ms"].share
+    assert ttft < 1 and tpot < 1  # a finite top to test against
+    level = level_of([request(0, 0.1, 0.02)])
+    gpu_hour = price("dedicated-gpu-hour")
+
+    def share_at_the_top(ttft_scale: float, tpot_scale: float) -> float:
+        targets = Targets(100.0 * ttft_scale, 20.0 * tpot_scale, 0.9)
+        return planned(level, targets, errors, gpu_hour).meeting_share_low
+
+    # felab ÷ measured − 1 reaching −s puts the measured times at felab's ÷ (1 − s), past × (1 + s).
+    between = ((1 + ttft + 1 / (1 - ttft)) / 2, (1 + tpot + 1 / (1 - tpot)) / 2)
+    assert share_at_the_top(*between) == 0.0
+    assert share_at_the_top(1.001 / (1 - ttft), 1.001 / (1 - tpot)) == 1.0
 
 
 def test_a_share_under_the_target_never_reads_as_the_target():

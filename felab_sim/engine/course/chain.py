@@ -10,6 +10,7 @@ the SLO is a time-to-first-token bound. Pure Python: no Django.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -547,7 +548,8 @@ def slo_verdict(ttft: Step, slo: float) -> str:
     said = f"the predicted time to first token, {ttft.text()} {ttft.expected.text}"
     if high <= slo:
         return f"meets the {typed(slo, 'ms')} SLO with {said} (expected error on such steps)"
-    return f"may miss the {typed(slo, 'ms')} SLO: {said} reaches {_text(high, 'ms')} at the top of its expected error"
+    top = "has no upper bound" if math.isinf(high) else f"reaches {_text(high, 'ms')}"
+    return f"may miss the {typed(slo, 'ms')} SLO: {said} {top} at the top of its expected error"
 
 
 def _largest_within(ttft: Any, most: int, slo: float) -> int:

@@ -363,7 +363,7 @@ FIGURE_ERRORS = {
 }
 
 
-# Figures that are a constant ÷ their source: a band of ±s on the source is −s ÷ (1 + s) to
+# Figures that are a constant ÷ their source: an error of ±s on the source is −s ÷ (1 + s) to
 # +s ÷ (1 − s) on them.
 RECIPROCAL_FIGURES = ("tok_s_per_user", "usd_per_m_output_tokens")
 
@@ -380,10 +380,12 @@ def planned(
     level: Level, targets: Targets, errors: Mapping[str, ExpectedError], gpu_hour: Price
 ) -> PlannedLevel:
     n = len(level.requests)
-    ttft_share, tpot_share = errors["ttft_mean_ms"].share, errors["tpot_mean_ms"].share
+    # Each request's times scaled to where the measured ones may lie: the band of a figure of 1.
+    ttft_bottom, ttft_top = errors["ttft_mean_ms"].band(1.0)
+    tpot_bottom, tpot_top = errors["tpot_mean_ms"].band(1.0)
     meeting = level.meeting(targets.ttft_ms, targets.tpot_ms)
-    low = level.meeting(targets.ttft_ms, targets.tpot_ms, 1 + ttft_share, 1 + tpot_share)
-    high = level.meeting(targets.ttft_ms, targets.tpot_ms, max(0.0, 1 - ttft_share), max(0.0, 1 - tpot_share))
+    low = level.meeting(targets.ttft_ms, targets.tpot_ms, ttft_top, tpot_top)
+    high = level.meeting(targets.ttft_ms, targets.tpot_ms, ttft_bottom, tpot_bottom)
     per_gpu = level.output_tok_s_per_gpu
     return PlannedLevel(
         concurrency=level.concurrency,

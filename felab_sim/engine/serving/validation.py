@@ -184,12 +184,14 @@ class ExpectedError:
 
     @property
     def low_share(self) -> float:
-        """How far below the figure the band reaches, as a share of it."""
+        """How far below the measured value felab's figure may be, as a share of it (the error's
+        negative end)."""
         return self.share / (1 + self.share) if self.reciprocal else min(1.0, self.share)
 
     @property
     def high_share(self) -> float | None:
-        """How far above it, as a share (None: no bound, the validated figure may be off by 100% or more)."""
+        """How far above it felab's figure may be (None: no bound, the validated figure may be off
+        by 100% or more)."""
         if not self.reciprocal:
             return self.share
         return self.share / (1 - self.share) if self.share < 1 else None
@@ -238,9 +240,14 @@ class ExpectedError:
         return (SERVING_KIND_WORDS if self.statistic in (P90, FEW_SERVING) else KIND_WORDS)[self.kind]
 
     def band(self, value: float) -> tuple[float, float]:
-        """The values within the expected error of ``value``."""
+        """Where the measured value may lie when felab's figure is ``value``: felab ÷ measured − 1
+        from −low_share to +high_share puts it between value ÷ (1 + high_share) and
+        value ÷ (1 − low_share). A figure off by ±s is measured within value ÷ (1 ± s); its
+        reciprocal, within value × (1 ± s)."""
         high = self.high_share
-        return value * (1 - self.low_share), math.inf if high is None else value * (1 + high)
+        below = 0.0 if high is None else value / (1 + high)
+        above = math.inf if self.low_share >= 1 else value / (1 - self.low_share)
+        return below, above
 
     def as_json(self) -> dict[str, object]:
         return {
