@@ -15,9 +15,10 @@ says how each source ran):
 - NVIDIA NIM (AIPerf at fixed concurrency): the page gives neither a request count nor a spread
   of lengths, so every request has the named lengths and the run sends 10 × C of them, as
   InferenceX does. NIM's documentation says its optimized profiles are pre-compiled TensorRT-LLM
-  engines, preferred over its generic vLLM profiles where one fits the GPU; the page names no
-  profile. felab has no TensorRT-LLM model, so these runs run as vLLM with vLLM's defaults for
-  an API server on an 80 GB GPU.
+  engines, preferred over its generic ones (named vllm or local_build) wherever a compatible one
+  exists; the page gives the profile's precision and TP (fp8 TP2) but not its engine, so these
+  runs most likely ran TensorRT-LLM. felab has no TensorRT-LLM model: they run as vLLM with
+  vLLM's defaults for an API server on an 80 GB GPU.
 
 Each run returns felab's mean TTFT, mean TPOT and output tokens a second per GPU (the source's
 definition: the run's output tokens over its wall time, from the first request sent to the last
@@ -150,7 +151,7 @@ def _engine_settings(run: ServingRun) -> EngineSettings:
         return EngineSettings(
             max_num_seqs=seqs, max_num_batched_tokens=chunk, gpu_memory_utilization=memory, **common
         )
-    # NIM (its engine not stated, run as vLLM): vLLM's own defaults for its API server on a GPU of
+    # NIM (most likely TensorRT-LLM, which felab does not model; run as vLLM): vLLM's own defaults for its API server on a GPU of
     # 70 GiB or more that is not an A100, 8192 batched tokens and 1024 sequences
     # (vllm-project/vllm, vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults).
     return EngineSettings(max_num_seqs=1024, max_num_batched_tokens=8192, **common)
@@ -193,7 +194,10 @@ def setup(run: ServingRun) -> RunSetup:
         server = vllm_server(settings.max_num_seqs, VLLM_MAX_CAPTURE_SIZE)
     else:
         server = vllm_server(settings.max_num_seqs)
-        notes.append("run as vLLM: NIM prefers TensorRT-LLM engines, which felab does not model")
+        notes.append(
+            "run as vLLM: NIM's optimized profiles, preferred where one is compatible, are "
+            "TensorRT-LLM engines, which felab does not model"
+        )
     return RunSetup(
         run,
         MODEL_PRESETS[run.felab_model].shape,
