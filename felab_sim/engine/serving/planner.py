@@ -225,9 +225,9 @@ class Curve:
 
 def curve_server(inputs: EngineInputs) -> Server:
     """The serving engine the curve's runs model: vLLM at these settings' ``max_num_seqs``, its
-    CUDA graphs and its fitted cost a request, the server the published vLLM runs behind the
-    expected errors were simulated with (serving_validation.py), so the figures and their bands
-    come from one model. The engine's settings offer no other engine."""
+    CUDA graphs and its fitted cost a request, the server felab simulated the published vLLM and
+    NIM runs behind the expected errors with (serving_validation.py), so the figures and their
+    bands come from one model. The engine's settings offer no other engine."""
     return vllm_server(inputs.settings.max_num_seqs)
 
 
@@ -237,8 +237,8 @@ def server_sentence(curve: Curve) -> str:
     return (
         f"Every level is served as {name} serves: its CUDA graphs, and a request's cost outside the "
         f"steps ({format_with_unit(1000 * REQUEST_SERIAL_S[VLLM], 'ms')} one request at a time, then "
-        f"{format_with_unit(1000 * REQUEST_FIXED_S[VLLM], 'ms')}, fitted on published vLLM runs), as the "
-        "published vLLM runs behind the ± bands were simulated (the SGLang runs among them as SGLang); the "
+        f"{format_with_unit(1000 * REQUEST_FIXED_S[VLLM], 'ms')}, fitted on published vLLM runs), as felab "
+        "simulated the published runs behind the ± bands (vLLM's and NIM's as vLLM, SGLang's as SGLang); the "
         "settings offer no other engine. The page's single run "
         "and the sweep model the steps alone, without that server (as LLMServingSim's runs were fitted), "
         "so their TTFTs hold no such cost"
@@ -365,7 +365,10 @@ FIGURE_ERRORS = {
 
 # Figures that are a constant ÷ their source: an error of ±s on the source is −s ÷ (1 + s) to
 # +s ÷ (1 − s) on them.
-RECIPROCAL_FIGURES = ("tok_s_per_user", "usd_per_m_output_tokens")
+RECIPROCAL_FIGURES = {
+    "tok_s_per_user": "tok/s a user, 1 ÷ it",
+    "usd_per_m_output_tokens": "$ per million output tokens, a price ÷ it",
+}
 
 
 def figure_errors(moe: bool) -> dict[str, ExpectedError]:
@@ -479,7 +482,7 @@ class Plan:
 
     @property
     def error_legend(self) -> list[str]:
-        return band_legend(self.errors.values())
+        return band_legend(self.errors, RECIPROCAL_FIGURES)
 
     def as_json(self) -> dict[str, object]:
         return {
