@@ -442,7 +442,7 @@ def _results(values: dict[str, ParamValue], model_config: str, outcome: EngineOu
         "anchor_source": anchor_source() if anchor is not None else "",
         "anchor_kv_recorded": anchor is not None and measured_kv_recorded(anchor.timeseries),
         "rows": summary_rows(summary, tail_latencies(result.requests), measured, errors, expected),
-        "expected_legend": band_legend(expected.values()),
+        "expected_legend": band_legend(expected),
         "scaled_from_h200": inputs.calibration is None and scaled_from_h200(inputs.hardware.name),
         "scaled_note": SCALED_NOTE,
         "measured_pool": (

@@ -353,11 +353,12 @@ def test_the_notes_under_the_figures_name_the_runs_behind_their_bands_once(clien
         assert note.lower().count(bands["mean TTFT"].source.lower()) == 1, note
         for band in bands.values():
             assert note.count(f"{band.text} on {band.kind_words}") == 1, note
-    assert "mean latency's too, the wider of mean TTFT's and mean TPOT's" in results
+    assert "(also mean latency's: the wider of mean TTFT's and mean TPOT's)" in results
     # Per user and dollars are a number ÷ TPOT and ÷ throughput: their bands beside their sources'.
-    for kind in ("mean TPOT", "total time"):
+    for kind, figure in (("mean TPOT", "tok/s a user"), ("total time", "$ per million output tokens")):
         reciprocal = bands[kind].low_share / (1 + bands[kind].low_share)
         assert f"−{format_with_unit(round(100 * reciprocal, 1), '%')} / +" in planner
+        assert f"on {figure}, " in planner
 
 
 def test_too_few_published_runs_of_a_kind_give_their_largest_error_and_say_how_many(monkeypatch):

@@ -27,7 +27,7 @@ Pure Python: no Django.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import cache
 
@@ -302,26 +302,28 @@ def expected_error(kind: str, moe: bool) -> ExpectedError:
     return ExpectedError(max(abs(p.error) for p in chosen), len(chosen), kind, models)
 
 
-def band_legend(errors: Iterable[ExpectedError]) -> list[str]:
+def band_legend(
+    errors: Mapping[str, ExpectedError], reciprocal_names: Mapping[str, str] | None = None
+) -> list[str]:
     """What a page's bands are, each source of rows named once: "the 90th percentile error of 36
     published serving runs felab predicted (dense models): ±293.5% on published runs' mean TTFT
-    (mean latency's too, the wider of mean TTFT's and mean TPOT's); ±36.2% on …". A band that
-    stands for a sum, or for a figure that is a number ÷ the validated one, is named beside the
-    band it comes from, not as a source of its own."""
+    (also mean latency's: the wider of mean TTFT's and mean TPOT's); ±36.2% on …". ``errors`` is
+    keyed by figure; a band that stands for a sum, or for a figure that is a number ÷ the validated
+    one (named by ``reciprocal_names``), is given beside the band it comes from."""
     sources: dict[str, dict[tuple[int, str], set[str]]] = {}
-    for error in errors:
+    for key, error in errors.items():
         plain = replace(error, part_of="", reciprocal=False)
         band = (list(KIND_WORDS).index(plain.kind), f"{plain.text} on {plain.kind_words}")
         uses = sources.setdefault(plain.source, {}).setdefault(band, set())
         if error.part_of:
             parts = " and ".join(f"{part}'s" for part in SUMS_OF_KINDS[error.part_of])
-            uses.add(f"{error.part_of}'s too, the wider of {parts}")
+            uses.add(f"also {error.part_of}'s: the wider of {parts}")
         if error.reciprocal:
-            uses.add(f"{error.text} on a figure that is a number ÷ it")
+            uses.add(f"{error.text} on {(reciprocal_names or {}).get(key, 'a number ÷ it')}")
     return [
         f"{source}: "
         + "; ".join(
-            text + (f" ({', '.join(sorted(uses[(order, text)]))})" if uses[(order, text)] else "")
+            text + (f" ({'; '.join(sorted(uses[(order, text)]))})" if uses[(order, text)] else "")
             for order, text in sorted(uses)
         )
         for source, uses in sorted(sources.items())

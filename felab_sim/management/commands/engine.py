@@ -121,7 +121,7 @@ def format_table(inputs: EngineInputs, result: Result, sentence: str) -> str:
     width = max(len(label) for label, *_ in rows)
     for label, value, error, key in rows:
         lines.append(f"{label.ljust(width)}  {value}{f'  {error}' if error else ''}  {key}")
-    lines.append(legend_text(band_legend(errors.values())))
+    lines.append(legend_text(band_legend(errors)))
     if inputs.calibration is None and scaled_from_h200(inputs.hardware.name):
         lines.append(f"{inputs.hardware.vendor_name}: {SCALED_NOTE}.")
     lines.append(sentence)
