@@ -52,6 +52,7 @@ from ..engine.serving.run_results import TAIL_PERCENTS, tail_latencies
 from ..engine.serving.serving_runs import FIT
 from ..engine.serving.step_time import calibration_for, is_measured
 from ..engine.serving.validation import (
+    ENGINE_RECIPROCAL_NAMES,
     FITTED,
     SCALED_NOTE,
     ExpectedError,
@@ -442,7 +443,7 @@ def _results(values: dict[str, ParamValue], model_config: str, outcome: EngineOu
         "anchor_source": anchor_source() if anchor is not None else "",
         "anchor_kv_recorded": anchor is not None and measured_kv_recorded(anchor.timeseries),
         "rows": summary_rows(summary, tail_latencies(result.requests), measured, errors, expected),
-        "expected_legend": band_legend(expected),
+        "expected_legend": band_legend(expected, ENGINE_RECIPROCAL_NAMES),
         "scaled_from_h200": inputs.calibration is None and scaled_from_h200(inputs.hardware.name),
         "scaled_note": SCALED_NOTE,
         "measured_pool": (

@@ -202,7 +202,11 @@ def test_the_slo_verdict_counts_the_ttfts_expected_error_and_says_may_miss_when_
     closer = client.get(JSON_URL, close).json()
     assert next(s for s in closer["steps"] if s["key"] == "ttft")["value"] == pytest.approx(ttft["value"])
     assert f"may miss the {format_number(float(close['slo_ms']))} ms SLO" in closer["verdict"]
+    # The top of the band is where a measured TTFT may lie: the prediction ÷ (1 − s).
+    top = float(re.search(r"may reach ([\d,.]+) ms", closer["verdict"]).group(1).replace(",", ""))
+    assert top == pytest.approx(ttft["value"] / (1 - share), rel=0.01)
     _, body = page(client)
     assert f'data-expected="ttft">±{format_number(round(100 * share, 1))}% expected' in body
     # Published serving runs were measured on the default H100 SXM: it is not "scaled from the H200".
-    assert 'data-expected="decode">±' in body and "scaled from the H200" not in body
+    # The decode speed is 1 token ÷ the step: the step's band through the division.
+    assert 'data-expected="decode">−' in body and "scaled from the H200" not in body

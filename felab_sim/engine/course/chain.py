@@ -178,6 +178,11 @@ class _Ttft:
     decode_error: ExpectedError
     scaled: str  # the note on a GPU whose figures are scaled from the H200's, or ""
 
+    @property
+    def speed_error(self) -> ExpectedError:
+        """A user's decode speed is 1 token ÷ the step: the step's band through the division."""
+        return replace(self.decode_error, reciprocal=True)
+
 
 def walk(raw: Mapping[str, object]) -> Chain:
     """The chain at these settings, step by step, stopping at the first step that fails."""
@@ -414,7 +419,7 @@ def _slo_cannot_hold(ttft: _Ttft, on: str) -> str:
         f"No: the {typed(slo, 'ms')} SLO cannot hold for {on}: one user alone waits {step.text()} "
         f"({step.expected.text} expected"
         + (
-            f"; at its low end, {_text(low, 'ms')}, it would hold)."
+            f"; measured at the low end of its expected error, {_text(low, 'ms')}, it would hold)."
             if low <= slo
             else ", past it at either end)."
         )
@@ -454,9 +459,9 @@ def _decode(w: _Walk, ttft: _Ttft) -> Step:
             f"; a step reads {format_with_unit(read_gb, 'GB')} of the {format_with_unit(weights_gb, 'GB')} "
             f"of weights a GPU holds: {skipped}"
         )
-    decode_error = ttft.decode_error
-    bound_formula += f"; {decode_error.text} expected, {decode_error.why}{ttft.scaled}"
-    shown = replace(speed, formula=bound_formula, expected=decode_error)
+    speed_error = ttft.speed_error
+    bound_formula += f"; {speed_error.text} expected, {speed_error.why}{ttft.scaled}"
+    shown = replace(speed, formula=bound_formula, expected=speed_error)
     w.steps.append(shown)
     return shown
 
@@ -525,7 +530,7 @@ def _yes(w: _Walk, ttft: _Ttft, speed: Step, outputs: Mapping[str, Output], repl
     cheaper = outputs["cheaper"].value
     verdict = (
         f"Yes: {w.on} holds {counted(ttft.concurrency, 'conversation')} a replica at "
-        f"{speed.text()} each ({ttft.decode_error.text} expected); {slo_verdict(ttft.step, ttft.slo)}; "
+        f"{speed.text()} each ({ttft.speed_error.text} expected); {slo_verdict(ttft.step, ttft.slo)}; "
         f"{counted(replicas, 'replica')} for {typed(p['peak_users'])} peak users cost "
         f"{outputs['dedicated_usd_month'].text()} a month dedicated against "
         f"{outputs['serverless_usd_month'].text()} serverless at {typed(p['tickets_per_month'])} tickets: "
@@ -548,8 +553,8 @@ def slo_verdict(ttft: Step, slo: float) -> str:
     said = f"the predicted time to first token, {ttft.text()} {ttft.expected.text}"
     if high <= slo:
         return f"meets the {typed(slo, 'ms')} SLO with {said} (expected error on such steps)"
-    top = "has no upper bound" if math.isinf(high) else f"reaches {_text(high, 'ms')}"
-    return f"may miss the {typed(slo, 'ms')} SLO: {said} {top} at the top of its expected error"
+    top = "has no upper bound" if math.isinf(high) else f"may reach {_text(high, 'ms')}"
+    return f"may miss the {typed(slo, 'ms')} SLO: {said}; measured, it {top} at the top of its expected error"
 
 
 def _largest_within(ttft: Any, most: int, slo: float) -> int:

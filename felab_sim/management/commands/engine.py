@@ -61,6 +61,7 @@ from felab_sim.engine.serving.run_results import TAIL_PERCENTS, Result, tail_lat
 from felab_sim.engine.serving.serving_runs import FIT
 from felab_sim.engine.serving.simulate import TraceRequest, read_trace
 from felab_sim.engine.serving.validation import (
+    ENGINE_RECIPROCAL_NAMES,
     SCALED_NOTE,
     band_legend,
     engine_expected_errors,
@@ -121,7 +122,7 @@ def format_table(inputs: EngineInputs, result: Result, sentence: str) -> str:
     width = max(len(label) for label, *_ in rows)
     for label, value, error, key in rows:
         lines.append(f"{label.ljust(width)}  {value}{f'  {error}' if error else ''}  {key}")
-    lines.append(legend_text(band_legend(errors)))
+    lines.append(legend_text(band_legend(errors, ENGINE_RECIPROCAL_NAMES)))
     if inputs.calibration is None and scaled_from_h200(inputs.hardware.name):
         lines.append(f"{inputs.hardware.vendor_name}: {SCALED_NOTE}.")
     lines.append(sentence)

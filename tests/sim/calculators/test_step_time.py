@@ -5,6 +5,7 @@ import re
 import pytest
 
 from felab_sim.engine.calculators import CALCULATORS
+from felab_sim.engine.core.numbers import format_with_unit
 from felab_sim.engine.core.params import ParamError
 from felab_sim.engine.serving.validation import validation_points
 from tests.support.calculators import outputs
@@ -75,7 +76,12 @@ def test_the_step_time_carries_its_expected_error_from_the_validation_tables_ste
     assert decode.value("expected_error_pct") == pytest.approx(largest_step_error("decode"))
     assert "scaled from the H200" not in decode.outputs["expected_error_pct"].formula
     shown = decode.outputs["expected_error_pct"].text()
-    assert f"(±{shown} expected)" in decode.outputs["tok_s_per_user"].formula
+    assert f"(±{shown} expected)" in decode.outputs["step_ms"].formula
+    # A speed is tokens ÷ the step: ±s on the step is −s ÷ (1 + s) to +s ÷ (1 − s) on it.
+    s = decode.value("expected_error_pct") / 100
+    low, high = (format_with_unit(round(100 * share, 1), "%") for share in (s / (1 + s), s / (1 - s)))
+    for speed in ("tok_s", "tok_s_per_user"):
+        assert f"(−{low} / +{high} expected)" in decode.outputs[speed].formula, speed
     prefill = CALCULATORS["step-time"].run({"hardware": "h100-pcie", "batch": "0", "prompt_tokens": "512"})
     assert prefill.value("expected_error_pct") == pytest.approx(largest_step_error("prefill"))
     assert "scaled from the H200" in prefill.outputs["expected_error_pct"].formula
