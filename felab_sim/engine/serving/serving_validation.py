@@ -15,9 +15,9 @@ says how each source ran):
 - NVIDIA NIM (AIPerf at fixed concurrency): the page gives neither a request count nor a spread
   of lengths, so every request has the named lengths and the run sends 10 × C of them, as
   InferenceX does. NIM's documentation says its optimized profiles are pre-compiled TensorRT-LLM
-  engines, preferred over its generic ones (named vllm or local_build) wherever a compatible one
-  exists; the page gives the profile's precision and TP (fp8 TP2) but not its engine, so these
-  runs most likely ran TensorRT-LLM. felab has no TensorRT-LLM model: they run as vLLM with
+  engines, preferred over its generic ones (named vllm or local_build; 1.12 adds sglang)
+  wherever a compatible one exists; the page gives the profile's precision and TP (fp8 TP2) but
+  not its engine, so these runs most likely ran TensorRT-LLM. felab has no TensorRT-LLM model: they run as vLLM with
   vLLM's defaults for an API server on an 80 GB GPU.
 
 Each run returns felab's mean TTFT, mean TPOT and output tokens a second per GPU (the source's
