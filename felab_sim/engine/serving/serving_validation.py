@@ -17,8 +17,8 @@ says how each source ran):
   InferenceX does. NIM's documentation says its optimized profiles are pre-compiled TensorRT-LLM
   engines, preferred over its generic ones (named vllm or local_build; 1.12 adds sglang)
   wherever a compatible one exists; the page gives the profile's precision and TP (fp8 TP2) but
-  not its engine, so these runs most likely ran TensorRT-LLM. felab has no TensorRT-LLM model: they run as vLLM with
-  vLLM's defaults for an API server on an 80 GB GPU.
+  not its engine, so these runs most likely ran TensorRT-LLM. felab has no TensorRT-LLM model:
+  they run as vLLM with vLLM's defaults for an API server on an 80 GB GPU.
 
 Each run returns felab's mean TTFT, mean TPOT and output tokens a second per GPU (the source's
 definition: the run's output tokens over its wall time, from the first request sent to the last
@@ -151,8 +151,9 @@ def _engine_settings(run: ServingRun) -> EngineSettings:
         return EngineSettings(
             max_num_seqs=seqs, max_num_batched_tokens=chunk, gpu_memory_utilization=memory, **common
         )
-    # NIM (most likely TensorRT-LLM, which felab does not model; run as vLLM): vLLM's own defaults for its API server on a GPU of
-    # 70 GiB or more that is not an A100, 8192 batched tokens and 1024 sequences
+    # NIM (most likely TensorRT-LLM, which felab does not model; run as vLLM): vLLM's own defaults
+    # for its API server on a GPU of 70 GiB or more that is not an A100, 8192 batched tokens and
+    # 1024 sequences
     # (vllm-project/vllm, vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults).
     return EngineSettings(max_num_seqs=1024, max_num_batched_tokens=8192, **common)
 
