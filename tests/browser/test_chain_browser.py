@@ -66,3 +66,24 @@ def test_without_javascript_the_form_submits_a_bad_value_names_its_field_and_a_l
     page.locator("#step-decode a").click()
     page.wait_for_url("**/sim/calc/step-time/**")
     expect(page.locator('td[data-key="tok_s_per_user"]')).to_have_text(decode)
+
+
+@pytest.mark.parametrize("fixture", ["phone", "phone_without_js"], ids=["htmx", "no JavaScript"])
+def test_an_slo_near_the_ttft_says_how_long_a_measured_first_token_may_take(request, live_server, fixture):
+    page = request.getfixturevalue(fixture)
+    page.goto(f"{live_server.url}/sim/chain/")
+    if fixture == "phone":
+        type_and_leave(page.get_by_label("TTFT SLO"), "70")
+    else:
+        page.get_by_label("TTFT SLO").fill("70")
+        page.get_by_role("button", name="Walk the chain").click()
+    page.wait_for_url("**slo_ms=70**")
+    verdict = page.locator("#chain-verdict")
+    expect(verdict).to_contain_text("may miss the 70 ms SLO")
+    expect(verdict).to_contain_text("measured, it may reach")
+    # The decode speed is 1 ÷ a step: its band is the division's, lopsided, and fits the phone.
+    band = page.locator('[data-expected="decode"]')
+    expect(band).to_contain_text(" / +")
+    box = band.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= 375
+    assert page.evaluate(WIDE_PAGES) is None

@@ -69,6 +69,11 @@ def test_on_a_phone_without_javascript_the_table_has_the_points_and_a_bad_target
     expect(row).to_contain_text("tok/s")
     expect(row).to_contain_text("$")
     expect(page.locator("#planner-points thead")).to_contain_text("±")
+    # The note under the table names the runs behind the bands once, then each band's figures.
+    note = page.locator("#planner-expected")
+    assert note.inner_text().count("published serving runs felab predicted") == 1
+    expect(note).to_contain_text("on tok/s a user, 1 ÷ it")
+    expect(note).to_contain_text("on $ per million output tokens, a price ÷ it")
     assert page.evaluate(WIDE_PAGES) is None
     shot(page, "planner-375-nojs")
     page.get_by_label("TTFT target").fill("0")
