@@ -476,9 +476,10 @@ def _read_formulas(p: Params, s: PricedStep, out: Callable[[str], str]) -> dict[
 
 def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
     s = priced_step(p)
-    expected = step_expected_error(p).text
+    error = step_expected_error(p)
+    expected = error.text
     # A speed is tokens ÷ the step time: the step's band through the division.
-    speed_expected = replace(step_expected_error(p), reciprocal=True).text
+    speed_expected = replace(error, reciprocal=True).text
     return {
         "step_ms": (
             f"{out('step_ms')} = max({out('weights_ms')} weights, {_ms(s.step.linear_compute_s)} linear compute) + "
@@ -492,7 +493,7 @@ def _formulas(p: Params, out: Callable[[str], str]) -> dict[str, str]:
         "binds": f"{out('binds')}: the longest part of the step",
         **_part_formulas(s, out),
         **_read_formulas(p, s, out),
-        "expected_error_pct": f"{out('expected_error_pct')} either way: {step_expected_error(p).why}, applied to the step time; a speed, tokens ÷ it, is off by {speed_expected}{scaled_note(p)}",
+        "expected_error_pct": f"{out('expected_error_pct')} either way: {error.why}, applied to the step time; a speed, tokens ÷ it, is off by {speed_expected}{scaled_note(p)}",
         "sequences_sampled": f"{out('sequences_sampled')} = {counted(p['batch'], 'decode')}"
         + (" + the prompt's first token" if p["prompt_tokens"] else ""),
     }

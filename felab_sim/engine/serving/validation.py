@@ -211,9 +211,13 @@ class ExpectedError:
         if self.reciprocal:
             return f"its reciprocal's {replace(self, reciprocal=False).text}, {replace(self, reciprocal=False).why}"
         if self.part_of:
-            parts = " and ".join(f"{part}'s" for part in SUMS_OF_KINDS[self.part_of])
-            return f"for {self.part_of}, the wider of {parts}: {replace(self, part_of='').why}"
+            return f"for {self.part_of}, {self.wider_of}: {replace(self, part_of='').why}"
         return f"{self.rows_phrase} ({self.kind_words}, {self.models})"
+
+    @property
+    def wider_of(self) -> str:
+        """For a band that stands for a sum: "the wider of mean TTFT's and mean TPOT's"."""
+        return "the wider of " + " and ".join(f"{part}'s" for part in SUMS_OF_KINDS[self.part_of])
 
     @property
     def rows_phrase(self) -> str:
@@ -316,8 +320,7 @@ def band_legend(
         band = (list(KIND_WORDS).index(plain.kind), f"{plain.text} on {plain.kind_words}")
         uses = sources.setdefault(plain.source, {}).setdefault(band, set())
         if error.part_of:
-            parts = " and ".join(f"{part}'s" for part in SUMS_OF_KINDS[error.part_of])
-            uses.add(f"also {error.part_of}'s: the wider of {parts}")
+            uses.add(f"also {error.part_of}'s: {error.wider_of}")
         if error.reciprocal:
             uses.add(f"{error.text} on {(reciprocal_names or {}).get(key, 'a number ÷ it')}")
     return [
